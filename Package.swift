@@ -1,0 +1,72 @@
+// swift-tools-version:6.0
+// bedrud-bot: a headless meeting bot and recorder for Bedrud (LiveKit inside).
+//
+// Layers, lowest first. A target imports only targets listed above it here.
+//   C shims           system libraries from Debian, one module.modulemap + shim.h each
+//   BedrudProtocol    pure values and codecs: protobuf, LiveKit messages, JWT, links, config syntax, rings
+//   BedrudNet         TCP, TLS (OpenSSL), HTTP/1.1 client, WebSocket client
+//   BedrudRTC         SDP, ICE (libnice), DTLS (OpenSSL), SRTP (libsrtp2), SCTP (usrsctp), RTP/RTCP
+//   BedrudMedia       jitter buffer, Opus, Ogg, mixer, levels, media and writer threads
+//   BedrudCore        the iOS app's Core/ made headless: API, Auth, Instance, LiveKit, Models
+//   BedrudBot         the jobs: config model, CLI commands, recording session, transcript, smoke test
+//   bedrud-bot        the executable: hands argv to BedrudBot and exits with its code
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+]
+
+func shim(_ name: String, pkgConfig: String? = nil, apt: String) -> Target {
+    .systemLibrary(name: name, path: "Sources/\(name)", pkgConfig: pkgConfig, providers: [.apt([apt])])
+}
+
+let package = Package(
+    name: "bedrud-bot",
+    products: [
+        .executable(name: "bedrud-bot", targets: ["bedrud-bot"]),
+    ],
+    targets: [
+        // MARK: - C libraries
+        shim("COpus", pkgConfig: "opus", apt: "libopus-dev"),
+        shim("COgg", pkgConfig: "ogg", apt: "libogg-dev"),
+        shim("COpenSSL", pkgConfig: "openssl", apt: "libssl-dev"),
+        shim("CSRTP", pkgConfig: "libsrtp2", apt: "libsrtp2-dev"),
+        shim("CNice", pkgConfig: "nice", apt: "libnice-dev"),
+        shim("CUsrsctp", pkgConfig: "usrsctp", apt: "libusrsctp-dev"),
+
+        // MARK: - Layers
+        .target(name: "BedrudProtocol", swiftSettings: swiftSettings),
+        .target(name: "BedrudNet", dependencies: ["BedrudProtocol", "COpenSSL"], swiftSettings: swiftSettings),
+        .target(
+            name: "BedrudRTC",
+            dependencies: ["BedrudProtocol", "BedrudNet", "COpenSSL", "CSRTP", "CNice", "CUsrsctp"],
+            swiftSettings: swiftSettings
+        ),
+        .target(name: "BedrudMedia", dependencies: ["BedrudProtocol", "COpus", "COgg"], swiftSettings: swiftSettings),
+        .target(
+            name: "BedrudCore",
+            dependencies: ["BedrudProtocol", "BedrudNet", "BedrudRTC", "BedrudMedia"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "BedrudBot",
+            dependencies: ["BedrudProtocol", "BedrudNet", "BedrudRTC", "BedrudMedia", "BedrudCore"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(name: "bedrud-bot", dependencies: ["BedrudBot"], swiftSettings: swiftSettings),
+
+        // MARK: - Tests
+        .target(
+            name: "TestSupport",
+            dependencies: ["BedrudProtocol", "BedrudNet", "BedrudCore"],
+            path: "Tests/TestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "BedrudProtocolTests", dependencies: ["BedrudProtocol", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "BedrudNetTests", dependencies: ["BedrudNet", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "BedrudRTCTests", dependencies: ["BedrudRTC", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "BedrudMediaTests", dependencies: ["BedrudMedia", "TestSupport", "COpus", "COgg"], swiftSettings: swiftSettings),
+        .testTarget(name: "BedrudCoreTests", dependencies: ["BedrudCore", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "BedrudBotTests", dependencies: ["BedrudBot", "TestSupport"], swiftSettings: swiftSettings),
+    ]
+)

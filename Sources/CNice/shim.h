@@ -1,0 +1,58 @@
+// libnice + GLib for Swift. g_signal_connect, G_CALLBACK and friends are macros and
+// g_object_set/get are variadic, so they reach Swift through typed wrappers here.
+// GLib's g_timeout_add/g_idle_add attach to the default context; ours attach to a
+// given context so that each loop thread owns its own sources.
+#ifndef BEDRUD_CNICE_SHIM_H
+#define BEDRUD_CNICE_SHIM_H
+#include <nice/agent.h>
+#include <glib.h>
+#include <glib-object.h>
+
+typedef void (*shim_state_changed_cb)(NiceAgent *agent, guint stream_id, guint component_id, guint state, gpointer user_data);
+typedef void (*shim_gathering_done_cb)(NiceAgent *agent, guint stream_id, gpointer user_data);
+typedef void (*shim_new_candidate_full_cb)(NiceAgent *agent, NiceCandidate *candidate, gpointer user_data);
+typedef void (*shim_new_selected_pair_full_cb)(NiceAgent *agent, guint stream_id, guint component_id, NiceCandidate *lcand, NiceCandidate *rcand, gpointer user_data);
+
+static inline gulong shim_on_component_state_changed(NiceAgent *a, shim_state_changed_cb cb, gpointer ud) {
+    return g_signal_connect(a, "component-state-changed", G_CALLBACK(cb), ud);
+}
+static inline gulong shim_on_candidate_gathering_done(NiceAgent *a, shim_gathering_done_cb cb, gpointer ud) {
+    return g_signal_connect(a, "candidate-gathering-done", G_CALLBACK(cb), ud);
+}
+static inline gulong shim_on_new_candidate_full(NiceAgent *a, shim_new_candidate_full_cb cb, gpointer ud) {
+    return g_signal_connect(a, "new-candidate-full", G_CALLBACK(cb), ud);
+}
+static inline gulong shim_on_new_selected_pair_full(NiceAgent *a, shim_new_selected_pair_full_cb cb, gpointer ud) {
+    return g_signal_connect(a, "new-selected-pair-full", G_CALLBACK(cb), ud);
+}
+static inline void shim_signal_disconnect(gpointer instance, gulong handler) { g_signal_handler_disconnect(instance, handler); }
+
+static inline void shim_set_bool(gpointer obj, const char *prop, gboolean v) { g_object_set(obj, prop, v, NULL); }
+static inline void shim_set_uint(gpointer obj, const char *prop, guint v) { g_object_set(obj, prop, v, NULL); }
+static inline void shim_set_string(gpointer obj, const char *prop, const char *v) { g_object_set(obj, prop, v, NULL); }
+static inline gboolean shim_get_bool(gpointer obj, const char *prop) { gboolean v = 0; g_object_get(obj, prop, &v, NULL); return v; }
+static inline guint shim_get_uint(gpointer obj, const char *prop) { guint v = 0; g_object_get(obj, prop, &v, NULL); return v; }
+
+/// Adds a timeout source to `ctx` (not the default context). Returns its id for shim_source_remove.
+static inline guint shim_timeout_add(GMainContext *ctx, guint interval_ms, GSourceFunc fn, gpointer data, GDestroyNotify notify) {
+    GSource *s = g_timeout_source_new(interval_ms);
+    g_source_set_callback(s, fn, data, notify);
+    guint id = g_source_attach(s, ctx);
+    g_source_unref(s);
+    return id;
+}
+/// Adds an idle source to `ctx`; used to run work on the loop thread.
+static inline guint shim_idle_add(GMainContext *ctx, GSourceFunc fn, gpointer data, GDestroyNotify notify) {
+    GSource *s = g_idle_source_new();
+    g_source_set_priority(s, G_PRIORITY_DEFAULT);
+    g_source_set_callback(s, fn, data, notify);
+    guint id = g_source_attach(s, ctx);
+    g_source_unref(s);
+    return id;
+}
+static inline void shim_source_remove(GMainContext *ctx, guint id) {
+    GSource *s = g_main_context_find_source_by_id(ctx, id);
+    if (s) g_source_destroy(s);
+}
+static inline void shim_g_free(gpointer p) { g_free(p); }
+#endif
