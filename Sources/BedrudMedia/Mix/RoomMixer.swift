@@ -1,0 +1,144 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Sums decoded tracks on the session timeline, limits the sum, encodes it with libopus
+/// and writes `room.opus` through an ``OggStreamWriter``.
+///
+/// The mix buffer is a ring of `ringFrames` float frames indexed by session sample.
+/// Tracks add PCM at their session position; the mixer finalizes 20 ms frames up to an
+/// edge the engine moves (now − mix latency). Audio that arrives for a frame already
+/// finalized, or too far ahead, is dropped and counted. The limiter is a peak envelope
+/// follower with instant attack and a ~100 ms release, followed by a hard clamp in
+/// float, so an overload can never wrap around. Nothing allocates after `init`.
+/// Thread contract: owned by the media thread.
+final class RoomMixer {
+    let channels: Int
+    static let frame = 960
+    private let ringFrames: Int
+    private let mask: Int
+    private let ring: UnsafeMutablePointer<Float>
+    private let frameBuffer: UnsafeMutablePointer<Float>
+    private let packet: UnsafeMutablePointer<UInt8>
+    private static let packetCapacity = 4000
+    let encoder: OpusEncoderBox
+    let writer: OggStreamWriter
+    /// First session sample not yet encoded.
+    private(set) var cursor: Int64 = 0
+    private var envelope: Float = 0
+    private let threshold: Float = 0.89  // ≈ −1 dBFS
+    private let release: Float
+    private(set) var lateSamplesDropped = 0
+    private(set) var aheadSamplesDropped = 0
+    private(set) var limitedFrames = 0
+    private(set) var encodeErrors = 0
+    private(set) var framesEncoded = 0
+    private var started = false
+
+    init?(channels: Int, bitrate: Int, complexity: Int, ringFrames: Int = 1 << 17, writer: OggStreamWriter) {
+        guard let enc = OpusEncoderBox(channels: channels, bitrate: bitrate, complexity: complexity) else { return nil }
+        self.channels = channels
+        var r = 1 << 12
+        while r < ringFrames { r <<= 1 }
+        self.ringFrames = r
+        mask = r - 1
+        ring = .allocate(capacity: r * channels)
+        ring.initialize(repeating: 0, count: r * channels)
+        frameBuffer = .allocate(capacity: Self.frame * channels)
+        frameBuffer.initialize(repeating: 0, count: Self.frame * channels)
+        packet = .allocate(capacity: Self.packetCapacity)
+        encoder = enc
+        self.writer = writer
+        release = expf(-1 / (0.1 * 48000))
+    }
+
+    deinit {
+        ring.deallocate()
+        frameBuffer.deallocate()
+        packet.deallocate()
+    }
+
+    var preSkip: Int { encoder.lookahead }
+
+    /// Adds mono PCM at session sample `position` with constant-power `pan` (−1 left … +1
+    /// right; ignored for a mono mix).
+    func add(_ pcm: UnsafePointer<Float>, count: Int, at position: Int64, pan: Float) {
+        var start = 0
+        var pos = position
+        var n = count
+        if pos < cursor {
+            let skip = Int(min(Int64(n), cursor - pos))
+            lateSamplesDropped += skip
+            start += skip
+            pos += Int64(skip)
+            n -= skip
+        }
+        let limit = cursor + Int64(ringFrames)
+        if pos + Int64(n) > limit {
+            let over = Int(min(Int64(n), pos + Int64(n) - limit))
+            aheadSamplesDropped += over
+            n -= over
+        }
+        guard n > 0 else { return }
+        if channels == 1 {
+            for i in 0..<n { ring[Int((pos + Int64(i)) & Int64(mask))] += pcm[start + i] }
+        } else {
+            let angle = (max(-1, min(1, pan)) + 1) * Float.pi / 4
+            let gl = cosf(angle)
+            let gr = sinf(angle)
+            for i in 0..<n {
+                let j = Int((pos + Int64(i)) & Int64(mask)) * 2
+                let x = pcm[start + i]
+                ring[j] += x * gl
+                ring[j + 1] += x * gr
+            }
+        }
+    }
+
+    /// Encodes every whole 20 ms frame before session sample `edge`.
+    func advance(to edge: Int64) {
+        while cursor + Int64(Self.frame) <= edge { encodeFrame(eos: false, granuleEnd: nil) }
+    }
+
+    /// Encodes up to `end`, pads through the encoder's lookahead, and ends the stream
+    /// with a granule position that trims the padding (RFC 7845 §4.4).
+    func finish(at end: Int64) {
+        let target = max(end, cursor)
+        while cursor + Int64(Self.frame) <= target { encodeFrame(eos: false, granuleEnd: nil) }
+        // The last frames carry the tail and the lookahead; EOS on the last one.
+        let granuleEnd = Int64(preSkip) + target
+        while true {
+            let last = cursor + Int64(Self.frame) >= target + Int64(preSkip)
+            encodeFrame(eos: last, granuleEnd: last ? granuleEnd : nil)
+            if last { break }
+        }
+    }
+
+    private func encodeFrame(eos: Bool, granuleEnd: Int64?) {
+        let f = Self.frame
+        var limited = false
+        for i in 0..<f {
+            let j = Int((cursor + Int64(i)) & Int64(mask)) * channels
+            var m: Float = 0
+            for c in 0..<channels { m = max(m, abs(ring[j + c])) }
+            envelope = m > envelope ? m : envelope * release + m * (1 - release)
+            let g: Float = envelope > threshold ? threshold / envelope : 1
+            if g < 1 { limited = true }
+            for c in 0..<channels {
+                let y = ring[j + c] * g
+                frameBuffer[i * channels + c] = max(-1, min(1, y))
+                ring[j + c] = 0
+            }
+        }
+        if limited { limitedFrames += 1 }
+        cursor += Int64(f)
+        let n = encoder.encode(frameBuffer, frameSamples: f, into: packet, outCapacity: Self.packetCapacity)
+        guard n > 0 else {
+            encodeErrors += 1
+            return
+        }
+        framesEncoded += 1
+        let granule = granuleEnd ?? (Int64(preSkip) + cursor)
+        writer.packet(UnsafeRawBufferPointer(start: packet, count: n), granule: granule, samples: f, eos: eos)
+    }
+}

@@ -1,0 +1,84 @@
+import BedrudProtocol
+import COpus
+
+/// A libopus decoder for one track, decoding to 48 kHz float PCM.
+///
+/// Owns the C object (freed in deinit) and maps its return codes. Calls never allocate.
+/// Optionally times the libopus calls themselves so the benchmark can separate codec
+/// cost from pipeline overhead. Thread contract: owned by the media thread.
+final class OpusDecoderBox {
+    private let decoder: OpaquePointer
+    let channels: Int
+    var timeCalls = false
+    private(set) var libopusNanos: UInt64 = 0
+    private(set) var calls = 0
+
+    init?(channels: Int) {
+        var err: Int32 = 0
+        guard let d = opus_decoder_create(48000, Int32(channels), &err), err == OPUS_OK else { return nil }
+        decoder = d
+        self.channels = channels
+    }
+
+    deinit { opus_decoder_destroy(decoder) }
+
+    /// Decodes one packet (or, with `fec`, the in-band FEC copy of the packet before it,
+    /// concealing all but its last frame) into `pcm`, which must hold `maxSamples` ×
+    /// channels floats. - Returns: samples per channel, or a negative libopus error.
+    func decode(_ packet: UnsafeRawBufferPointer, into pcm: UnsafeMutablePointer<Float>, maxSamples: Int, fec: Bool = false) -> Int {
+        guard let base = packet.baseAddress?.assumingMemoryBound(to: UInt8.self), packet.count > 0 else {
+            return conceal(into: pcm, samples: maxSamples)
+        }
+        let t0 = timeCalls ? MonotonicClock.nanos() : 0
+        let n = opus_decode_float(decoder, base, Int32(packet.count), pcm, Int32(maxSamples), fec ? 1 : 0)
+        if timeCalls { libopusNanos &+= MonotonicClock.nanos() &- t0 }
+        calls += 1
+        return Int(n)
+    }
+
+    /// Runs packet-loss concealment for `samples` (a multiple of 120, at most 5760).
+    func conceal(into pcm: UnsafeMutablePointer<Float>, samples: Int) -> Int {
+        let t0 = timeCalls ? MonotonicClock.nanos() : 0
+        let n = opus_decode_float(decoder, nil, 0, pcm, Int32(samples), 0)
+        if timeCalls { libopusNanos &+= MonotonicClock.nanos() &- t0 }
+        calls += 1
+        return Int(n)
+    }
+
+    func reset() { _ = shim_opus_decoder_reset(decoder) }
+}
+
+/// A libopus encoder (VOIP application) for the mixed room recording.
+final class OpusEncoderBox {
+    private let encoder: OpaquePointer
+    let channels: Int
+    let lookahead: Int
+    var timeCalls = false
+    private(set) var libopusNanos: UInt64 = 0
+
+    init?(channels: Int, bitrate: Int, complexity: Int) {
+        var err: Int32 = 0
+        guard let e = opus_encoder_create(48000, Int32(channels), OPUS_APPLICATION_VOIP, &err), err == OPUS_OK else {
+            return nil
+        }
+        encoder = e
+        self.channels = channels
+        _ = shim_opus_encoder_set_bitrate(e, Int32(bitrate))
+        _ = shim_opus_encoder_set_complexity(e, Int32(max(0, min(10, complexity))))
+        _ = shim_opus_encoder_set_signal_voice(e)
+        var la: Int32 = 0
+        _ = shim_opus_encoder_get_lookahead(e, &la)
+        lookahead = Int(la)
+    }
+
+    deinit { opus_encoder_destroy(encoder) }
+
+    /// Encodes one frame of `frameSamples` per channel into `out` (capacity `outCapacity`).
+    /// - Returns: the packet length, or a negative libopus error.
+    func encode(_ pcm: UnsafePointer<Float>, frameSamples: Int, into out: UnsafeMutablePointer<UInt8>, outCapacity: Int) -> Int {
+        let t0 = timeCalls ? MonotonicClock.nanos() : 0
+        let n = opus_encode_float(encoder, pcm, Int32(frameSamples), out, Int32(outCapacity))
+        if timeCalls { libopusNanos &+= MonotonicClock.nanos() &- t0 }
+        return Int(n)
+    }
+}

@@ -1,0 +1,260 @@
+/// Unwraps a 16- or 32-bit RTP counter into a monotonic 64-bit one (RFC 3550 §A.1 style):
+/// a step is taken as the shortest signed distance from the highest value seen.
+struct CounterUnwrapper {
+    let bits: Int
+    private(set) var highest: Int64?
+
+    init(bits: Int) { self.bits = bits }
+
+    mutating func unwrap(_ raw: UInt32) -> Int64 {
+        guard let h = highest else {
+            highest = Int64(raw)
+            return Int64(raw)
+        }
+        let modulus = Int64(1) << Int64(bits)
+        let half = modulus >> 1
+        var delta = (Int64(raw) - (h & (modulus - 1))) & (modulus - 1)
+        if delta >= half { delta -= modulus }
+        let v = h + delta
+        if v > h { highest = v }
+        return v
+    }
+
+    mutating func reset() { highest = nil }
+}
+
+/// One packet held by the jitter buffer; the payload lives in the buffer's arena.
+struct BufferedPacket {
+    var sequence: Int64 = 0
+    var timestamp: Int64 = 0
+    var arrivalNanos: UInt64 = 0
+    var ssrc: UInt32 = 0
+    var arenaOffset: Int = 0
+    var length: Int = 0
+    var occupied = false
+}
+
+/// What the jitter buffer hands on, in sequence order.
+enum JitterOutput {
+    /// The next packet; its payload is valid only during the callback.
+    case packet(BufferedPacket, UnsafeRawBufferPointer)
+    /// `count` packets in a row were given up as lost.
+    case lost(count: Int)
+}
+
+/// The reorder/jitter buffer of one track (one SSRC at a time).
+///
+/// Orders packets by unwrapped sequence number, drops duplicates and packets that come
+/// after their slot was released, and waits at most `waitNanos` (measured from the
+/// arrival of the first packet behind a hole) for a missing packet before declaring it
+/// lost. Slots and payload arena are allocated once; nothing allocates per packet.
+///
+/// Thread contract: owned by the media thread.
+struct JitterBuffer: ~Copyable {
+    let capacity: Int
+    private let mask: Int
+    private let slots: UnsafeMutablePointer<BufferedPacket>
+    private let arena: UnsafeMutableRawPointer
+    let arenaSize: Int
+    private var arenaCursor = 0
+    private var sequences = CounterUnwrapper(bits: 16)
+    private var timestamps = CounterUnwrapper(bits: 32)
+    /// Next sequence number to release; nil until the first packet.
+    private(set) var nextSequence: Int64?
+    private var highestSequence: Int64 = 0
+    private(set) var buffered = 0
+    var waitNanos: UInt64
+    /// Nothing is released before this time (start-burst hold); 0 = no hold.
+    var holdUntilNanos: UInt64 = 0
+    private(set) var currentSSRC: UInt32?
+
+    // Counters (read by stats).
+    private(set) var duplicates = 0
+    private(set) var late = 0
+    private(set) var lostPackets = 0
+    private(set) var forcedReleases = 0
+    private(set) var resets = 0
+
+    init(capacity: Int = 64, arenaBytes: Int = 32 * 1024, waitNanos: UInt64 = 60_000_000) {
+        var c = 8
+        while c < capacity { c <<= 1 }
+        self.capacity = c
+        mask = c - 1
+        slots = .allocate(capacity: c)
+        slots.initialize(repeating: BufferedPacket(), count: c)
+        arenaSize = max(4096, arenaBytes)
+        arena = .allocate(byteCount: arenaSize, alignment: 16)
+        self.waitNanos = waitNanos
+    }
+
+    deinit {
+        slots.deinitialize(count: capacity)
+        slots.deallocate()
+        arena.deallocate()
+    }
+
+    var isEmpty: Bool { buffered == 0 }
+
+    /// Unwraps the timestamp of a packet of the current SSRC without storing it.
+    mutating func unwrapTimestamp(_ ts: UInt32) -> Int64 { timestamps.unwrap(ts) }
+
+    /// Forgets sequence and timestamp history (new SSRC). Call `drain` first.
+    mutating func resetStream(ssrc: UInt32) {
+        sequences.reset()
+        timestamps.reset()
+        nextSequence = nil
+        currentSSRC = ssrc
+        resets += 1
+    }
+
+    enum InsertResult { case stored, duplicate, late, needsRoom }
+
+    /// Stores a packet whose timestamp was already unwrapped by `unwrapTimestamp`.
+    /// `.needsRoom` means the packet is too far ahead of the oldest buffered one: the
+    /// caller must `forceRelease` and insert again.
+    mutating func insert(
+        sequence raw: UInt16, timestamp: Int64, arrivalNanos: UInt64, ssrc: UInt32, payload: UnsafeRawBufferPointer
+    ) -> InsertResult {
+        let seq = sequences.unwrap(UInt32(raw))
+        if nextSequence == nil {
+            nextSequence = seq
+            highestSequence = seq
+        }
+        guard let next = nextSequence else { return .late }
+        if seq < next {
+            late += 1
+            return .late
+        }
+        if seq - next >= Int64(capacity) {
+            guard buffered == 0 else { return .needsRoom }
+            // Nothing held: jump ahead. The skipped numbers count as lost unless the jump
+            // is too large to be loss (a restarted sender).
+            if seq - next < 3000 { lostPackets += Int(seq - next) } else { resets += 1 }
+            nextSequence = seq
+        }
+        if !arenaHasRoom(for: payload.count, seq: seq) {
+            return buffered == 0 ? .late : .needsRoom
+        }
+        let i = Int(seq & Int64(mask))
+        if slots[i].occupied {
+            duplicates += 1
+            return .duplicate
+        }
+        var off = arenaCursor
+        if off + payload.count > arenaSize { off = 0 }
+        if let b = payload.baseAddress, payload.count > 0 { (arena + off).copyMemory(from: b, byteCount: payload.count) }
+        arenaCursor = off + payload.count
+        slots[i] = BufferedPacket(
+            sequence: seq, timestamp: timestamp, arrivalNanos: arrivalNanos, ssrc: ssrc, arenaOffset: off,
+            length: payload.count, occupied: true)
+        buffered += 1
+        if seq > highestSequence { highestSequence = seq }
+        return .stored
+    }
+
+    /// True when writing `length` bytes at the arena cursor would not overwrite a packet
+    /// still held. A packet larger than the arena never fits.
+    private func arenaHasRoom(for length: Int, seq: Int64) -> Bool {
+        guard length <= arenaSize / 2 else { return false }
+        var start = arenaCursor
+        if start + length > arenaSize { start = 0 }
+        let end = start + length
+        guard buffered > 0, let next = nextSequence else { return true }
+        var s = next
+        var seen = 0
+        while seen < buffered && s <= highestSequence {
+            let p = slots[Int(s & Int64(mask))]
+            if p.occupied && p.sequence == s {
+                seen += 1
+                if p.arenaOffset < end && start < p.arenaOffset + p.length { return false }
+            }
+            s += 1
+        }
+        return true
+    }
+
+    /// Releases everything that is due at `now`: consecutive packets, and holes whose
+    /// wait has run out.
+    mutating func release(now: UInt64, _ body: (JitterOutput) -> Void) {
+        guard now >= holdUntilNanos else { return }
+        while buffered > 0, let next = nextSequence {
+            let i = Int(next & Int64(mask))
+            if slots[i].occupied && slots[i].sequence == next {
+                emit(i, body)
+                continue
+            }
+            // A hole: find the first packet behind it.
+            var s = next + 1
+            while s <= highestSequence {
+                let j = Int(s & Int64(mask))
+                if slots[j].occupied && slots[j].sequence == s { break }
+                s += 1
+            }
+            let j = Int(s & Int64(mask))
+            guard now >= slots[j].arrivalNanos &+ waitNanos else { return }
+            declareLost(upTo: s, body)
+        }
+    }
+
+    /// Releases the oldest packet (or hole) now, whatever the wait: called when the
+    /// buffer is out of room.
+    mutating func forceReleaseOne(_ body: (JitterOutput) -> Void) {
+        guard buffered > 0, let next = nextSequence else { return }
+        forcedReleases += 1
+        let i = Int(next & Int64(mask))
+        if slots[i].occupied && slots[i].sequence == next {
+            emit(i, body)
+            return
+        }
+        var s = next + 1
+        while s <= highestSequence {
+            let j = Int(s & Int64(mask))
+            if slots[j].occupied && slots[j].sequence == s { break }
+            s += 1
+        }
+        declareLost(upTo: s, body)
+    }
+
+    /// Releases everything held, holes declared lost (end of stream or SSRC change).
+    mutating func drain(_ body: (JitterOutput) -> Void) {
+        while buffered > 0 { forceReleaseOne(body) }
+    }
+
+    private mutating func declareLost(upTo s: Int64, _ body: (JitterOutput) -> Void) {
+        guard let next = nextSequence, s > next else { return }
+        let n = Int(s - next)
+        lostPackets += n
+        nextSequence = s
+        body(.lost(count: n))
+    }
+
+    private mutating func emit(_ i: Int, _ body: (JitterOutput) -> Void) {
+        let p = slots[i]
+        slots[i].occupied = false
+        buffered -= 1
+        nextSequence = p.sequence + 1
+        body(.packet(p, UnsafeRawBufferPointer(start: arena + p.arenaOffset, count: p.length)))
+    }
+
+    /// The packet right after the next one to release, if it is already here (for FEC).
+    func peekNext() -> (BufferedPacket, UnsafeRawBufferPointer)? {
+        guard let next = nextSequence else { return nil }
+        let i = Int(next & Int64(mask))
+        guard slots[i].occupied && slots[i].sequence == next else { return nil }
+        let p = slots[i]
+        return (p, UnsafeRawBufferPointer(start: arena + p.arenaOffset, count: p.length))
+    }
+
+    /// Whether the first packet behind the next hole is here: used to tell a loss
+    /// (sequence numbers skipped) from DTX (sequence numbers contiguous).
+    var oldestArrival: UInt64? {
+        guard buffered > 0, let next = nextSequence else { return nil }
+        var s = next
+        while s <= highestSequence {
+            let j = Int(s & Int64(mask))
+            if slots[j].occupied && slots[j].sequence == s { return slots[j].arrivalNanos }
+            s += 1
+        }
+        return nil
+    }
+}

@@ -1,0 +1,463 @@
+import BedrudProtocol
+
+/// A control message for the media thread (never one per packet).
+public enum MediaControl: Sendable {
+    /// A participant's audio track was subscribed; its packets arrive on `ring`. A second
+    /// track for a participant already present (a reconnect, a republish) continues the
+    /// same file.
+    case addTrack(MediaTrackSpec, PacketRing)
+    /// The track was unsubscribed; the participant's file stays open (filled) until
+    /// `.participantLeft` or the end.
+    case removeTrack(trackSid: String)
+    case setMuted(identity: String, muted: Bool)
+    /// The participant is reconnecting: the next gap is attributed to the reconnect.
+    case participantReconnecting(identity: String)
+    /// The participant left: their file ends now.
+    case participantLeft(identity: String)
+}
+
+/// The single-threaded core of a recording pipeline: drains the rings, runs every stage
+/// and hands pages to a ``PageConsumer``. It never reads a clock: `now` (monotonic
+/// nanoseconds) is passed in, so tests and the benchmark can drive it in virtual time
+/// and ``MediaPipeline`` drives it from its media thread.
+///
+/// Thread contract: every method is called from one thread (the media thread).
+public final class MediaEngine {
+    public let config: MediaPipelineConfig
+    let startNanos: UInt64
+    private let sinks: RecordingSinkFactory
+    private let pages: PageConsumer
+    private let emit: (MediaEvent) -> Void
+    private var participants: [ParticipantRecorder] = []
+    private var byIdentity: [String: Int] = [:]
+    private var mixer: RoomMixer?
+    private var mixWriter: OggStreamWriter?
+    /// Decode scratch: 120 ms of mono float PCM, shared by every participant.
+    private let pcm: UnsafeMutablePointer<Float>
+    private static let pcmCapacity = 5760
+    private var nextStreamID = 1
+    private var finished = false
+    private var warnLog = RateLimitedLog(Logger("media"))
+    private var endSample: Int64 = 0
+    private let flushSamples: Int
+
+    /// - Parameters:
+    ///   - startNanos: monotonic time of session sample 0.
+    ///   - emit: receives events; called on the media thread, must not block.
+    public init(
+        config: MediaPipelineConfig, startNanos: UInt64, sinks: RecordingSinkFactory, pages: PageConsumer,
+        emit: @escaping (MediaEvent) -> Void
+    ) {
+        self.config = config
+        self.startNanos = startNanos
+        self.sinks = sinks
+        self.pages = pages
+        self.emit = emit
+        pcm = .allocate(capacity: Self.pcmCapacity)
+        pcm.initialize(repeating: 0, count: Self.pcmCapacity)
+        flushSamples = max(960, config.pageFlushMillis * 48)
+        if config.decode && config.mix {
+            startMix()
+        }
+    }
+
+    deinit { pcm.deallocate() }
+
+    private func startMix() {
+        let ch = config.mixChannels == 2 ? 2 : 1
+        let w = OggStreamWriter(serial: Int32(bitPattern: config.serialSeed), streamID: 0, consumer: pages, flushSamples: flushSamples)
+        guard let m = RoomMixer(channels: ch, bitrate: config.mixBitrate, complexity: config.mixComplexity, writer: w) else {
+            emit(.warning("The mixed recording is off: libopus could not create an encoder."))
+            return
+        }
+        m.encoder.timeCalls = config.timeCodecCalls
+        do {
+            pages.open(0, sink: try sinks.makeSink(for: .room))
+        } catch {
+            emit(.warning("The mixed recording is off: \(error)"))
+            return
+        }
+        var tags: [(key: String, value: String)] = [("ROOM", config.room), ("TITLE", config.room.isEmpty ? "room" : "\(config.room) (mixed)")]
+        tags.append(("START_TIME", iso8601UTC(unixNanos: config.sessionStartUnixNanos)))
+        tags.append(("START_OFFSET_MS", "0"))
+        w.writeHeaders(
+            head: OpusHead(channelCount: UInt8(ch), preSkip: UInt16(m.preSkip)).bytes,
+            tags: OpusTags(vendor: "bedrud-bot", comments: tags).bytes)
+        mixer = m
+        mixWriter = w
+        emit(.fileStarted(identity: "", output: .room, startOffsetMillis: 0))
+    }
+
+    // MARK: - Time
+
+    @inline(__always)
+    func sessionSample(_ nanos: UInt64) -> Int64 {
+        let d = Int64(bitPattern: nanos &- startNanos)
+        return d / 1000 * 48 / 1000
+    }
+
+    @inline(__always)
+    static func millis(_ samples: Int64) -> Int64 { samples >= 0 ? samples / 48 : (samples - 47) / 48 }
+
+    // MARK: - Control
+
+    public func apply(_ control: MediaControl, now: UInt64) {
+        guard !finished else { return }
+        switch control {
+        case .addTrack(let spec, let ring):
+            if let i = byIdentity[spec.participantIdentity], !participants[i].finished {
+                let p = participants[i]
+                detach(p, now: now)
+                p.ring = ring
+                p.trackSid = spec.trackSid
+                if p.everReceived && p.pendingCause == nil { p.pendingCause = p.muted ? .mute : .reconnect }
+            } else {
+                let index = participants.count
+                let pan: Float = {
+                    // Spread speakers over −0.8…0.8 in join order: 0, −0.8, 0.8, −0.4, 0.4, …
+                    let steps: [Float] = [0, -0.8, 0.8, -0.4, 0.4, -0.6, 0.6, -0.2, 0.2]
+                    return steps[index % steps.count]
+                }()
+                let p = ParticipantRecorder(spec: spec, streamID: nextStreamID, config: config, pan: pan)
+                nextStreamID += 1
+                p.ring = ring
+                byIdentity[spec.participantIdentity] = index
+                participants.append(p)
+            }
+        case .removeTrack(let sid):
+            for p in participants where p.trackSid == sid && !p.finished { detach(p, now: now) }
+        case .setMuted(let identity, let muted):
+            if let i = byIdentity[identity] {
+                let p = participants[i]
+                p.muted = muted
+                if muted { p.mutedSinceLastPacket = true }
+            }
+        case .participantReconnecting(let identity):
+            if let i = byIdentity[identity] { participants[i].pendingCause = .reconnect }
+        case .participantLeft(let identity):
+            if let i = byIdentity[identity] {
+                let p = participants[i]
+                detach(p, now: now)
+                finishParticipant(p, at: sessionSample(now))
+            }
+        }
+    }
+
+    /// Drains what the old ring still holds and forgets it.
+    private func detach(_ p: ParticipantRecorder, now: UInt64) {
+        if let r = p.ring {
+            drainRing(p, r)
+            p.stats.ringDropped += r.droppedCount
+        }
+        p.ring = nil
+        p.jitter.drain { out in self.handle(p, out) }
+    }
+
+    // MARK: - The loop body
+
+    /// Runs every stage for everything due at `now`.
+    /// - Returns: packets taken from the rings (0 = idle).
+    @discardableResult
+    public func process(now: UInt64) -> Int {
+        guard !finished else { return 0 }
+        var taken = 0
+        for p in participants where !p.finished {
+            if let r = p.ring { taken += drainRing(p, r) }
+            p.jitter.release(now: now) { out in self.handle(p, out) }
+            liveFill(p, now: now)
+        }
+        if let m = mixer { m.advance(to: sessionSample(now) - config.mixLatencySamples) }
+        return taken
+    }
+
+    @discardableResult
+    private func drainRing(_ p: ParticipantRecorder, _ r: PacketRing) -> Int {
+        var n = 0
+        while r.pop({ h, payload in self.ingest(p, h, payload) }) { n += 1 }
+        return n
+    }
+
+    private func ingest(_ p: ParticipantRecorder, _ h: MediaPacketHeader, _ payload: UnsafeRawBufferPointer) {
+        if h.kind == .senderReport {
+            if h.ssrc == p.ssrc || p.ssrc == nil {
+                // NTP (RFC 3550 §4): seconds since 1900 in the high word, fraction in the low.
+                let sec = Int64(h.ntpTimestamp >> 32)
+                let frac = Int64(h.ntpTimestamp & 0xFFFF_FFFF)
+                p.senderReport = (h.rtpTimestamp, sec * 1_000_000_000 + (frac * 1_000_000_000) >> 32)
+            }
+            return
+        }
+        if p.ssrc != h.ssrc {
+            if p.ssrc != nil {
+                p.jitter.drain { out in self.handle(p, out) }
+                if p.pendingCause == nil { p.pendingCause = p.muted || p.mutedSinceLastPacket ? .mute : .reconnect }
+                p.clock.startSegment()
+                p.senderReport = nil
+                p.lastSequence = nil
+            }
+            p.jitter.resetStream(ssrc: h.ssrc)
+            p.ssrc = h.ssrc
+        }
+        if !p.everReceived {
+            p.everReceived = true
+            p.jitter.holdUntilNanos = h.arrivalNanos &+ UInt64(config.startHoldMillis) * 1_000_000
+        }
+        p.lastPacketArrival = h.arrivalNanos
+        let ts = p.jitter.unwrapTimestamp(h.rtpTimestamp)
+        p.clock.observe(timestamp: ts, sessionSample: sessionSample(h.arrivalNanos), arrivalNanos: h.arrivalNanos)
+        while true {
+            switch p.jitter.insert(
+                sequence: h.sequenceNumber, timestamp: ts, arrivalNanos: h.arrivalNanos, ssrc: h.ssrc, payload: payload)
+            {
+            case .stored, .duplicate, .late: return
+            case .needsRoom: p.jitter.forceReleaseOne { out in self.handle(p, out) }
+            }
+        }
+    }
+
+    private func handle(_ p: ParticipantRecorder, _ out: JitterOutput) {
+        switch out {
+        case .lost: p.lossSinceLastPacket = true
+        case .packet(let bp, let payload): write(p, bp, payload)
+        }
+    }
+
+    // MARK: - Writing one packet
+
+    private func write(_ p: ParticipantRecorder, _ bp: BufferedPacket, _ payload: UnsafeRawBufferPointer) {
+        let lostBefore: Int64 = p.lastSequence.map { bp.sequence - $0 - 1 } ?? 0
+        p.lastSequence = bp.sequence
+        if lostBefore > 0 { p.lossSinceLastPacket = true }
+        guard let info = OpusPacketInfo.parse(payload), let pos = p.clock.position(of: bp.timestamp) else {
+            p.stats.corrupt += 1
+            p.lossSinceLastPacket = true
+            warn("dropped a corrupt Opus packet from \(p.identity)")
+            return
+        }
+        if p.fileStart == nil { startFile(p, at: pos) }
+        let gap = pos - p.writtenEnd
+        var fecUsed = false
+        if gap >= 60 {
+            let cause = gapCause(p)
+            fecUsed = fillGap(p, samples: gap, cause: cause, next: cause == .loss && lostBefore == 1 ? payload : nil)
+        } else if gap < -Int64(info.samples / 2) {
+            p.stats.overlapDropped += 1
+            return
+        }
+        closeGap(p)
+        p.pendingCause = nil
+        p.lossSinceLastPacket = false
+        p.mutedSinceLastPacket = p.muted
+        p.stats.packets += 1
+        p.stats.payloadBytes += payload.count
+        if fecUsed { p.stats.fecRecovered += 1 }
+        let at = p.writtenEnd
+        p.writtenEnd += Int64(info.samples)
+        p.writer?.packet(payload, granule: p.writtenEnd - (p.fileStart ?? 0), samples: info.samples)
+        if !info.isConcealmentRequest, let b = payload.baseAddress { p.lastTOC = b.load(as: UInt8.self) }
+        decodeAndMix(p, payload: payload, samples: info.samples, at: at)
+    }
+
+    private func decodeAndMix(_ p: ParticipantRecorder, payload: UnsafeRawBufferPointer, samples: Int, at: Int64) {
+        guard let d = p.decoder else { return }
+        var n = d.decode(payload, into: pcm, maxSamples: Self.pcmCapacity)
+        if n < 0 {
+            p.stats.corrupt += 1
+            n = d.conceal(into: pcm, samples: min(samples, Self.pcmCapacity))
+        }
+        guard n > 0 else { return }
+        analyze(p, count: n, at: at)
+    }
+
+    private func analyze(_ p: ParticipantRecorder, count n: Int, at: Int64) {
+        mixer?.add(pcm, count: n, at: at, pan: p.pan)
+        let identity = p.identity
+        p.vad.feed(pcm, count: n, position: at) { s, e in
+            self.emit(.speakingTurn(identity: identity, startMillis: Self.millis(s), endMillis: Self.millis(e)))
+        }
+    }
+
+    private func gapCause(_ p: ParticipantRecorder) -> GapCause {
+        if let c = p.pendingCause { return c }
+        if p.muted || p.mutedSinceLastPacket { return .mute }
+        if p.lossSinceLastPacket { return .loss }
+        return .dtx
+    }
+
+    // MARK: - Gaps (RFC 7845 §4.1)
+
+    private func startFile(_ p: ParticipantRecorder, at pos: Int64) {
+        p.fileStart = pos
+        p.writtenEnd = pos
+        let serial = Int32(bitPattern: config.serialSeed &+ UInt32(truncatingIfNeeded: p.streamID) &* 0x9E37_79B9)
+        let w = OggStreamWriter(serial: serial, streamID: p.streamID, consumer: pages, flushSamples: flushSamples)
+        let output = RecordingOutput.participant(identity: p.identity, name: p.name)
+        do {
+            pages.open(p.streamID, sink: try sinks.makeSink(for: output))
+        } catch {
+            emit(.warning("No file for \(p.name.isEmpty ? p.identity : p.name): \(error)"))
+        }
+        let offsetNanos = Self.millis(pos) * 1_000_000
+        let tags: [(key: String, value: String)] = [
+            ("ROOM", config.room),
+            ("PARTICIPANT_IDENTITY", p.identity),
+            ("PARTICIPANT_NAME", p.name),
+            ("ARTIST", p.name.isEmpty ? p.identity : p.name),
+            ("TRACK_SID", p.trackSid),
+            ("START_TIME", iso8601UTC(unixNanos: config.sessionStartUnixNanos + offsetNanos)),
+            ("START_OFFSET_MS", String(Self.millis(pos))),
+        ]
+        // Pre-skip 0: the packets are the sender's, and their RTP timestamps already
+        // include its encoder delay; sample 0 of the file is session sample `pos`.
+        w.writeHeaders(head: OpusHead(channelCount: 2, preSkip: 0).bytes, tags: OpusTags(vendor: "bedrud-bot", comments: tags).bytes)
+        p.writer = w
+        emit(.fileStarted(identity: p.identity, output: output, startOffsetMillis: Self.millis(pos)))
+    }
+
+    /// Writes `samples` (rounded to 2.5 ms) of concealment packets at the end of the file
+    /// and, on the decoded path, conceals short losses (FEC from `next` when exactly one
+    /// packet was lost) or leaves silence.
+    /// - Returns: whether FEC was used.
+    @discardableResult
+    private func fillGap(_ p: ParticipantRecorder, samples: Int64, cause: GapCause, next: UnsafeRawBufferPointer?) -> Bool {
+        let n = Int((samples + 60) / 120 * 120)
+        guard n > 0, let fileStart = p.fileStart else { return false }
+        let start = p.writtenEnd
+        if let w = p.writer {
+            ConcealmentPackets.fill(samples: n, previousTOC: p.lastTOC) { pkt, dur in
+                p.writtenEnd += Int64(dur)
+                w.packet(pkt, granule: p.writtenEnd - fileStart, samples: dur)
+            }
+        } else {
+            p.writtenEnd += Int64(n)
+        }
+        p.stats.gapMillis[cause, default: 0] += Int64(n / 48)
+        if let o = p.openGap, o.end == start, o.cause == cause {
+            p.openGap = (o.start, p.writtenEnd, cause)
+        } else {
+            closeGap(p)
+            p.openGap = (start, p.writtenEnd, cause)
+        }
+        var fec = false
+        if let d = p.decoder {
+            if cause == .loss && n <= config.concealMaxMillis * 48 {
+                p.stats.concealedMillis += Int64(n / 48)
+                var done = 0
+                if let next, n <= Self.pcmCapacity {
+                    let got = d.decode(next, into: pcm, maxSamples: n, fec: true)
+                    if got == n {
+                        analyze(p, count: got, at: start)
+                        done = n
+                        fec = true
+                    }
+                }
+                while done < n {
+                    let chunk = min(n - done, Self.pcmCapacity)
+                    let got = d.conceal(into: pcm, samples: chunk)
+                    guard got > 0 else { break }
+                    analyze(p, count: got, at: start + Int64(done))
+                    done += got
+                }
+            } else {
+                let identity = p.identity
+                p.vad.silence(samples: n) { s, e in
+                    self.emit(.speakingTurn(identity: identity, startMillis: Self.millis(s), endMillis: Self.millis(e)))
+                }
+            }
+        }
+        return fec
+    }
+
+    private func closeGap(_ p: ParticipantRecorder) {
+        guard let g = p.openGap else { return }
+        p.openGap = nil
+        if g.end - g.start >= Int64(config.gapEventMinMillis) * 48 {
+            emit(.gap(identity: p.identity, trackSid: p.trackSid, startMillis: Self.millis(g.start),
+                      durationMillis: Self.millis(g.end - g.start), cause: g.cause))
+        }
+    }
+
+    /// Keeps a silent participant's file growing up to the mix edge.
+    private func liveFill(_ p: ParticipantRecorder, now: UInt64) {
+        guard p.fileStart != nil, p.jitter.isEmpty else { return }
+        let edge = sessionSample(now) - config.mixLatencySamples
+        guard edge - p.writtenEnd >= Int64(config.liveFillAfterMillis) * 48 else { return }
+        let cause: GapCause = p.pendingCause ?? (p.muted || p.mutedSinceLastPacket ? .mute : .noPackets)
+        fillGap(p, samples: edge - p.writtenEnd, cause: cause, next: nil)
+    }
+
+    private func finishParticipant(_ p: ParticipantRecorder, at end: Int64) {
+        guard !p.finished else { return }
+        p.finished = true
+        let identity = p.identity
+        if let fileStart = p.fileStart, let w = p.writer {
+            if end - p.writtenEnd >= 60 {
+                let cause: GapCause = p.pendingCause ?? (p.muted || p.mutedSinceLastPacket ? .mute : .noPackets)
+                fillGap(p, samples: end - p.writtenEnd, cause: cause, next: nil)
+            }
+            closeGap(p)
+            // EOS rides on a 2.5 ms concealment packet that end trimming (RFC 7845 §4.4)
+            // removes again, so the file ends exactly where the participant did.
+            var eos: (UInt8, UInt8) = ((ConcealmentPackets.celtConfig(matching: p.lastTOC >> 3) << 3) | (p.lastTOC & 4) | 3, 1)
+            withUnsafeBytes(of: &eos) { w.packet($0, granule: p.writtenEnd - fileStart, samples: 120, eos: true) }
+            pages.close(p.streamID, clean: true)
+            p.stats.fileDurationMillis = Self.millis(p.writtenEnd - fileStart)
+            emit(.fileFinished(identity: identity, output: .participant(identity: identity, name: p.name),
+                               startOffsetMillis: Self.millis(fileStart), durationMillis: Self.millis(p.writtenEnd - fileStart)))
+        }
+        p.vad.finish { s, e in self.emit(.speakingTurn(identity: identity, startMillis: Self.millis(s), endMillis: Self.millis(e))) }
+    }
+
+    /// Ends the session at `now`: drains every ring and jitter buffer, ends every file at
+    /// the same instant, finishes the mix. Nothing is processed afterwards.
+    public func finish(now: UInt64) {
+        guard !finished else { return }
+        let end = sessionSample(now)
+        for p in participants where !p.finished {
+            detach(p, now: now)
+            finishParticipant(p, at: max(end, p.writtenEnd))
+        }
+        if let m = mixer, let w = mixWriter {
+            m.finish(at: max(end, 0))
+            _ = w
+            pages.close(0, clean: true)
+            emit(.fileFinished(identity: "", output: .room, startOffsetMillis: 0, durationMillis: Self.millis(max(end, 0))))
+        }
+        finished = true
+        endSample = end
+    }
+
+    private func warn(_ text: @autoclosure () -> String) {
+        warnLog.log(.warning, now: MonotonicClock.nanos(), text())
+    }
+
+    // MARK: - Stats
+
+    public func stats() -> MediaStats {
+        var s = MediaStats()
+        for p in participants {
+            var ps = p.stats
+            ps.lost = p.jitter.lostPackets
+            ps.late = p.jitter.late
+            ps.duplicates = p.jitter.duplicates
+            ps.levelDBFS = p.vad.levelDBFS
+            ps.peakDBFS = p.vad.peakDBFS
+            ps.speaking = p.vad.isSpeaking
+            ps.clockAdjustments = p.clock.adjustments
+            ps.ringDropped = p.stats.ringDropped + (p.ring?.droppedCount ?? 0)
+            if !p.finished, let fs = p.fileStart { ps.fileDurationMillis = Self.millis(p.writtenEnd - fs) }
+            s.participants.append(ps)
+        }
+        if let m = mixer {
+            s.mixLateSamplesDropped = m.lateSamplesDropped
+            s.mixLimitedFrames = m.limitedFrames
+            s.mixFramesEncoded = m.framesEncoded
+        }
+        return s
+    }
+
+    /// Nanoseconds spent inside libopus calls (when `timeCodecCalls` is on).
+    public var libopusNanos: UInt64 {
+        participants.reduce(0) { $0 &+ ($1.decoder?.libopusNanos ?? 0) } &+ (mixer?.encoder.libopusNanos ?? 0)
+    }
+}

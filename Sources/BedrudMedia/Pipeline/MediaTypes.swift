@@ -1,0 +1,176 @@
+import BedrudProtocol
+
+/// Settings of one recording pipeline. Defaults suit a recorder (latency is cheap,
+/// completeness is not).
+public struct MediaPipelineConfig: Sendable {
+    /// Room name, written to every file's OpusTags (`ROOM=`).
+    public var room: String = ""
+    /// Wall-clock time of session sample 0, in nanoseconds since the Unix epoch; start
+    /// times in OpusTags (`START_TIME=`) are this plus each file's offset.
+    public var sessionStartUnixNanos: Int64 = 0
+    /// How long a missing packet is waited for before it is declared lost.
+    public var jitterWaitMillis: Int = 60
+    /// A new participant's packets are held this long before the first is written, so the
+    /// backlog burst after subscribing cannot shift the start (see ``TrackClock``).
+    public var startHoldMillis: Int = 500
+    /// Decode every track (levels, speech detection, mixed file). Off = passthrough only.
+    public var decode: Bool = true
+    /// Write the mixed `room.opus` (needs `decode`).
+    public var mix: Bool = true
+    /// 1 = mono mix, 2 = stereo with each participant panned.
+    public var mixChannels: Int = 1
+    public var mixBitrate: Int = 32000
+    /// libopus complexity of the mix encoder (0...10); see docs/BENCHMARKS.md.
+    public var mixComplexity: Int = 5
+    /// A page is written at least every this many milliseconds of audio.
+    public var pageFlushMillis: Int = 1000
+    /// Losses up to this long are concealed with FEC/PLC in the decoded path; longer
+    /// gaps (and every mute, DTX and reconnect gap) are true silence.
+    public var concealMaxMillis: Int = 120
+    /// Gaps at least this long are reported as ``MediaEvent/gap``; shorter ones are counted.
+    public var gapEventMinMillis: Int = 200
+    /// When a present participant sends nothing for this long, the file is filled up to
+    /// the mix edge so that it keeps growing (and a crash loses little).
+    public var liveFillAfterMillis: Int = 1000
+    /// Jitter buffer slots and payload arena per participant.
+    public var jitterSlots: Int = 64
+    public var jitterArenaBytes: Int = 32 * 1024
+    /// Seed for Ogg serial numbers (deterministic output for tests).
+    public var serialSeed: UInt32 = 0x6265_6472
+    /// Time every libopus call (benchmark only; costs two clock reads per call).
+    public var timeCodecCalls: Bool = false
+
+    public init() {}
+
+    /// Session samples behind "now" at which the mix is finalized: the hold, the jitter
+    /// wait and a margin for the poll interval.
+    public var mixLatencySamples: Int64 { Int64(startHoldMillis + jitterWaitMillis + 240) * 48 }
+}
+
+/// Who a track belongs to.
+public struct MediaTrackSpec: Sendable, Equatable {
+    public var trackSid: String
+    public var participantIdentity: String
+    public var participantName: String
+    public init(trackSid: String, participantIdentity: String, participantName: String) {
+        self.trackSid = trackSid
+        self.participantIdentity = participantIdentity
+        self.participantName = participantName
+    }
+}
+
+/// Why a stretch of a participant's file holds concealment instead of audio.
+public enum GapCause: String, Sendable, CaseIterable {
+    /// Packets were lost (sequence numbers skipped, or corrupt packets).
+    case loss
+    /// The sender paused (discontinuous transmission: timestamps jumped, sequence did not).
+    case dtx
+    /// The participant was muted.
+    case mute
+    /// The participant reconnected (new SSRC, or a reconnect signalled by the session).
+    case reconnect
+    /// No packets arrived and nothing explains why (no track, or a stalled sender).
+    case noPackets
+}
+
+/// What a pipeline reports to the session. Delivered off the media thread's hot path
+/// (one per turn, gap or file, never one per packet). Times are milliseconds from
+/// session start.
+public enum MediaEvent: Sendable, Equatable {
+    case fileStarted(identity: String, output: RecordingOutput, startOffsetMillis: Int64)
+    case gap(identity: String, trackSid: String, startMillis: Int64, durationMillis: Int64, cause: GapCause)
+    case speakingTurn(identity: String, startMillis: Int64, endMillis: Int64)
+    case fileFinished(identity: String, output: RecordingOutput, startOffsetMillis: Int64, durationMillis: Int64)
+    /// Something was dropped or failed; the text says what (rate-limited by the pipeline).
+    case warning(String)
+}
+
+/// An output file of a session.
+public enum RecordingOutput: Sendable, Equatable, Hashable {
+    case participant(identity: String, name: String)
+    case room
+}
+
+/// Creates the sink for each output. Called on the media thread when the output starts.
+public protocol RecordingSinkFactory: AnyObject {
+    func makeSink(for output: RecordingOutput) throws -> PageSink
+}
+
+/// Writes `<directory>/room.opus` and `<directory>/<participant-name>.opus` (names
+/// reduced to letters, digits, space, `.`, `_`, `-`; duplicates get `-2`, `-3`, …), each
+/// as `*.part` until closed cleanly.
+public final class DirectorySinkFactory: RecordingSinkFactory {
+    public let directory: String
+    private var used: Set<String> = ["room"]
+    public private(set) var paths: [RecordingOutput: String] = [:]
+
+    public init(directory: String) { self.directory = directory }
+
+    public func makeSink(for output: RecordingOutput) throws -> PageSink {
+        let base: String
+        switch output {
+        case .room: base = "room"
+        case .participant(let identity, let name):
+            var b = Self.fileName(name.isEmpty ? identity : name)
+            if used.contains(b) {
+                var i = 2
+                while used.contains("\(b)-\(i)") { i += 1 }
+                b = "\(b)-\(i)"
+            }
+            used.insert(b)
+            base = b
+        }
+        let path = directory + "/" + base + ".opus"
+        paths[output] = path
+        return try FileSink(path: path)
+    }
+
+    static func fileName(_ name: String) -> String {
+        let mapped = name.unicodeScalars.map { s -> Character in
+            let ok = (s >= "a" && s <= "z") || (s >= "A" && s <= "Z") || (s >= "0" && s <= "9") || s == " " || s == "-" || s == "_"
+                || s == "."
+            return ok ? Character(s) : "_"
+        }
+        var s = String(mapped).trimmingSpacesAndDots()
+        if s.isEmpty { s = "participant" }
+        return String(s.prefix(100))
+    }
+}
+
+extension String {
+    fileprivate func trimmingSpacesAndDots() -> String {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "." { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "." { s = s.dropLast() }
+        return String(s)
+    }
+}
+
+/// Counters for one participant, for the status line and summary.json.
+public struct ParticipantMediaStats: Sendable, Equatable {
+    public var identity: String
+    public var packets = 0
+    public var payloadBytes = 0
+    public var lost = 0
+    public var late = 0
+    public var duplicates = 0
+    public var corrupt = 0
+    public var overlapDropped = 0
+    public var fecRecovered = 0
+    public var concealedMillis: Int64 = 0
+    public var gapMillis: [GapCause: Int64] = [:]
+    public var fileDurationMillis: Int64 = 0
+    public var levelDBFS: Float = -120
+    public var peakDBFS: Float = -120
+    public var speaking = false
+    public var clockAdjustments = 0
+    public var ringDropped = 0
+}
+
+public struct MediaStats: Sendable, Equatable {
+    public var participants: [ParticipantMediaStats] = []
+    public var mixLateSamplesDropped = 0
+    public var mixLimitedFrames = 0
+    public var mixFramesEncoded = 0
+    public var pageBytesWritten = 0
+}

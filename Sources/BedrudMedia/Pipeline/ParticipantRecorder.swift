@@ -1,0 +1,55 @@
+import BedrudProtocol
+
+/// Everything the media thread keeps for one participant: the ring of the current
+/// track, the jitter buffer, the clock, the passthrough Ogg stream, the decoder and the
+/// speech detector. All buffers are allocated when the participant is added.
+///
+/// The participant's file runs from its first packet to when it leaves (or the session
+/// stops). Every stretch without packets is written as concealment packets
+/// (RFC 7845 §4.1), so the file's timeline is the session's.
+/// Thread contract: owned by the media thread.
+final class ParticipantRecorder {
+    let identity: String
+    let name: String
+    var trackSid: String
+    let streamID: Int
+    var ring: PacketRing?
+    var jitter: JitterBuffer
+    var clock: TrackClock
+    var writer: OggStreamWriter?
+    let decoder: OpusDecoderBox?
+    var vad = VoiceActivityDetector()
+    let pan: Float
+
+    var ssrc: UInt32?
+    var senderReport: (rtp: UInt32, ntpNanos: Int64)?
+    var fileStart: Int64?
+    /// Session sample where the file currently ends.
+    var writtenEnd: Int64 = 0
+    var lastSequence: Int64?
+    var lastTOC: UInt8 = 31 << 3  // CELT FB 20 ms until a packet says otherwise
+    var muted = false
+    var mutedSinceLastPacket = false
+    var pendingCause: GapCause?
+    var lossSinceLastPacket = false
+    var lastPacketArrival: UInt64 = 0
+    var everReceived = false
+    var openGap: (start: Int64, end: Int64, cause: GapCause)?
+    var stats: ParticipantMediaStats
+    var finished = false
+
+    init(spec: MediaTrackSpec, streamID: Int, config: MediaPipelineConfig, pan: Float) {
+        identity = spec.participantIdentity
+        name = spec.participantName
+        trackSid = spec.trackSid
+        self.streamID = streamID
+        jitter = JitterBuffer(
+            capacity: config.jitterSlots, arenaBytes: config.jitterArenaBytes,
+            waitNanos: UInt64(config.jitterWaitMillis) * 1_000_000)
+        clock = TrackClock(settleNanos: UInt64(config.startHoldMillis) * 1_000_000)
+        decoder = config.decode ? OpusDecoderBox(channels: 1) : nil
+        decoder?.timeCalls = config.timeCodecCalls
+        self.pan = pan
+        stats = ParticipantMediaStats(identity: identity)
+    }
+}

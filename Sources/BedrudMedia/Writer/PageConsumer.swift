@@ -1,0 +1,214 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import BedrudProtocol
+import Foundation
+import Synchronization
+
+/// Takes finished Ogg pages from the media thread. One stream id per output file.
+///
+/// Thread contract: `open`, `writePage` and `close` are called only by the media thread,
+/// in stream order. `writePage` must not block for long.
+public protocol PageConsumer: AnyObject {
+    func open(_ streamID: Int, sink: PageSink)
+    func writePage(_ streamID: Int, header: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer)
+    func close(_ streamID: Int, clean: Bool)
+}
+
+/// Writes pages straight into their sinks on the calling thread (tests, tools, the
+/// benchmark's single-core figures). Failed writes are counted, never thrown.
+public final class DirectPageWriter: PageConsumer {
+    private var sinks: [Int: PageSink] = [:]
+    public private(set) var failedWrites = 0
+    public private(set) var bytesWritten = 0
+    public init() {}
+    public func open(_ streamID: Int, sink: PageSink) { sinks[streamID] = sink }
+    public func writePage(_ streamID: Int, header: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer) {
+        guard let s = sinks[streamID] else { return }
+        do {
+            try s.write(header)
+            try s.write(body)
+            bytesWritten += header.count + body.count
+        } catch { failedWrites += 1 }
+    }
+    public func close(_ streamID: Int, clean: Bool) {
+        guard let s = sinks.removeValue(forKey: streamID) else { return }
+        do { try s.close(clean: clean) } catch { failedWrites += 1 }
+    }
+}
+
+/// The writer thread: a bounded, preallocated single-producer single-consumer byte queue
+/// of pages from the media thread, drained by a dedicated thread into the sinks, with an
+/// fsync policy. Queueing a page never allocates; a full queue makes the media thread
+/// wait up to `maxWaitNanos` and then drops the page and counts it.
+public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
+    // @unchecked: `buffer` bytes are written by the producer before `tail` is published
+    // (release) and read by the writer thread after it loads `tail` (acquire); `head`
+    // returns space the same way. `sinks` is behind a Mutex. Other fields are immutable.
+    private let capacity: Int
+    private let buffer: UnsafeMutableRawPointer
+    private let head = Atomic<Int>(0)
+    private let tail = Atomic<Int>(0)
+    private let stopping = Atomic<Bool>(false)
+    private let finishedFlag = Atomic<Bool>(false)
+    private let dropped = Atomic<Int>(0)
+    private let failed = Atomic<Int>(0)
+    private let written = Atomic<Int>(0)
+    private let sinks = Mutex<[Int: SinkHandOff]>([:])
+    private let syncIntervalNanos: UInt64
+    private let maxWaitNanos: UInt64
+    private var thread: Thread?
+    private let log = Logger("media.writer")
+
+    private enum Kind: UInt32 { case page = 1, close = 2, closeClean = 3, skip = 4 }
+    private static let entryHeader = 16
+
+    /// - Parameters:
+    ///   - capacityBytes: queue size; rounded up to a multiple of 16.
+    ///   - syncIntervalSeconds: fsync every open file this often (0 = only at close).
+    public init(capacityBytes: Int = 4 << 20, syncIntervalSeconds: Double = 5, maxWaitMillis: Int = 500) {
+        capacity = max(1 << 16, (capacityBytes + 15) & ~15)
+        buffer = .allocate(byteCount: capacity, alignment: 16)
+        syncIntervalNanos = UInt64(max(0, syncIntervalSeconds) * 1e9)
+        maxWaitNanos = UInt64(maxWaitMillis) * 1_000_000
+        let t = Thread { [unowned self] in self.run() }
+        t.name = "bedrud.media.writer"
+        thread = t
+        t.start()
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Pages dropped because the queue stayed full.
+    public var droppedPages: Int { dropped.load(ordering: .relaxed) }
+    /// Sink writes, syncs or closes that failed.
+    public var failedOperations: Int { failed.load(ordering: .relaxed) }
+    public var bytesWritten: Int { written.load(ordering: .relaxed) }
+
+    public func open(_ streamID: Int, sink: PageSink) {
+        let box = SinkHandOff(sink: sink)
+        sinks.withLock { $0[streamID] = box }
+    }
+
+    public func writePage(_ streamID: Int, header: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer) {
+        enqueue(.page, streamID, header, body)
+    }
+
+    public func close(_ streamID: Int, clean: Bool) {
+        enqueue(clean ? .closeClean : .close, streamID, UnsafeRawBufferPointer(start: nil, count: 0), UnsafeRawBufferPointer(start: nil, count: 0))
+    }
+
+    /// Drains the queue, closes nothing that was not closed, and ends the thread.
+    /// Blocks the caller until the writer thread is done.
+    public func finish() {
+        stopping.store(true, ordering: .releasing)
+        while !finishedFlag.load(ordering: .acquiring) { usleep(1000) }
+    }
+
+    private func enqueue(_ kind: Kind, _ id: Int, _ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) {
+        let len = a.count + b.count
+        let need = (Self.entryHeader + len + 15) & ~15
+        guard need <= capacity / 2 else {
+            dropped.add(1, ordering: .relaxed)
+            return
+        }
+        var waited: UInt64 = 0
+        while true {
+            let t = tail.load(ordering: .relaxed)
+            let h = head.load(ordering: .acquiring)
+            let offset = t % capacity
+            let toEnd = capacity - offset
+            let total = need <= toEnd ? need : toEnd + need
+            if capacity - (t - h) >= total {
+                var at = t
+                if need > toEnd {
+                    writeHeader(at: offset, kind: .skip, id: 0, length: 0)
+                    at += toEnd
+                }
+                let o = at % capacity
+                writeHeader(at: o, kind: kind, id: id, length: len)
+                if let p = a.baseAddress, a.count > 0 { (buffer + o + Self.entryHeader).copyMemory(from: p, byteCount: a.count) }
+                if let p = b.baseAddress, b.count > 0 {
+                    (buffer + o + Self.entryHeader + a.count).copyMemory(from: p, byteCount: b.count)
+                }
+                tail.store(at + need, ordering: .releasing)
+                return
+            }
+            if waited >= maxWaitNanos {
+                dropped.add(1, ordering: .relaxed)
+                return
+            }
+            usleep(1000)
+            waited += 1_000_000
+        }
+    }
+
+    private func writeHeader(at o: Int, kind: Kind, id: Int, length: Int) {
+        (buffer + o).storeBytes(of: kind.rawValue, as: UInt32.self)
+        (buffer + o + 4).storeBytes(of: UInt32(truncatingIfNeeded: id), as: UInt32.self)
+        (buffer + o + 8).storeBytes(of: Int64(length), as: Int64.self)
+    }
+
+    private func run() {
+        var open: [Int: PageSink] = [:]
+        var dirty = Set<Int>()
+        var lastSync = MonotonicClock.nanos()
+        var failLog = RateLimitedLog(log)
+        while true {
+            let h = head.load(ordering: .relaxed)
+            let t = tail.load(ordering: .acquiring)
+            if h == t {
+                if stopping.load(ordering: .acquiring) && head.load(ordering: .relaxed) == tail.load(ordering: .acquiring) { break }
+                let now = MonotonicClock.nanos()
+                if syncIntervalNanos > 0, now - lastSync >= syncIntervalNanos, !dirty.isEmpty {
+                    for id in dirty { do { try open[id]?.sync() } catch { failed.add(1, ordering: .relaxed) } }
+                    dirty.removeAll(keepingCapacity: true)
+                    lastSync = now
+                }
+                usleep(2000)
+                continue
+            }
+            let o = h % capacity
+            let kind = Kind(rawValue: (buffer + o).load(as: UInt32.self)) ?? .skip
+            if kind == .skip {
+                head.store(h + (capacity - o), ordering: .releasing)
+                continue
+            }
+            let id = Int((buffer + o + 4).load(as: UInt32.self))
+            let len = Int((buffer + o + 8).load(as: Int64.self))
+            if open[id] == nil, let s = sinks.withLock({ $0[id] }) { open[id] = s.sink }
+            switch kind {
+            case .page:
+                if let s = open[id] {
+                    do {
+                        try s.write(UnsafeRawBufferPointer(start: buffer + o + Self.entryHeader, count: len))
+                        written.add(len, ordering: .relaxed)
+                        dirty.insert(id)
+                    } catch {
+                        failed.add(1, ordering: .relaxed)
+                        failLog.log(.warning, now: MonotonicClock.nanos(), "cannot write recording page: \(error)")
+                    }
+                }
+            case .close, .closeClean:
+                if let s = open.removeValue(forKey: id) {
+                    do { try s.close(clean: kind == .closeClean) } catch {
+                        failed.add(1, ordering: .relaxed)
+                        failLog.log(.warning, now: MonotonicClock.nanos(), "cannot finish recording file: \(error)")
+                    }
+                }
+                dirty.remove(id)
+                sinks.withLock { _ = $0.removeValue(forKey: id) }
+            case .skip: break
+            }
+            head.store(h + ((Self.entryHeader + len + 15) & ~15), ordering: .releasing)
+        }
+        finishedFlag.store(true, ordering: .releasing)
+    }
+}
+
+/// Carries a sink from the media thread (which creates it) to the writer thread.
+// @unchecked: the media thread never touches the sink after `open`; from then on only
+// the writer thread calls it, so there is no concurrent access.
+private struct SinkHandOff: @unchecked Sendable {
+    let sink: PageSink
+}
