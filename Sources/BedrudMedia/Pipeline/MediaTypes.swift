@@ -1,4 +1,5 @@
 import BedrudProtocol
+import Synchronization
 
 /// Settings of one recording pipeline. Defaults suit a recorder (latency is cheap,
 /// completeness is not).
@@ -99,29 +100,34 @@ public protocol RecordingSinkFactory: AnyObject {
 /// Writes `<directory>/room.opus` and `<directory>/<participant-name>.opus` (names
 /// reduced to letters, digits, space, `.`, `_`, `-`; duplicates get `-2`, `-3`, …), each
 /// as `*.part` until closed cleanly.
-public final class DirectorySinkFactory: RecordingSinkFactory {
+public final class DirectorySinkFactory: RecordingSinkFactory, Sendable {
     public let directory: String
-    private var used: Set<String> = ["room"]
-    public private(set) var paths: [RecordingOutput: String] = [:]
+    private let state = Mutex<(used: Set<String>, paths: [RecordingOutput: String])>((["room"], [:]))
 
     public init(directory: String) { self.directory = directory }
 
+    /// The path each output was given (final names, without `.part`).
+    public var paths: [RecordingOutput: String] { state.withLock { $0.paths } }
+
     public func makeSink(for output: RecordingOutput) throws -> PageSink {
-        let base: String
-        switch output {
-        case .room: base = "room"
-        case .participant(let identity, let name):
-            var b = Self.fileName(name.isEmpty ? identity : name)
-            if used.contains(b) {
-                var i = 2
-                while used.contains("\(b)-\(i)") { i += 1 }
-                b = "\(b)-\(i)"
+        let path = state.withLock { st -> String in
+            let base: String
+            switch output {
+            case .room: base = "room"
+            case .participant(let identity, let name):
+                var b = Self.fileName(name.isEmpty ? identity : name)
+                if st.used.contains(b) {
+                    var i = 2
+                    while st.used.contains("\(b)-\(i)") { i += 1 }
+                    b = "\(b)-\(i)"
+                }
+                st.used.insert(b)
+                base = b
             }
-            used.insert(b)
-            base = b
+            let path = directory + "/" + base + ".opus"
+            st.paths[output] = path
+            return path
         }
-        let path = directory + "/" + base + ".opus"
-        paths[output] = path
         return try FileSink(path: path)
     }
 

@@ -1,0 +1,134 @@
+import Testing
+
+@testable import BedrudMedia
+
+@Suite struct JitterBufferTests {
+    /// Inserts (seq, arrival ms) pairs and releases at each arrival; returns the
+    /// sequence of outputs as numbers (negative = that many lost).
+    func run(_ input: [(UInt16, UInt64)], wait: UInt64 = 60, until: UInt64 = 10_000, capacity: Int = 64) -> [Int64] {
+        var jb = JitterBuffer(capacity: capacity, waitNanos: wait * 1_000_000)
+        var out: [Int64] = []
+        let payload: [UInt8] = [0xF8, 0x01]
+        func take(_ o: JitterOutput) {
+            switch o {
+            case .packet(let p, let bytes):
+                #expect(Array(bytes) == payload)
+                out.append(p.sequence)
+            case .lost(let n): out.append(-Int64(n))
+            }
+        }
+        for (seq, ms) in input {
+            let now = ms * 1_000_000
+            jb.release(now: now, take)
+            let ts = jb.unwrapTimestamp(UInt32(seq) &* 960)
+            while case .needsRoom = payload.withUnsafeBytes({
+                jb.insert(sequence: seq, timestamp: ts, arrivalNanos: now, ssrc: 1, payload: $0)
+            }) { jb.forceReleaseOne(take) }
+            jb.release(now: now, take)
+        }
+        jb.release(now: until * 1_000_000, take)
+        return out
+    }
+
+    @Test func reordersWithinTheWait() {
+        #expect(run([(1, 0), (3, 20), (2, 30), (4, 60)]) == [1, 2, 3, 4])
+    }
+
+    @Test func dropsDuplicatesAndLatePackets() {
+        var jb = JitterBuffer(waitNanos: 0)
+        let p: [UInt8] = [1]
+        _ = p.withUnsafeBytes { jb.insert(sequence: 5, timestamp: 0, arrivalNanos: 0, ssrc: 1, payload: $0) }
+        #expect(p.withUnsafeBytes { jb.insert(sequence: 5, timestamp: 0, arrivalNanos: 0, ssrc: 1, payload: $0) } == .duplicate)
+        jb.release(now: 0) { _ in }
+        #expect(p.withUnsafeBytes { jb.insert(sequence: 5, timestamp: 0, arrivalNanos: 0, ssrc: 1, payload: $0) } == .late)
+        #expect(jb.duplicates == 1 && jb.late == 1)
+    }
+
+    @Test func declaresLossOnlyAfterTheWait() {
+        // 2 never comes; 3 arrives at 20 ms; the hole is given up at 80 ms.
+        var jb = JitterBuffer(waitNanos: 60_000_000)
+        var out: [String] = []
+        let p: [UInt8] = [1]
+        for (s, t) in [(UInt16(1), UInt64(0)), (3, 20)] {
+            _ = p.withUnsafeBytes { jb.insert(sequence: s, timestamp: Int64(s) * 960, arrivalNanos: t * 1_000_000, ssrc: 1, payload: $0) }
+        }
+        jb.release(now: 79_000_000) { o in if case .packet(let q, _) = o { out.append("p\(q.sequence)") } else { out.append("lost") } }
+        #expect(out == ["p1"])
+        jb.release(now: 80_000_000) { o in if case .packet(let q, _) = o { out.append("p\(q.sequence)") } else { out.append("lost") } }
+        #expect(out == ["p1", "lost", "p3"])
+    }
+
+    @Test func unwrapsSequenceNumbers() {
+        let out = run([(65534, 0), (65535, 20), (1, 40), (0, 45), (2, 60)])
+        #expect(out == [65534, 65535, 65536, 65537, 65538])
+    }
+
+    @Test func counterUnwrapperHandles32BitTimestamps() {
+        var u = CounterUnwrapper(bits: 32)
+        #expect(u.unwrap(UInt32.max - 959) == Int64(UInt32.max) - 959)
+        #expect(u.unwrap(0) == Int64(UInt32.max) + 1)
+        #expect(u.unwrap(UInt32.max) == Int64(UInt32.max))  // a late packet from before the wrap
+        #expect(u.unwrap(960) == Int64(UInt32.max) + 961)
+    }
+
+    @Test func forcesReleaseWhenFull() {
+        // With 8 slots, packet 20 cannot wait behind the hole at 2.
+        let out = run([(1, 0)] + (3...20).map { (UInt16($0), UInt64($0) * 2) }, wait: 10_000, capacity: 8)
+        #expect(out.first == 1)
+        #expect(out.contains(-1))
+        #expect(Array(out.filter { $0 > 0 }) == [1] + (3...20).map { Int64($0) })
+    }
+
+    @Test func seededRandomInputNeverLosesOrderOrCrashes() {
+        var rng = SplitMix(seed: 42)
+        var input: [(UInt16, UInt64)] = []
+        var seq: UInt16 = 65000
+        for i in 0..<3000 {
+            let r = rng.next() % 100
+            if r < 5 { seq &+= 1; continue }  // lost
+            let jitter = rng.next() % 40
+            input.append((seq, UInt64(i) * 20 + jitter))
+            if r > 95 { input.append((seq, UInt64(i) * 20 + jitter + 3)) }  // duplicate
+            seq &+= 1
+        }
+        input.sort { $0.1 < $1.1 }
+        let out = run(input).filter { $0 > 0 }
+        #expect(out == out.sorted())
+        #expect(Set(out).count == out.count)
+    }
+}
+
+@Suite struct TrackClockTests {
+    @Test func startBurstDoesNotShiftTheAnchor() {
+        // 25 packets (500 ms of backlog) arrive within 10 ms, then real time.
+        var clock = TrackClock(settleNanos: 500_000_000)
+        var t: UInt64 = 1_000_000_000
+        for i in 0..<25 {
+            clock.observe(timestamp: Int64(i * 960), sessionSample: Int64(t / 1000 * 48 / 1000), arrivalNanos: t)
+            t += 400_000
+        }
+        for i in 25..<100 {
+            let arrival = UInt64(1_000_000_000 + 10_000_000 + (i - 24) * 20_000_000)
+            clock.observe(timestamp: Int64(i * 960), sessionSample: Int64(arrival / 1000 * 48 / 1000), arrivalNanos: arrival)
+        }
+        // Packet 24 arrived at ~1.0096 s; the true send time of packet 0 is about 480 ms earlier.
+        let first = clock.position(of: 0)!
+        let burstStart = Int64(1_000_000_000 / 1000 * 48 / 1000)
+        #expect(abs(first - (burstStart + 10 * 48 - 24 * 960 + 0)) <= 960, "anchor \(first)")
+    }
+
+    @Test func stalledTimestampsReanchor() {
+        var clock = TrackClock(settleNanos: 100_000_000)
+        for i in 0..<50 {
+            let a = UInt64(i) * 20_000_000
+            clock.observe(timestamp: Int64(i * 960), sessionSample: Int64(i * 960), arrivalNanos: a)
+        }
+        // Timestamps continue as if no time passed, but 5 s did.
+        for i in 50..<60 {
+            let a = UInt64(i) * 20_000_000 + 5_000_000_000
+            clock.observe(timestamp: Int64(i * 960), sessionSample: Int64(i * 960) + 240_000, arrivalNanos: a)
+        }
+        #expect(clock.position(of: 59 * 960)! == 59 * 960 + 240_000)
+        #expect(clock.adjustments == 1)
+    }
+}
