@@ -138,7 +138,8 @@ final class RoomMixer {
             return
         }
         framesEncoded += 1
-        let granule = granuleEnd ?? (Int64(preSkip) + cursor)
+        // Granule = decoded samples so far, pre-skip included (RFC 7845 §4).
+        let granule = granuleEnd ?? cursor
         writer.packet(UnsafeRawBufferPointer(start: packet, count: n), granule: granule, samples: f, eos: eos)
     }
 }

@@ -40,6 +40,11 @@ public final class MediaEngine {
     private var warnLog = RateLimitedLog(Logger("media"))
     private var endSample: Int64 = 0
     private let flushSamples: Int
+    /// Pre-skip of passthrough files: the sender's encoder delay. WebRTC senders use
+    /// libopus, whose 48 kHz lookahead is 312 samples (6.5 ms); with it, file sample 0 is
+    /// the audio captured at the first packet's RTP timestamp, and decoded audio is
+    /// placed in the mix at capture time.
+    static let senderPreSkip = 312
 
     /// - Parameters:
     ///   - startNanos: monotonic time of session sample 0.
@@ -234,7 +239,7 @@ public final class MediaEngine {
             warn("dropped a corrupt Opus packet from \(p.identity)")
             return
         }
-        if p.fileStart == nil { startFile(p, at: pos) }
+        if p.fileStart == nil { startFile(p, at: pos, stereo: info.isStereo) }
         let gap = pos - p.writtenEnd
         var fecUsed = false
         if gap >= 60 {
@@ -266,7 +271,7 @@ public final class MediaEngine {
             n = d.conceal(into: pcm, samples: min(samples, Self.pcmCapacity))
         }
         guard n > 0 else { return }
-        analyze(p, count: n, at: at)
+        analyze(p, count: n, at: at - Int64(Self.senderPreSkip))
     }
 
     private func analyze(_ p: ParticipantRecorder, count n: Int, at: Int64) {
@@ -286,7 +291,7 @@ public final class MediaEngine {
 
     // MARK: - Gaps (RFC 7845 §4.1)
 
-    private func startFile(_ p: ParticipantRecorder, at pos: Int64) {
+    private func startFile(_ p: ParticipantRecorder, at pos: Int64, stereo: Bool) {
         p.fileStart = pos
         p.writtenEnd = pos
         let serial = Int32(bitPattern: config.serialSeed &+ UInt32(truncatingIfNeeded: p.streamID) &* 0x9E37_79B9)
@@ -307,9 +312,9 @@ public final class MediaEngine {
             ("START_TIME", iso8601UTC(unixNanos: config.sessionStartUnixNanos + offsetNanos)),
             ("START_OFFSET_MS", String(Self.millis(pos))),
         ]
-        // Pre-skip 0: the packets are the sender's, and their RTP timestamps already
-        // include its encoder delay; sample 0 of the file is session sample `pos`.
-        w.writeHeaders(head: OpusHead(channelCount: 2, preSkip: 0).bytes, tags: OpusTags(vendor: "bedrud-bot", comments: tags).bytes)
+        w.writeHeaders(
+            head: OpusHead(channelCount: stereo ? 2 : 1, preSkip: UInt16(Self.senderPreSkip)).bytes,
+            tags: OpusTags(vendor: "bedrud-bot", comments: tags).bytes)
         p.writer = w
         emit(.fileStarted(identity: p.identity, output: output, startOffsetMillis: Self.millis(pos)))
     }
@@ -319,8 +324,10 @@ public final class MediaEngine {
     /// packet was lost) or leaves silence.
     /// - Returns: whether FEC was used.
     @discardableResult
-    private func fillGap(_ p: ParticipantRecorder, samples: Int64, cause: GapCause, next: UnsafeRawBufferPointer?) -> Bool {
-        let n = Int((samples + 60) / 120 * 120)
+    private func fillGap(
+        _ p: ParticipantRecorder, samples: Int64, cause: GapCause, next: UnsafeRawBufferPointer?, roundDown: Bool = false
+    ) -> Bool {
+        let n = Int((samples + (roundDown ? 0 : 60)) / 120 * 120)
         guard n > 0, let fileStart = p.fileStart else { return false }
         let start = p.writtenEnd
         if let w = p.writer {
@@ -332,7 +339,13 @@ public final class MediaEngine {
             p.writtenEnd += Int64(n)
         }
         p.stats.gapMillis[cause, default: 0] += Int64(n / 48)
-        if let o = p.openGap, o.end == start, o.cause == cause {
+        if let o = p.openGap, o.end == start, o.cause == cause || o.cause == .noPackets {
+            // A stretch filled while nothing was known gets the cause learned at its end.
+            if o.cause != cause {
+                let known = Self.millis(o.end - o.start)
+                p.stats.gapMillis[.noPackets, default: 0] -= known
+                p.stats.gapMillis[cause, default: 0] += known
+            }
             p.openGap = (o.start, p.writtenEnd, cause)
         } else {
             closeGap(p)
@@ -346,7 +359,7 @@ public final class MediaEngine {
                 if let next, n <= Self.pcmCapacity {
                     let got = d.decode(next, into: pcm, maxSamples: n, fec: true)
                     if got == n {
-                        analyze(p, count: got, at: start)
+                        analyze(p, count: got, at: start - Int64(Self.senderPreSkip))
                         done = n
                         fec = true
                     }
@@ -355,7 +368,7 @@ public final class MediaEngine {
                     let chunk = min(n - done, Self.pcmCapacity)
                     let got = d.conceal(into: pcm, samples: chunk)
                     guard got > 0 else { break }
-                    analyze(p, count: got, at: start + Int64(done))
+                    analyze(p, count: got, at: start + Int64(done) - Int64(Self.senderPreSkip))
                     done += got
                 }
             } else {
@@ -391,19 +404,24 @@ public final class MediaEngine {
         p.finished = true
         let identity = p.identity
         if let fileStart = p.fileStart, let w = p.writer {
-            if end - p.writtenEnd >= 60 {
+            // Audio captured up to `end` leaves the decoder `senderPreSkip` samples later.
+            let target = end + Int64(Self.senderPreSkip)
+            if target - p.writtenEnd >= 120 {
                 let cause: GapCause = p.pendingCause ?? (p.muted || p.mutedSinceLastPacket ? .mute : .noPackets)
-                fillGap(p, samples: end - p.writtenEnd, cause: cause, next: nil)
+                fillGap(p, samples: target - p.writtenEnd, cause: cause, next: nil, roundDown: true)
             }
             closeGap(p)
-            // EOS rides on a 2.5 ms concealment packet that end trimming (RFC 7845 §4.4)
-            // removes again, so the file ends exactly where the participant did.
+            // EOS rides on a 2.5 ms concealment packet whose overhang end trimming
+            // (RFC 7845 §4.4) removes, so the file ends exactly where the participant did.
+            let finalGranule = max(target, p.writtenEnd) - fileStart
             var eos: (UInt8, UInt8) = ((ConcealmentPackets.celtConfig(matching: p.lastTOC >> 3) << 3) | (p.lastTOC & 4) | 3, 1)
-            withUnsafeBytes(of: &eos) { w.packet($0, granule: p.writtenEnd - fileStart, samples: 120, eos: true) }
+            withUnsafeBytes(of: &eos) { w.packet($0, granule: finalGranule, samples: 120, eos: true) }
+            p.writtenEnd = fileStart + finalGranule
             pages.close(p.streamID, clean: true)
-            p.stats.fileDurationMillis = Self.millis(p.writtenEnd - fileStart)
+            let playable = finalGranule - Int64(Self.senderPreSkip)
+            p.stats.fileDurationMillis = Self.millis(playable)
             emit(.fileFinished(identity: identity, output: .participant(identity: identity, name: p.name),
-                               startOffsetMillis: Self.millis(fileStart), durationMillis: Self.millis(p.writtenEnd - fileStart)))
+                               startOffsetMillis: Self.millis(fileStart), durationMillis: Self.millis(playable)))
         }
         p.vad.finish { s, e in self.emit(.speakingTurn(identity: identity, startMillis: Self.millis(s), endMillis: Self.millis(e))) }
     }
@@ -445,7 +463,7 @@ public final class MediaEngine {
             ps.speaking = p.vad.isSpeaking
             ps.clockAdjustments = p.clock.adjustments
             ps.ringDropped = p.stats.ringDropped + (p.ring?.droppedCount ?? 0)
-            if !p.finished, let fs = p.fileStart { ps.fileDurationMillis = Self.millis(p.writtenEnd - fs) }
+            if !p.finished, let fs = p.fileStart { ps.fileDurationMillis = Self.millis(p.writtenEnd - fs - Int64(Self.senderPreSkip)) }
             s.participants.append(ps)
         }
         if let m = mixer {

@@ -85,7 +85,7 @@ public enum OggOpusVerifier {
         func closeGap(_ r: inout OggOpusReport, at end: Int64) {
             if let s = gapStart {
                 let pre = Double(r.head?.preSkip ?? 0)
-                r.gaps.append(.init(startMillis: max(0, (Double(s) - pre) / 48), durationMillis: Double(end - s) / 48))
+                r.gaps.append(.init(startMillis: (Double(s) - pre) / 48, durationMillis: Double(end - s) / 48))
                 gapStart = nil
             }
         }
@@ -217,16 +217,21 @@ public enum OggOpusVerifier {
         }
         _ = lastPageSamples
         closeGap(&r, at: samples)
+        if lastGranule >= 0 {
+            let pre = Int64(r.head?.preSkip ?? 0)
+            r.durationMillis = Double(max(0, lastGranule - pre)) / 48
+        }
+        // Gaps in playback time: clipped to what a player plays (pre-skip and end trim).
+        r.gaps = r.gaps.compactMap { g in
+            let s = max(0, g.startMillis), e = min(r.durationMillis, g.startMillis + g.durationMillis)
+            return e > s ? OggOpusReport.Gap(startMillis: s, durationMillis: e - s) : nil
+        }
         if headerPackets < 2 { r.problem("the file ends before its Opus headers are complete") }
         if !r.hasEOS { r.problem("the last page is not marked end-of-stream (was the recording interrupted? try repair)") }
         if fed > offset && offset < bytes.count {
             let tail = bytes.count - offset
             if tail > 0 && r.hasEOS { r.problem("\(tail) bytes follow the end-of-stream page") }
             else if tail > 0 { r.problem("\(tail) bytes at the end are not a complete page") }
-        }
-        if lastGranule >= 0 {
-            let pre = Int64(r.head?.preSkip ?? 0)
-            r.durationMillis = Double(max(0, lastGranule - pre)) / 48
         }
         return r
     }

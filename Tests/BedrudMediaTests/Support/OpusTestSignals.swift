@@ -287,3 +287,22 @@ func correlation(_ a: [Float], _ b: [Float]) -> Double {
     }
     return aa > 0 && bb > 0 ? ab / (aa * bb).squareRoot() : 0
 }
+
+/// The best normalized correlation of `a` with `b` shifted by up to ±`maxLag` samples,
+/// and that lag (positive: `b` is late in `a`).
+func bestCorrelation(_ a: [Float], _ b: [Float], maxLag: Int) -> (Double, Int) {
+    var best = (-2.0, 0)
+    for lag in -maxLag...maxLag {
+        let n = min(a.count, b.count)
+        var ab = 0.0, aa = 0.0, bb = 0.0
+        for i in max(0, lag)..<min(n, n + lag) {
+            let x = Double(a[i]), y = Double(b[i - lag])
+            ab += x * y
+            aa += x * x
+            bb += y * y
+        }
+        let c = aa > 0 && bb > 0 ? ab / (aa * bb).squareRoot() : 0
+        if c > best.0 { best = (c, lag) }
+    }
+    return best
+}
