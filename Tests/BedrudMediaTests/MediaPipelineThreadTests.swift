@@ -1,0 +1,63 @@
+import BedrudProtocol
+import Foundation
+import Synchronization
+import Testing
+
+@testable import BedrudMedia
+
+@Suite struct MediaPipelineThreadTests {
+    /// Real threads, real files: two participants stream for ~2 s in real time; stop()
+    /// finishes, renames and reports every file.
+    @Test func recordsToDiskAndRenamesOnStop() async throws {
+        let dir = try temporaryDirectory()
+        let factory = DirectorySinkFactory(directory: dir)
+        var config = MediaPipelineConfig()
+        config.room = "thread test"
+        config.startHoldMillis = 200
+        let pipeline = MediaPipeline(config: config, sinks: factory, syncIntervalSeconds: 1)
+        let opus = TestEncoder.encode(TestSignal.speech(seconds: 2, seed: 60))
+        let rings = [PacketRing(capacity: 64), PacketRing(capacity: 64)]
+        pipeline.send(.addTrack(MediaTrackSpec(trackSid: "TR_a", participantIdentity: "a", participantName: "Ann Example"), rings[0]))
+        pipeline.send(.addTrack(MediaTrackSpec(trackSid: "TR_b", participantIdentity: "b", participantName: "Ann Example"), rings[1]))
+        let collector = Task {
+            var all: [MediaEvent] = []
+            for await e in pipeline.events { all.append(e) }
+            return all
+        }
+        // The "network thread": one packet per 20 ms on each ring.
+        let done = DoneFlag()
+        let producer = Thread {
+            for (i, p) in opus.enumerated() {
+                for (k, ring) in rings.enumerated() {
+                    let h = MediaPacketHeader(
+                        ssrc: UInt32(k + 1), sequenceNumber: UInt16(i), rtpTimestamp: UInt32(i * 960), arrivalNanos: MonotonicClock.nanos())
+                    p.withUnsafeBytes { _ = ring.push(h, payload: $0) }
+                }
+                usleep(20_000)
+            }
+            done.value.store(true, ordering: .releasing)
+        }
+        producer.start()
+        let deadline = MonotonicClock.nanos() + 30_000_000_000
+        while !done.value.load(ordering: .acquiring) && MonotonicClock.nanos() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
+        let finishedProducing = done.value.load(ordering: .acquiring)
+        #expect(finishedProducing)
+        await pipeline.stop()
+        let events = await collector.value
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+        #expect(files == ["Ann Example-2.opus", "Ann Example.opus", "room.opus"])
+        for f in files {
+            let r = try OggOpusVerifier.verify(path: dir + "/" + f)
+            #expect(r.isValid, "\(f): \(r.problems)")
+            #expect(r.durationMillis > 1500, "\(f): \(r.durationMillis) ms")
+        }
+        let finished = events.filter { if case .fileFinished = $0 { return true } else { return false } }
+        #expect(finished.count == 3)
+        #expect(pipeline.stats.participants.count == 2)
+        #expect(pipeline.stats.participants.allSatisfy { $0.packets > 90 })
+    }
+}
+
+final class DoneFlag: Sendable {
+    let value = Atomic<Bool>(false)
+}
