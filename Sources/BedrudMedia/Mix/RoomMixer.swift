@@ -35,7 +35,7 @@ final class RoomMixer {
     private(set) var framesEncoded = 0
     private var started = false
 
-    init?(channels: Int, bitrate: Int, complexity: Int, ringFrames: Int = 1 << 17, writer: OggStreamWriter) {
+    init?(channels: Int, bitrate: Int, complexity: Int, ringFrames: Int = 1 << 16, writer: OggStreamWriter) {
         guard let enc = OpusEncoderBox(channels: channels, bitrate: bitrate, complexity: complexity) else { return nil }
         self.channels = channels
         var r = 1 << 12

@@ -1,0 +1,265 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import BedrudProtocol
+import COpus
+
+/// What to measure. `quick` keeps the whole run well under two minutes on a loaded
+/// 2-core machine (the CI budget).
+public struct MediaBenchmarkOptions: Sendable {
+    /// Tracks for the decode path (grouped in rooms of `tracksPerRoom`).
+    public var tracks: Int
+    /// Tracks for the passthrough-only path (cheap, so more of them).
+    public var passthroughTracks: Int
+    /// Media seconds each track streams.
+    public var seconds: Double
+    public var tracksPerRoom: Int = 10
+    public var bitrate: Int = 32000
+    public var mixComplexity: Int = 5
+    /// Slots of the per-track PacketRing (its memory counts in the RSS figure).
+    public var ringSlots: Int = 64
+
+    public init(quick: Bool) {
+        tracks = quick ? 20 : 100
+        passthroughTracks = quick ? 200 : 1000
+        seconds = quick ? 30 : 120
+    }
+}
+
+/// The figures of one benchmark run, all measured in that run.
+public struct MediaBenchmarkResult: Sendable {
+    /// (a) bare `opus_decode_float` per 20 ms frame on the same packets, ns.
+    public var bareDecodeNanos: Double = 0
+    /// (b) pipeline cost per 20 ms frame per track, ns: passthrough only, and
+    /// passthrough + decode + levels/VAD + mix + encode.
+    public var passthroughNanos: Double = 0
+    public var fullNanos: Double = 0
+    /// Time inside libopus calls during the full run, per track-frame, ns.
+    public var fullLibopusNanos: Double = 0
+    /// (c) fullNanos / bareDecodeNanos.
+    public var fullOverBare: Double { bareDecodeNanos > 0 ? fullNanos / bareDecodeNanos : 0 }
+    /// Decode-path overhead beyond the libopus calls themselves.
+    public var overheadBeyondLibopus: Double { fullLibopusNanos > 0 ? (fullNanos - fullLibopusNanos) / fullLibopusNanos : 0 }
+    /// (d) real-time tracks one core sustains.
+    public var passthroughTracksPerCore: Double { passthroughNanos > 0 ? 20_000_000 / passthroughNanos : 0 }
+    public var fullTracksPerCore: Double { fullNanos > 0 ? 20_000_000 / fullNanos : 0 }
+    /// (f) resident memory added per recorded track (full mode, ring included), bytes.
+    public var rssBytesPerTrack: Double = 0
+    public var rssBytesPerPassthroughTrack: Double = 0
+    public var options: MediaBenchmarkOptions
+    public var packets = 0
+    public var outputBytes = 0
+
+    /// The report, one figure a line; the ratios on the last line.
+    public var lines: [String] {
+        func f(_ v: Double, _ digits: Int = 0) -> String {
+            let m = pow(10, Double(digits))
+            let r = (v * m).rounded() / m
+            return digits == 0 ? String(Int64(r)) : String(r)
+        }
+        return [
+            "bedrud-bot media benchmark: \(options.tracks) decoded tracks in rooms of \(options.tracksPerRoom), "
+                + "\(options.passthroughTracks) passthrough tracks, \(f(options.seconds)) s each, Opus \(options.bitrate / 1000) kbit/s 20 ms, "
+                + "mix complexity \(options.mixComplexity), single thread",
+            "(a) bare opus_decode_float per 20 ms frame: \(f(bareDecodeNanos)) ns",
+            "(b) pipeline per 20 ms frame per track: passthrough \(f(passthroughNanos)) ns; "
+                + "passthrough+decode+levels+mix+encode \(f(fullNanos)) ns (libopus calls inside: \(f(fullLibopusNanos)) ns)",
+            "(c) full pipeline / bare decode: \(f(fullOverBare, 3)); overhead beyond libopus calls: \(f(overheadBeyondLibopus * 100, 1)) %",
+            "(d) real-time tracks per core: passthrough \(f(passthroughTracksPerCore)); full \(f(fullTracksPerCore))",
+            "(f) resident memory per track: full \(f(rssBytesPerTrack / 1024, 1)) KB; passthrough \(f(rssBytesPerPassthroughTrack / 1024, 1)) KB "
+                + "(each includes a \(options.ringSlots)-slot PacketRing of 1500-byte slots)",
+            "ratios: full/bare=\(f(fullOverBare, 3)) overhead-beyond-libopus=\(f(overheadBeyondLibopus * 100, 1))% "
+                + "passthrough-tracks/core=\(f(passthroughTracksPerCore)) full-tracks/core=\(f(fullTracksPerCore)) "
+                + "rss/track=\(f(rssBytesPerTrack / 1024, 1))KB",
+        ]
+    }
+}
+
+/// The media benchmark: real Opus packets (a synthetic voiced signal encoded with libopus
+/// at 32 kbit/s, VOIP, 20 ms) streamed through ``MediaEngine`` for many tracks as fast as
+/// one thread can, in virtual time, with pages going to counting sinks. Figures (a)–(d)
+/// and (f); (e) allocations per packet comes from ``allocationProbe(mode:tracks:steps:)``
+/// run under valgrind by `bedrud-bot bench` (see docs/BENCHMARKS.md).
+public enum MediaBenchmark {
+    public enum Mode: String, Sendable { case passthrough, full }
+
+    public static func run(_ options: MediaBenchmarkOptions) -> MediaBenchmarkResult {
+        var result = MediaBenchmarkResult(options: options)
+        let packets = makePackets(seconds: 10, bitrate: options.bitrate)
+        let steps = Int(options.seconds * 50)
+
+        // (f) and (b) full first, so the RSS growth is not hidden by freed memory.
+        let rss0 = residentBytes()
+        let full = runPipeline(.full, packets: packets, tracks: options.tracks, steps: steps, options: options, timeCodec: true)
+        let rss1 = residentBytes()
+        result.rssBytesPerTrack = Double(max(0, rss1 - rss0)) / Double(options.tracks)
+        result.fullNanos = Double(full.nanos) / Double(steps * options.tracks)
+        result.fullLibopusNanos = Double(full.libopusNanos) / Double(steps * options.tracks)
+        result.outputBytes += full.bytes
+
+        let rss2 = residentBytes()
+        let pass = runPipeline(.passthrough, packets: packets, tracks: options.passthroughTracks, steps: steps, options: options, timeCodec: false)
+        let rss3 = residentBytes()
+        result.rssBytesPerPassthroughTrack = Double(max(0, rss3 - rss2)) / Double(options.passthroughTracks)
+        result.passthroughNanos = Double(pass.nanos) / Double(steps * options.passthroughTracks)
+        result.outputBytes += pass.bytes
+        result.packets = steps * (options.tracks + options.passthroughTracks)
+
+        result.bareDecodeNanos = bareDecode(packets, frames: max(5000, steps * 4))
+        return result
+    }
+
+    /// Runs `steps` 20 ms steps of `tracks` tracks after a warm-up of 300 steps, for
+    /// counting allocations from outside (valgrind): two probes that differ only in
+    /// `steps` differ only in steady-state work.
+    public static func allocationProbe(mode: Mode, tracks: Int, steps: Int) {
+        var o = MediaBenchmarkOptions(quick: true)
+        o.tracksPerRoom = max(1, tracks)
+        let packets = makePackets(seconds: 2, bitrate: o.bitrate)
+        _ = runPipeline(mode, packets: packets, tracks: tracks, steps: 300 + steps, options: o, timeCodec: false)
+    }
+
+    // MARK: -
+
+    struct Run {
+        var nanos: UInt64 = 0
+        var libopusNanos: UInt64 = 0
+        var bytes = 0
+    }
+
+    final class CountingSinks: RecordingSinkFactory {
+        var sinks: [CountingSink] = []
+        func makeSink(for output: RecordingOutput) throws -> PageSink {
+            let s = CountingSink()
+            sinks.append(s)
+            return s
+        }
+    }
+
+    static func runPipeline(
+        _ mode: Mode, packets: [[UInt8]], tracks: Int, steps: Int, options: MediaBenchmarkOptions, timeCodec: Bool
+    ) -> Run {
+        var config = MediaPipelineConfig()
+        config.room = "bench"
+        config.decode = mode == .full
+        config.mix = mode == .full
+        config.mixBitrate = options.bitrate
+        config.mixComplexity = options.mixComplexity
+        config.timeCodecCalls = timeCodec
+        let start: UInt64 = 1_000_000_000
+        let perRoom = max(1, options.tracksPerRoom)
+        let roomCount = (tracks + perRoom - 1) / perRoom
+        let sinks = CountingSinks()
+        let pages = DirectPageWriter()
+        var engines: [MediaEngine] = []
+        var rings: [[PacketRing]] = []
+        for r in 0..<roomCount {
+            let e = MediaEngine(config: config, startNanos: start, sinks: sinks, pages: pages) { _ in }
+            var rr: [PacketRing] = []
+            for t in 0..<min(perRoom, tracks - r * perRoom) {
+                let ring = PacketRing(capacity: options.ringSlots)
+                let id = "p\(r)-\(t)"
+                e.apply(.addTrack(MediaTrackSpec(trackSid: "TR_\(id)", participantIdentity: id, participantName: id), ring), now: start)
+                rr.append(ring)
+            }
+            engines.append(e)
+            rings.append(rr)
+        }
+        var run = Run()
+        var header = MediaPacketHeader(ssrc: 0, rtpTimestamp: 0, arrivalNanos: 0)
+        for step in 0..<steps {
+            let now = start + UInt64(step) * 20_000_000 + 30_000_000
+            for (r, e) in engines.enumerated() {
+                for (t, ring) in rings[r].enumerated() {
+                    let p = packets[(step + t * 37) % packets.count]
+                    header.ssrc = UInt32(t + 1)
+                    header.sequenceNumber = UInt16(truncatingIfNeeded: step)
+                    header.rtpTimestamp = UInt32(truncatingIfNeeded: step * 960)
+                    header.arrivalNanos = now
+                    p.withUnsafeBytes { _ = ring.push(header, payload: $0) }
+                }
+                let t0 = MonotonicClock.nanos()
+                e.process(now: now)
+                run.nanos &+= MonotonicClock.nanos() &- t0
+            }
+        }
+        let end = start + UInt64(steps) * 20_000_000 + 30_000_000
+        for e in engines {
+            run.libopusNanos &+= e.libopusNanos
+            e.finish(now: end)
+        }
+        run.bytes = pages.bytesWritten
+        return run
+    }
+
+    static func bareDecode(_ packets: [[UInt8]], frames: Int) -> Double {
+        var err: Int32 = 0
+        guard let dec = opus_decoder_create(48000, 1, &err) else { return 0 }
+        defer { opus_decoder_destroy(dec) }
+        let pcm = UnsafeMutablePointer<Float>.allocate(capacity: 5760)
+        defer { pcm.deallocate() }
+        var total: UInt64 = 0
+        for i in 0..<frames {
+            let p = packets[i % packets.count]
+            let t0 = MonotonicClock.nanos()
+            p.withUnsafeBufferPointer { b in _ = opus_decode_float(dec, b.baseAddress, Int32(b.count), pcm, 5760, 0) }
+            total &+= MonotonicClock.nanos() &- t0
+        }
+        return Double(total) / Double(frames)
+    }
+
+    /// A deterministic voiced signal (harmonic tone, syllable envelope, pauses) encoded
+    /// as a WebRTC sender would: libopus VOIP, 20 ms, in-band FEC on.
+    static func makePackets(seconds: Double, bitrate: Int) -> [[UInt8]] {
+        let n = Int(seconds * 48000)
+        var pcm = [Float](repeating: 0, count: n)
+        var phase: Float = 0
+        var seed: UInt64 = 12345
+        var i = 0
+        while i < n {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            let talk = Int((seed >> 33) % 800 + 400) * 48
+            let pause = Int((seed >> 13) % 400 + 200) * 48
+            for k in 0..<talk where i + k < n {
+                let env = sinf(Float.pi * Float(k) / Float(talk))
+                phase += 2 * .pi * (130 + 10 * sinf(Float(k) / 9000)) / 48000
+                var s: Float = 0
+                for h in 1...6 { s += sinf(phase * Float(h)) / Float(h) }
+                pcm[i + k] = 0.15 * env * s
+            }
+            i += talk + pause
+        }
+        var err: Int32 = 0
+        guard let enc = opus_encoder_create(48000, 1, OPUS_APPLICATION_VOIP, &err) else { return [] }
+        defer { opus_encoder_destroy(enc) }
+        _ = shim_opus_encoder_set_bitrate(enc, Int32(bitrate))
+        _ = shim_opus_encoder_set_inband_fec(enc, 1)
+        _ = shim_opus_encoder_set_packet_loss_perc(enc, 5)
+        var out = [UInt8](repeating: 0, count: 4000)
+        var packets: [[UInt8]] = []
+        pcm.withUnsafeBufferPointer { p in
+            guard let base = p.baseAddress else { return }
+            for f in 0..<(n / 960) {
+                let len = out.withUnsafeMutableBufferPointer { o -> Int32 in
+                    guard let ob = o.baseAddress else { return -1 }
+                    return opus_encode_float(enc, base + f * 960, 960, ob, 4000)
+                }
+                if len > 0 { packets.append(Array(out[0..<Int(len)])) }
+            }
+        }
+        return packets
+    }
+
+    /// Current resident set size of this process (/proc/self/statm), bytes.
+    static func residentBytes() -> Int {
+        let fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        var buf = [UInt8](repeating: 0, count: 128)
+        let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, 127) }
+        guard n > 0 else { return 0 }
+        let fields = String(decoding: buf[0..<n], as: UTF8.self).split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}
