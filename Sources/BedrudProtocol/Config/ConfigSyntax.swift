@@ -41,6 +41,7 @@ public enum ConfigSyntax {
     public struct Document: Sendable, Equatable {
         public var entries: [Entry] = []
         public var headers: [Header] = []
+        public init() {}
     }
 
     /// A syntax error at a line: `file:line: message`.
