@@ -29,6 +29,8 @@ static inline void shim_OPENSSL_free(void *p) { OPENSSL_free(p); }
 static const uint64_t shim_SSL_OP_NO_QUERY_MTU = SSL_OP_NO_QUERY_MTU;
 static const uint64_t shim_SSL_OP_NO_COMPRESSION = SSL_OP_NO_COMPRESSION;
 static const uint64_t shim_SSL_OP_NO_RENEGOTIATION = SSL_OP_NO_RENEGOTIATION;
+static const uint64_t shim_SSL_OP_IGNORE_UNEXPECTED_EOF = SSL_OP_IGNORE_UNEXPECTED_EOF;
+static inline X509_STORE *shim_SSL_CTX_get_cert_store(SSL_CTX *ctx) { return SSL_CTX_get_cert_store(ctx); }
 static const long shim_SSL_MODE_AUTO_RETRY = SSL_MODE_AUTO_RETRY;
 static const long shim_SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER = SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER;
 static const long shim_SSL_MODE_ENABLE_PARTIAL_WRITE = SSL_MODE_ENABLE_PARTIAL_WRITE;

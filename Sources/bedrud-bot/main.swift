@@ -1,1 +1,6 @@
 import BedrudBot
+import Foundation
+
+// The whole program lives in BedrudBot; this only hands over argv and the exit code.
+let code = await BedrudBotCLI.run(CommandLine.arguments, environment: ProcessInfo.processInfo.environment)
+exit(code)

@@ -1,0 +1,78 @@
+import BedrudProtocol
+import Foundation
+
+/// The program: parses argv, sets up logging, runs the command, reports errors and
+/// returns the exit code. `main.swift` only calls ``run(_:environment:)``.
+public enum BedrudBotCLI {
+    /// The command tree.
+    public static var root: CommandSpec {
+        CommandSpec(
+            "bedrud-bot", summary: "a headless meeting bot and recorder for Bedrud.",
+            discussion: """
+                Logs in to Bedrud servers like the Bedrud apps do, joins rooms by name or meeting
+                link, and (as the remaining parts land) records every participant's audio and an
+                event transcript. Configured by a plain key = value file; see docs/CONFIG.md.
+
+                Examples:
+                  bedrud-bot instance add https://meet.example.com --name work
+                  bedrud-bot login --email me@example.com
+                  bedrud-bot rooms create standup --public
+                  bedrud-bot join https://meet.example.com/m/standup --dry-run
+                """,
+            subcommands: [
+                InstanceCommands.spec, AuthCommands.login, AuthCommands.register, AuthCommands.logout, AuthCommands.whoami,
+                RoomCommands.spec, JoinCommand.spec, ConfigCommands.spec,
+                CommandSpec("version", summary: "print the version", action: { inv in
+                    inv.console.out("bedrud-bot \(BedrudBotVersion.string)")
+                    return .success
+                }),
+                CommandSpec("help", summary: "show help for a command", arguments: [ArgumentSpec("COMMAND", optional: true, variadic: true, help: "the command to explain")], action: { inv in
+                    inv.console.out(HelpFormatter.help(for: inv.positionals, root: BedrudBotCLI.root))
+                    return .success
+                }),
+            ])
+    }
+
+    public static func run(_ argv: [String], environment: [String: String]) async -> Int32 {
+        let console = Console()
+        let args = Array(argv.dropFirst())
+        let tree = root
+        if args == ["--version"] {
+            console.out("bedrud-bot \(BedrudBotVersion.string)")
+            return 0
+        }
+        let parsed: ParsedArguments
+        do {
+            parsed = try ArgumentParser.parse(args, root: tree)
+        } catch {
+            console.err("bedrud-bot: \(error.message)")
+            let p = (["bedrud-bot"] + error.path).joined(separator: " ")
+            console.err("Run '\(p) --help' for usage.")
+            return ExitCode.usage.rawValue
+        }
+        let command = ArgumentParser.command(at: parsed.path, in: tree)
+        if parsed.flag("help") || command.action == nil {
+            console.out(HelpFormatter.help(for: parsed.path, root: tree))
+            return ExitCode.success.rawValue
+        }
+        // Logging: flags first; the config file's log_level is applied by commands that load it.
+        var level = LogLevel.info
+        if let l = parsed.value("log-level") {
+            guard let ll = LogLevel(name: l) else {
+                console.err("bedrud-bot: --log-level must be one of trace, debug, info, warning, error, off (got '\(l)')")
+                return ExitCode.usage.rawValue
+            }
+            level = ll
+        }
+        if parsed.flag("verbose") { level = .debug }
+        if parsed.flag("quiet") { level = .error }
+        Logging.bootstrap(sink: StderrLogSink(console: console), level: level)
+        let invocation = Invocation(arguments: parsed, environment: environment, console: console)
+        do {
+            return try await command.action!(invocation).rawValue
+        } catch {
+            console.err("bedrud-bot: error: \(ErrorReporting.message(for: error))")
+            return ErrorReporting.exitCode(for: error).rawValue
+        }
+    }
+}

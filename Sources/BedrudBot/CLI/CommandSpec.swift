@@ -1,0 +1,100 @@
+/// One option of a command: `--name VALUE`, `--name=VALUE`, `-n VALUE`, or a flag.
+public struct OptionSpec: Sendable {
+    /// Long name without dashes, e.g. `password-file`; the key in ``ParsedArguments``.
+    public var name: String
+    public var short: Character?
+    /// Placeholder for the value (`FILE`); nil for a flag.
+    public var valueName: String?
+    public var help: String
+    public var repeatable: Bool
+
+    public init(_ name: String, short: Character? = nil, value: String? = nil, repeatable: Bool = false, help: String) {
+        self.name = name
+        self.short = short
+        self.valueName = value
+        self.help = help
+        self.repeatable = repeatable
+    }
+
+    public var isFlag: Bool { valueName == nil }
+}
+
+/// A positional argument.
+public struct ArgumentSpec: Sendable {
+    public var name: String
+    public var help: String
+    public var optional: Bool
+    public var variadic: Bool
+
+    public init(_ name: String, optional: Bool = false, variadic: Bool = false, help: String) {
+        self.name = name
+        self.help = help
+        self.optional = optional
+        self.variadic = variadic
+    }
+}
+
+/// A command or a group of subcommands. The command tree is data, so parsing is pure
+/// and help text lives next to each option.
+public struct CommandSpec: Sendable {
+    public typealias Action = @Sendable (Invocation) async throws -> ExitCode
+
+    public var name: String
+    public var summary: String
+    /// Longer help: examples, behaviour, what it prints.
+    public var discussion: String
+    public var arguments: [ArgumentSpec]
+    public var options: [OptionSpec]
+    public var subcommands: [CommandSpec]
+    public var hidden: Bool
+    public var action: Action?
+
+    public init(
+        _ name: String, summary: String, discussion: String = "", arguments: [ArgumentSpec] = [], options: [OptionSpec] = [],
+        subcommands: [CommandSpec] = [], hidden: Bool = false, action: Action? = nil
+    ) {
+        self.name = name
+        self.summary = summary
+        self.discussion = discussion
+        self.arguments = arguments
+        self.options = options
+        self.subcommands = subcommands
+        self.hidden = hidden
+        self.action = action
+    }
+
+    func subcommand(_ name: String) -> CommandSpec? { subcommands.first { $0.name == name } }
+}
+
+/// Options every command accepts, before or after the command name.
+public enum GlobalOptions {
+    public static let specs: [OptionSpec] = [
+        OptionSpec("config", short: "c", value: "FILE", help: "Read settings from FILE instead of the default locations."),
+        OptionSpec("instance", short: "i", value: "NAME", help: "Use the server configured as [instance NAME] (default: default_instance)."),
+        OptionSpec("log-level", value: "LEVEL", help: "trace, debug, info, warning, error or off (default: log_level, info)."),
+        OptionSpec("verbose", short: "v", help: "Same as --log-level debug."),
+        OptionSpec("quiet", short: "q", help: "Only print errors (same as --log-level error)."),
+        OptionSpec("help", short: "h", help: "Show help for the command."),
+    ]
+}
+
+/// The result of parsing a command line: which command, its options and arguments.
+public struct ParsedArguments: Sendable, Equatable {
+    /// Command names from the root, e.g. `["instance", "add"]`.
+    public var path: [String] = []
+    public var values: [String: [String]] = [:]
+    public var flags: Set<String> = []
+    public var positionals: [String] = []
+
+    public func value(_ name: String) -> String? { values[name]?.last }
+    public func all(_ name: String) -> [String] { values[name] ?? [] }
+    public func flag(_ name: String) -> Bool { flags.contains(name) }
+}
+
+/// A command-line mistake: one sentence, with a suggestion when there is one.
+public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    /// The command path the error belongs to, for pointing at the right help.
+    public var path: [String]
+    public var description: String { message }
+}

@@ -1,0 +1,24 @@
+import BedrudProtocol
+
+/// Everything a command's action gets: its parsed arguments, the environment and the
+/// console. Configuration is loaded on first use, so `--help` never touches files.
+public struct Invocation: Sendable {
+    public let arguments: ParsedArguments
+    public let environment: [String: String]
+    public let console: Console
+
+    public init(arguments: ParsedArguments, environment: [String: String], console: Console) {
+        self.arguments = arguments
+        self.environment = environment
+        self.console = console
+    }
+
+    public func value(_ name: String) -> String? { arguments.value(name) }
+    public func flag(_ name: String) -> Bool { arguments.flag(name) }
+    public var positionals: [String] { arguments.positionals }
+
+    /// Loads the configuration (file, environment, global flags).
+    public func configuration() throws -> Configuration {
+        try Configuration.load(flags: arguments, environment: environment)
+    }
+}

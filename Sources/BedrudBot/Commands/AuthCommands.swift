@@ -1,0 +1,141 @@
+import BedrudCore
+import BedrudNet
+import BedrudProtocol
+import Foundation
+
+/// `login`, `register`, `logout`, `whoami`.
+enum AuthCommands {
+    static let login = CommandSpec(
+        "login", summary: "log in to the selected instance and keep the session",
+        discussion: """
+            The session (tokens, never the password) is kept in a 0600 file under state_dir and
+            refreshed automatically. The password comes from --password-file, BEDRUD_BOT_PASSWORD,
+            the instance's password_file, or a prompt when run in a terminal.
+
+            Examples:
+              bedrud-bot login --email me@example.com
+              bedrud-bot -i work login --password-file /run/secrets/bedrud
+              bedrud-bot login --guest "Meeting recorder"
+            """,
+        options: [
+            OptionSpec("email", short: "e", value: "EMAIL", help: "Account email (default: the instance's email)."),
+            OptionSpec("password-file", value: "FILE", help: "Read the password from FILE (mode 0600)."),
+            OptionSpec("guest", value: "NAME", help: "Log in as a Bedrud guest with this display name instead."),
+        ],
+        action: runLogin)
+
+    static let register = CommandSpec(
+        "register", summary: "create an account on the selected instance and log in",
+        discussion: "Bedrud requires passwords of 12 to 128 characters.",
+        options: [
+            OptionSpec("email", short: "e", value: "EMAIL", help: "Email of the new account (required)."),
+            OptionSpec("name", short: "n", value: "NAME", help: "Display name (required, at least 2 characters)."),
+            OptionSpec("password-file", value: "FILE", help: "Read the password from FILE (mode 0600)."),
+            OptionSpec("invite", value: "TOKEN", help: "Invite token, if the server requires one."),
+        ],
+        action: runRegister)
+
+    static let logout = CommandSpec(
+        "logout", summary: "revoke the session on the server and forget it",
+        action: runLogout)
+
+    static let whoami = CommandSpec(
+        "whoami", summary: "show the account of the selected instance's session",
+        options: [OptionSpec("json", help: "Print the user as JSON.")],
+        action: runWhoami)
+
+    /// Reads a password: configured source, else a prompt on a terminal.
+    static func password(_ ctx: BotContext, _ inst: ResolvedInstance, confirm: Bool = false) throws -> String {
+        if let source = ctx.passwordSource(for: inst) { return try source() }
+        guard ctx.console.isInteractive else {
+            throw CommandFailure(.auth, "no password available: use --password-file FILE, set password_file for the instance, or BEDRUD_BOT_PASSWORD (or run in a terminal to be asked).")
+        }
+        guard let pw = ctx.console.readSecret(prompt: "Password for \(inst.server): "), !pw.isEmpty else {
+            throw CommandFailure(.auth, "no password entered")
+        }
+        if confirm {
+            guard ctx.console.readSecret(prompt: "Repeat the password: ") == pw else {
+                throw CommandFailure(.usage, "the passwords do not match")
+            }
+        }
+        return pw
+    }
+
+    static func runLogin(_ inv: Invocation) async throws -> ExitCode {
+        let ctx = try BotContext(inv)
+        let inst = try ctx.instance()
+        let auth = try ctx.authManager(for: inst)
+        let user: User
+        if let guest = inv.value("guest") {
+            user = try await auth.guestLogin(name: guest)
+        } else {
+            var email = inv.value("email") ?? inst.email
+            if email == nil, ctx.console.isInteractive { email = ctx.console.readLine(prompt: "Email for \(inst.server): ") }
+            guard let email, !email.isEmpty else {
+                throw CommandFailure(.usage, "no email: use --email EMAIL or set email for the instance (or --guest NAME for a guest login)")
+            }
+            user = try await auth.login(email: email, password: try password(ctx, inst))
+        }
+        inv.console.out("Logged in to \(inst.name) (\(inst.server)) as \(describe(user)).")
+        return .success
+    }
+
+    static func runRegister(_ inv: Invocation) async throws -> ExitCode {
+        let ctx = try BotContext(inv)
+        let inst = try ctx.instance()
+        guard let email = inv.value("email") else { throw CommandFailure(.usage, "register needs --email EMAIL") }
+        guard let name = inv.value("name") else { throw CommandFailure(.usage, "register needs --name NAME") }
+        let pw = try password(ctx, inst, confirm: true)
+        guard (12...128).contains(pw.count) else {
+            throw CommandFailure(.usage, "Bedrud requires a password of 12 to 128 characters")
+        }
+        let auth = try ctx.authManager(for: inst)
+        let user = try await auth.register(email: email, password: pw, name: name, inviteToken: inv.value("invite"))
+        inv.console.out("Registered and logged in to \(inst.name) (\(inst.server)) as \(describe(user)).")
+        return .success
+    }
+
+    static func runLogout(_ inv: Invocation) async throws -> ExitCode {
+        let ctx = try BotContext(inv)
+        let inst = try ctx.instance()
+        let auth = try ctx.authManager(for: inst)
+        guard try await auth.restore() != nil else {
+            inv.console.out("Not logged in to \(inst.name) (\(inst.server)).")
+            return .success
+        }
+        do {
+            try await auth.logout()
+            inv.console.out("Logged out of \(inst.name) (\(inst.server)); the session was revoked on the server.")
+        } catch {
+            inv.console.out("Forgot the session for \(inst.name) locally.")
+            throw CommandFailure(ErrorReporting.exitCode(for: error), "could not revoke the session on the server: \(ErrorReporting.message(for: error))")
+        }
+        return .success
+    }
+
+    static func runWhoami(_ inv: Invocation) async throws -> ExitCode {
+        let ctx = try BotContext(inv)
+        let inst = try ctx.instance()
+        let auth = try ctx.authManager(for: inst)
+        let user = try await auth.me()
+        if inv.flag("json") {
+            let enc = JSONEncoder()
+            enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            inv.console.out(String(decoding: try enc.encode(user), as: UTF8.self))
+            return .success
+        }
+        var line = "\(describe(user)) on \(inst.name) (\(inst.server))"
+        if !user.accesses.isEmpty { line += ", access: \(user.accesses.joined(separator: ", "))" }
+        if let exp = await auth.accessTokenExpiry {
+            let left = exp - Date().timeIntervalSince1970
+            line += left > 0 ? "; token valid for \(ConfigValues.formatDuration(left.rounded()))" : "; token expired"
+        }
+        inv.console.out(line)
+        return .success
+    }
+
+    static func describe(_ user: User) -> String {
+        if user.isGuest { return "\(user.name) (guest)" }
+        return user.name.isEmpty ? user.email : "\(user.name) <\(user.email)>"
+    }
+}

@@ -1,0 +1,72 @@
+import BedrudCore
+import BedrudNet
+import BedrudProtocol
+import Foundation
+
+/// What most commands need: the loaded configuration, the chosen instance and clients
+/// for it. Created per command run.
+public struct BotContext: Sendable {
+    public let invocation: Invocation
+    public let config: Configuration
+    public var console: Console { invocation.console }
+
+    /// Loads the configuration, prints its warnings, applies its log level.
+    public init(_ invocation: Invocation) throws {
+        self.invocation = invocation
+        config = try invocation.configuration()
+        for w in config.warnings { invocation.console.warning(w.description) }
+        Logging.setLevel(config.logLevel)
+    }
+
+    public var credentialStore: FileCredentialStore { FileCredentialStore(stateDirectory: config.stateDirectory) }
+
+    /// The instance to use (`--instance`, environment, default).
+    public func instance(named name: String? = nil) throws -> ResolvedInstance {
+        let inst = try config.instance(named: name)
+        warnIfInsecure(inst)
+        return inst
+    }
+
+    func warnIfInsecure(_ inst: ResolvedInstance) {
+        if inst.tls.insecure && inst.url.isSecure {
+            console.warning("TLS certificate verification is OFF for \(inst.server) (tls_insecure, \(inst.origins["tls_insecure"]?.description ?? "set")). Anyone on the network path could read your password and tokens. Prefer ca_file or pin_sha256.")
+        }
+    }
+
+    public func httpClient(for inst: ResolvedInstance) throws -> HTTPClient {
+        HTTPClient(options: try config.httpOptions(tls: inst.tls))
+    }
+
+    public func apiClient(for inst: ResolvedInstance) throws -> APIClient {
+        APIClient(server: inst.url, http: try httpClient(for: inst))
+    }
+
+    /// The password for unattended login, in precedence order: `--password-file` /
+    /// `BEDRUD_BOT_PASSWORD_FILE` / `password_file` (whichever the instance resolved to;
+    /// flag over environment over file), else `BEDRUD_BOT_PASSWORD`. Nil if none is configured.
+    public func passwordSource(for inst: ResolvedInstance) -> (@Sendable () throws -> String)? {
+        let fileOrigin = inst.origins["password_file"]
+        let envPassword = invocation.environment["BEDRUD_BOT_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+        if let file = inst.passwordFile {
+            // A password given directly in the environment beats one from the config file,
+            // but not one from a flag or an explicit BEDRUD_BOT_PASSWORD_FILE.
+            if let pw = envPassword, case .file? = fileOrigin { return { pw } }
+            return { try SecureFiles.readPassword(file) }
+        }
+        if let pw = envPassword { return { pw } }
+        return nil
+    }
+
+    /// An auth manager for the instance, with unattended login when credentials are configured.
+    public func authManager(for inst: ResolvedInstance, api: APIClient? = nil, store: (any CredentialStore)? = nil) throws -> AuthManager {
+        let client = try api ?? apiClient(for: inst)
+        var fallback: LoginMethod?
+        if let email = inst.email, let pw = passwordSource(for: inst) {
+            fallback = .password(email: email, password: pw)
+        } else if inst.email == nil, let guest = inst.guestName {
+            fallback = .guest(name: guest)
+        }
+        return AuthManager(instanceKey: inst.name, api: client, store: store ?? credentialStore, fallbackLogin: fallback,
+                           now: { Date().timeIntervalSince1970 })
+    }
+}

@@ -1,0 +1,101 @@
+import BedrudNet
+import BedrudProtocol
+import Foundation
+
+/// `bedrud-bot config show|check`.
+enum ConfigCommands {
+    static let spec = CommandSpec(
+        "config", summary: "show the effective settings or check a config file",
+        subcommands: [show, check])
+
+    static let show = CommandSpec(
+        "show", summary: "print every effective setting and where it comes from",
+        discussion: "Precedence: command-line flag > environment (BEDRUD_BOT_*) > config file > default. Secrets are masked.",
+        action: runShow)
+
+    static let check = CommandSpec(
+        "check", summary: "validate a config file (default: the one in use)",
+        discussion: "Exits 0 when the file is valid (warnings, such as unknown keys, are printed), 3 when it is not.",
+        arguments: [ArgumentSpec("FILE", optional: true, help: "the file to check")],
+        action: runCheck)
+
+    static func runShow(_ inv: Invocation) async throws -> ExitCode {
+        let ctx = try BotContext(inv)
+        let c = ctx.config
+        let out = inv.console
+        if let p = c.path {
+            out.out("# config file: \(p)\(c.fileText == nil ? " (does not exist yet)" : "")")
+        } else {
+            out.out("# config file: none found (looked at \(Configuration.userConfigPath(c.environment)) and /etc/bedrud-bot/config)")
+        }
+        func line(_ key: String, _ value: String?, _ origin: SettingOrigin?) -> String {
+            let v = value.map { ConfigEditor.quoteIfNeeded($0) } ?? "(unset)"
+            return "\(key) = \(v)".padded(to: 46) + "# " + (origin?.description ?? "no default")
+        }
+        for spec in SettingSpec.all where spec.section.isEmpty {
+            let r = c.resolve("", spec.key, flag: spec.key == "log_level" ? "log-level" : nil)
+            out.out(line(spec.key, r?.value, r?.origin))
+        }
+        for section in SettingSpec.sections where !section.isEmpty && section != "instance" {
+            out.out("\n[\(section)]")
+            for spec in SettingSpec.all where spec.section == section {
+                let r = c.resolve(section, spec.key)
+                out.out(line(spec.key, r?.value, r?.origin))
+            }
+        }
+        let selected = c.selectedInstanceName
+        var names = c.instances.map(\.name)
+        if c.environment["BEDRUD_BOT_URL"] != nil, !names.contains(selected ?? "env") { names.append(selected ?? "env") }
+        for name in names {
+            guard let inst = try? c.instance(named: name) else { continue }
+            out.out("\n[instance \(name)]" + (name == selected ? "   # selected" : ""))
+            let values: [(String, String?)] = [
+                ("url", inst.server), ("display_name", inst.displayName), ("email", inst.email),
+                ("password_file", inst.passwordFile), ("guest_name", inst.guestName), ("ca_file", inst.tls.caFile),
+                ("pin_sha256", inst.tls.pinnedSHA256.isEmpty ? nil : inst.tls.pinnedSHA256.map(CertificateFingerprint.format).joined(separator: ", ")),
+                ("tls_insecure", inst.tls.insecure ? "yes" : "no"),
+            ]
+            for (k, v) in values where v != nil || k == "tls_insecure" {
+                out.out(line(k, v, inst.origins[k] ?? .builtIn))
+            }
+            if name == selected, let pw = c.environment["BEDRUD_BOT_PASSWORD"], !pw.isEmpty {
+                out.out(line("password", Redact.mask, .environment("BEDRUD_BOT_PASSWORD")))
+            }
+        }
+        return .success
+    }
+
+    static func runCheck(_ inv: Invocation) async throws -> ExitCode {
+        let path: String
+        if let p = inv.positionals.first {
+            path = p
+        } else if let located = Configuration.locate(flags: inv.arguments, environment: inv.environment) {
+            path = located.path
+        } else {
+            throw CommandFailure(.config, "no config file found (looked at \(Configuration.userConfigPath(inv.environment)) and /etc/bedrud-bot/config)")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigError(file: path, FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file")
+        }
+        guard let text = String(data: data, encoding: .utf8) else { throw ConfigError(file: path, "the file is not UTF-8 text") }
+        var c = Configuration(environment: inv.environment, flags: ParsedArguments())
+        c.path = path
+        try c.parse(text, path: path)
+        for w in c.warnings { inv.console.warning(w.description) }
+        for i in c.instances {
+            if let f = i.value("password_file") {
+                do { try SecureFiles.checkPrivate(f) } catch { inv.console.warning("[instance \(i.name)] \(error)") }
+                if !FileManager.default.fileExists(atPath: f) { inv.console.warning("[instance \(i.name)] password_file \(f) does not exist") }
+            }
+            if let f = i.value("ca_file"), !FileManager.default.fileExists(atPath: f) {
+                inv.console.warning("[instance \(i.name)] ca_file \(f) does not exist")
+            }
+        }
+        if let d = c.document.entries.last(where: { $0.section.isEmpty && $0.key == "default_instance" }), !c.instances.contains(where: { $0.name == d.value }) {
+            throw ConfigError(file: path, line: d.line, "default_instance names '\(d.value)', but there is no [instance \(d.value)]")
+        }
+        let defaultName = c.selectedInstanceName.map { ", default '\($0)'" } ?? ""
+        inv.console.out("\(path): OK (\(c.instances.count) instance\(c.instances.count == 1 ? "" : "s")\(defaultName)\(c.warnings.isEmpty ? "" : ", \(c.warnings.count) warning\(c.warnings.count == 1 ? "" : "s")")).")
+        return .success
+    }
+}

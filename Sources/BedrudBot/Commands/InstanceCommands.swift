@@ -1,0 +1,215 @@
+import BedrudCore
+import BedrudNet
+import BedrudProtocol
+import Foundation
+
+/// `bedrud-bot instance add|list|use|remove`: the servers bedrud-bot knows, kept as
+/// `[instance NAME]` sections of the config file.
+enum InstanceCommands {
+    static let spec = CommandSpec(
+        "instance", summary: "add, list, use or remove Bedrud servers",
+        discussion: """
+            Instances are [instance NAME] sections of the config file. The CLI edits that file
+            the way 'git config' does: your comments and other lines stay as they are.
+            """,
+        subcommands: [add, list, use, remove])
+
+    static let add = CommandSpec(
+        "add", summary: "check a Bedrud server and add it as an instance",
+        discussion: """
+            Checks that URL answers like a Bedrud server (GET /api/auth/settings), then appends an
+            [instance NAME] section. The first instance added becomes the default.
+
+            Examples:
+              bedrud-bot instance add https://meet.example.com --name work --email rec@example.com
+              bedrud-bot instance add https://10.0.0.5 --name lab --ca-file /etc/bedrud/ca.pem
+            """,
+        arguments: [ArgumentSpec("URL", help: "the server's address; https:// is assumed when no scheme is given")],
+        options: [
+            OptionSpec("name", short: "n", value: "NAME", help: "Instance name (default: the host name)."),
+            OptionSpec("display-name", value: "TEXT", help: "A friendlier name to show in 'instance list'."),
+            OptionSpec("email", value: "EMAIL", help: "Account to log in with."),
+            OptionSpec("password-file", value: "FILE", help: "File with the password (mode 0600), for unattended runs."),
+            OptionSpec("guest-name", value: "NAME", help: "Log in as a guest with this name when no email is set."),
+            OptionSpec("ca-file", value: "FILE", help: "Trust this PEM CA or certificate for this server."),
+            OptionSpec("pin-sha256", value: "FINGERPRINT", help: "Trust exactly the certificate with this SHA-256 fingerprint."),
+            OptionSpec("tls-insecure", help: "Do not verify the server's certificate (not recommended)."),
+            OptionSpec("default", help: "Make it the default instance even if there is one already."),
+            OptionSpec("no-check", help: "Add it without contacting the server."),
+        ],
+        action: runAdd)
+
+    static let list = CommandSpec(
+        "list", summary: "list instances; * marks the default",
+        options: [OptionSpec("json", help: "Print JSON instead of a table.")],
+        action: runList)
+
+    static let use = CommandSpec(
+        "use", summary: "make an instance the default",
+        arguments: [ArgumentSpec("NAME", help: "an instance name from 'instance list'")],
+        action: runUse)
+
+    static let remove = CommandSpec(
+        "remove", summary: "remove an instance and its stored session",
+        arguments: [ArgumentSpec("NAME", help: "an instance name from 'instance list'")],
+        action: runRemove)
+
+    /// `meet.example.com` → `https://meet.example.com`; a pasted meeting link → its server.
+    static func normalizeServerURL(_ text: String) throws -> WebURL {
+        let t = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let withScheme = t.contains("://") ? t : "https://" + t
+        guard var url = WebURL(withScheme), url.scheme == "http" || url.scheme == "https" else {
+            throw CommandFailure(.usage, "'\(text)' is not a server address; expected something like https://meet.example.com")
+        }
+        url.query = nil
+        let parts = url.path.split(separator: "/")
+        if url.path == "/" || (parts.count >= 2 && (parts[0] == "m" || parts[0] == "c")) {
+            url.path = "/"
+        } else if url.path.hasSuffix("/") {
+            url.path.removeLast()
+        }
+        return url
+    }
+
+    static func defaultName(for url: WebURL) -> String {
+        var n = url.host.replacingOccurrences(of: ":", with: "-")
+        if let p = url.explicitPort { n += "-\(p)" }
+        return n
+    }
+
+    static func runAdd(_ inv: Invocation) async throws -> ExitCode {
+        let ctx = try BotContext(inv)
+        let url = try normalizeServerURL(inv.positionals[0])
+        let name = inv.value("name") ?? defaultName(for: url)
+        guard InstanceName.isValid(name) else {
+            throw CommandFailure(.usage, "invalid instance name '\(name)': use letters, digits, '-', '_' and '.'")
+        }
+        if let existing = ctx.config.instances.first(where: { $0.name == name }) {
+            throw CommandFailure(.config, "an instance named '\(name)' exists already (\(existing.value("url") ?? "")). Remove it first or choose another --name.")
+        }
+        if let same = ctx.config.instance(matching: url) {
+            throw CommandFailure(.config, "\(url.origin) is already configured as instance '\(same.name)'.")
+        }
+        var tls = TLSConfiguration()
+        tls.caFile = inv.value("ca-file")
+        if let pin = inv.value("pin-sha256") {
+            guard let fp = CertificateFingerprint.parse(pin) else {
+                throw CommandFailure(.usage, "--pin-sha256 expects a SHA-256 fingerprint (64 hex digits, colons optional), got '\(pin)'")
+            }
+            tls.pinnedSHA256 = [fp]
+        }
+        tls.insecure = inv.flag("tls-insecure")
+        if let f = inv.value("password-file") { try SecureFiles.checkPrivate(f) }
+        var note = ""
+        if !inv.flag("no-check") {
+            let api = APIClient(server: url, http: HTTPClient(options: try ctx.config.httpOptions(tls: tls)))
+            let settings = try await ServerProbe.check(api)
+            note = " The server answers like Bedrud (registration \(settings.registrationEnabled ? "open" : "closed"))."
+        }
+        var settings: [(String, String)] = [("url", url.path == "/" ? url.origin : url.description)]
+        if let v = inv.value("display-name") { settings.append(("display_name", v)) }
+        if let v = inv.value("email") { settings.append(("email", v)) }
+        if let v = inv.value("password-file") { settings.append(("password_file", v)) }
+        if let v = inv.value("guest-name") { settings.append(("guest_name", v)) }
+        if let v = inv.value("ca-file") { settings.append(("ca_file", v)) }
+        if let v = inv.value("pin-sha256") { settings.append(("pin_sha256", v)) }
+        if tls.insecure { settings.append(("tls_insecure", "yes")) }
+        let makeDefault = inv.flag("default") || ctx.config.string("", "default_instance") == nil && ctx.config.instances.isEmpty
+        let path = ConfigFileWriter.targetPath(ctx.config)
+        try ConfigFileWriter.edit(path) { ed in
+            ed.appendSection("instance", name: name, settings: settings)
+            if makeDefault { ed.set("default_instance", name) }
+        }
+        inv.console.out("Added instance '\(name)' (\(url.origin)) to \(path).\(note)\(makeDefault ? " It is the default instance." : "")")
+        if tls.insecure { inv.console.warning("TLS verification is off for '\(name)'. Prefer --ca-file or --pin-sha256.") }
+        return .success
+    }
+
+    struct ListedInstance: Encodable {
+        let name: String
+        let url: String
+        let displayName: String?
+        let isDefault: Bool
+        let loggedInAs: String?
+        let session: String
+    }
+
+    static func runList(_ inv: Invocation) async throws -> ExitCode {
+        let ctx = try BotContext(inv)
+        let def = ctx.config.selectedInstanceName
+        let store = ctx.credentialStore
+        var rows: [ListedInstance] = []
+        for i in ctx.config.instances {
+            var session = "not logged in"
+            var who: String?
+            do {
+                if let s = try store.load(i.name) {
+                    who = s.user?.email
+                    if let exp = JWTClaims(token: s.tokens.accessToken)?.expiresAt {
+                        let left = exp - Date().timeIntervalSince1970
+                        session = left > 0 ? "logged in (token valid \(ConfigValues.formatDuration(left.rounded())))" : "logged in (token expired; refreshes on use)"
+                    } else {
+                        session = "logged in"
+                    }
+                }
+            } catch {
+                session = "session unreadable: \(error)"
+            }
+            rows.append(ListedInstance(name: i.name, url: i.value("url") ?? "", displayName: i.value("display_name"), isDefault: i.name == def, loggedInAs: who, session: session))
+        }
+        if inv.flag("json") {
+            let enc = JSONEncoder()
+            enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            inv.console.out(String(decoding: try enc.encode(rows), as: UTF8.self))
+            return .success
+        }
+        if rows.isEmpty {
+            inv.console.out("No instances configured. Add one with: bedrud-bot instance add https://meet.example.com")
+            return .success
+        }
+        let w1 = max(4, rows.map(\.name.count).max() ?? 0) + 2
+        let w2 = max(3, rows.map(\.url.count).max() ?? 0) + 2
+        inv.console.out("  " + "NAME".padded(to: w1) + "URL".padded(to: w2) + "SESSION")
+        for r in rows {
+            let who = r.loggedInAs.map { " as \($0)" } ?? ""
+            inv.console.out((r.isDefault ? "* " : "  ") + r.name.padded(to: w1) + r.url.padded(to: w2) + r.session + who)
+        }
+        return .success
+    }
+
+    static func runUse(_ inv: Invocation) async throws -> ExitCode {
+        let ctx = try BotContext(inv)
+        let name = inv.positionals[0]
+        guard ctx.config.instances.contains(where: { $0.name == name }) else {
+            _ = try ctx.config.instance(named: name)  // throws the helpful "no instance named" error
+            return .notFound
+        }
+        let path = ConfigFileWriter.targetPath(ctx.config)
+        try ConfigFileWriter.edit(path) { $0.set("default_instance", name) }
+        inv.console.out("Default instance is now '\(name)'.")
+        return .success
+    }
+
+    static func runRemove(_ inv: Invocation) async throws -> ExitCode {
+        let ctx = try BotContext(inv)
+        let name = inv.positionals[0]
+        guard ctx.config.instances.contains(where: { $0.name == name }) else {
+            _ = try ctx.config.instance(named: name)
+            return .notFound
+        }
+        let path = ConfigFileWriter.targetPath(ctx.config)
+        let wasDefault = ctx.config.string("", "default_instance") == name
+        let remaining = ctx.config.instances.filter { $0.name != name }
+        try ConfigFileWriter.edit(path) { ed in
+            ed.removeSection("instance", name: name)
+            if wasDefault {
+                if remaining.count == 1 { ed.set("default_instance", remaining[0].name) } else { ed.remove("default_instance") }
+            }
+        }
+        try? ctx.credentialStore.delete(name)
+        var msg = "Removed instance '\(name)' and its stored session."
+        if wasDefault { msg += remaining.count == 1 ? " The default is now '\(remaining[0].name)'." : " There is no default instance now." }
+        inv.console.out(msg)
+        return .success
+    }
+}

@@ -1,0 +1,178 @@
+import BedrudCore
+import BedrudProtocol
+import Foundation
+
+/// `bedrud-bot rooms list|create|delete|settings`.
+enum RoomCommands {
+    static let spec = CommandSpec(
+        "rooms", summary: "list, create, delete and configure your rooms",
+        subcommands: [list, create, delete, settings])
+
+    static let list = CommandSpec(
+        "list", summary: "list the rooms you created",
+        options: [OptionSpec("json", help: "Print JSON instead of a table.")],
+        action: runList)
+
+    static let create = CommandSpec(
+        "create", summary: "create a room (a name is generated when none is given)",
+        discussion: """
+            Room names are 3-63 lowercase letters, digits and single hyphens.
+
+            Examples:
+              bedrud-bot rooms create standup --public
+              bedrud-bot rooms create --max 0        # generated name, no participant limit
+            """,
+        arguments: [ArgumentSpec("NAME", optional: true, help: "the room name")],
+        options: [
+            OptionSpec("public", help: "Let people without an account join as guests."),
+            OptionSpec("max", value: "N", help: "Participant limit; 0 means none. (Bedrud's default is 20 and counts everyone who ever joined.)"),
+            OptionSpec("mode", value: "MODE", help: "Room mode (default: standard)."),
+            OptionSpec("json", help: "Print the room as JSON."),
+        ],
+        action: runCreate)
+
+    static let delete = CommandSpec(
+        "delete", summary: "delete a room you created (everyone in it is disconnected)",
+        arguments: [ArgumentSpec("ROOM", help: "room name or id")],
+        action: runDelete)
+
+    static let settings = CommandSpec(
+        "settings", summary: "show or change a room's settings",
+        discussion: """
+            With no options, prints the current settings. Only the room's creator (or a superadmin)
+            may change them. Note that Bedrud stores these flags but does not enforce them.
+
+            Example:
+              bedrud-bot rooms settings standup --max 0 --public yes
+            """,
+        arguments: [ArgumentSpec("ROOM", help: "room name or id")],
+        options: [
+            OptionSpec("public", value: "yes|no", help: "Allow guest joins."),
+            OptionSpec("max", value: "N", help: "Participant limit; 0 means none."),
+            OptionSpec("chat", value: "yes|no", help: "allowChat"),
+            OptionSpec("video", value: "yes|no", help: "allowVideo"),
+            OptionSpec("audio", value: "yes|no", help: "allowAudio"),
+            OptionSpec("require-approval", value: "yes|no", help: "requireApproval"),
+            OptionSpec("e2ee", value: "yes|no", help: "e2ee"),
+            OptionSpec("json", help: "Print the room as JSON."),
+        ],
+        action: runSettings)
+
+    static func roomAPI(_ ctx: BotContext) throws -> (RoomAPI, ResolvedInstance) {
+        let inst = try ctx.instance()
+        return (RoomAPI(auth: try ctx.authManager(for: inst)), inst)
+    }
+
+    static func printJSON<T: Encodable>(_ v: T, _ console: Console) throws {
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        console.out(String(decoding: try enc.encode(v), as: UTF8.self))
+    }
+
+    static func runList(_ inv: Invocation) async throws -> ExitCode {
+        let ctx = try BotContext(inv)
+        let (api, inst) = try roomAPI(ctx)
+        let rooms = try await api.list()
+        if inv.flag("json") {
+            try printJSON(rooms, inv.console)
+            return .success
+        }
+        if rooms.isEmpty {
+            inv.console.out("You have no rooms on \(inst.name). Create one with: bedrud-bot rooms create NAME")
+            return .success
+        }
+        let w = max(4, rooms.map(\.name.count).max() ?? 0) + 2
+        inv.console.out("NAME".padded(to: w) + "ID".padded(to: 38) + "PUBLIC  ACTIVE  MAX")
+        for r in rooms {
+            inv.console.out(r.name.padded(to: w) + r.id.padded(to: 38) + yesNo(r.isPublic).padded(to: 8) + yesNo(r.isActive).padded(to: 8) + (r.maxParticipants.map(String.init) ?? "-"))
+        }
+        return .success
+    }
+
+    static func yesNo(_ b: Bool?) -> String { b.map { $0 ? "yes" : "no" } ?? "-" }
+
+    static func runCreate(_ inv: Invocation) async throws -> ExitCode {
+        let ctx = try BotContext(inv)
+        let name = inv.positionals.first
+        if let name, let problem = RoomName.problem(with: name) {
+            throw CommandFailure(.usage, "invalid room name '\(name)': \(problem)")
+        }
+        var max: Int?
+        if let m = inv.value("max") {
+            guard let v = Int(m), v >= 0 else { throw CommandFailure(.usage, "--max expects a number of participants (0 for no limit), got '\(m)'") }
+            max = v
+        }
+        let (api, inst) = try roomAPI(ctx)
+        let room = try await api.create(name: name, isPublic: inv.flag("public") ? true : nil, maxParticipants: max, mode: inv.value("mode"))
+        if inv.flag("json") {
+            try printJSON(room, inv.console)
+        } else {
+            inv.console.out("Created room '\(room.name)' (id \(room.id)). Meeting link: \(inst.url.origin)/m/\(room.name)")
+        }
+        return .success
+    }
+
+    /// Finds one of the caller's rooms by name or id.
+    static func findRoom(_ api: RoomAPI, _ key: String) async throws -> Room {
+        let rooms = try await api.list()
+        let k = RoomName.normalize(key)
+        if let r = rooms.first(where: { $0.id == key || $0.name == k }) { return r }
+        throw CommandFailure(.notFound, "you have no room named '\(key)' (rooms can only be changed by whoever created them; see 'bedrud-bot rooms list')")
+    }
+
+    static func runDelete(_ inv: Invocation) async throws -> ExitCode {
+        let ctx = try BotContext(inv)
+        let (api, _) = try roomAPI(ctx)
+        let room = try await findRoom(api, inv.positionals[0])
+        try await api.delete(roomID: room.id)
+        inv.console.out("Deleted room '\(room.name)'.")
+        return .success
+    }
+
+    static func runSettings(_ inv: Invocation) async throws -> ExitCode {
+        let ctx = try BotContext(inv)
+        let (api, _) = try roomAPI(ctx)
+        var room = try await findRoom(api, inv.positionals[0])
+        func bool(_ name: String) throws -> Bool? {
+            guard let v = inv.value(name) else { return nil }
+            guard let b = ConfigValues.bool(v) else { throw CommandFailure(.usage, "--\(name) expects yes or no, got '\(v)'") }
+            return b
+        }
+        let isPublic = try bool("public")
+        var max: Int?
+        if let m = inv.value("max") {
+            guard let v = Int(m), v >= 0 else { throw CommandFailure(.usage, "--max expects a number (0 for no limit), got '\(m)'") }
+            max = v
+        }
+        var s = room.settings ?? .default
+        let flags: [(String, WritableKeyPath<RoomSettings, Bool>)] = [
+            ("chat", \.allowChat), ("video", \.allowVideo), ("audio", \.allowAudio), ("require-approval", \.requireApproval), ("e2ee", \.e2ee),
+        ]
+        var settingsChanged = false
+        for (name, path) in flags {
+            if let b = try bool(name) {
+                s[keyPath: path] = b
+                settingsChanged = true
+            }
+        }
+        if isPublic != nil || max != nil || settingsChanged {
+            room = try await api.updateSettings(roomID: room.id, isPublic: isPublic, maxParticipants: max, settings: settingsChanged ? s : nil)
+        }
+        if inv.flag("json") {
+            try printJSON(room, inv.console)
+            return .success
+        }
+        let st = room.settings ?? .default
+        inv.console.out("""
+            room:             \(room.name) (id \(room.id))
+            public:           \(yesNo(room.isPublic))
+            max participants: \(room.maxParticipants.map { $0 == 0 ? "no limit" : String($0) } ?? "-")
+            chat:             \(yesNo(st.allowChat))
+            video:            \(yesNo(st.allowVideo))
+            audio:            \(yesNo(st.allowAudio))
+            require approval: \(yesNo(st.requireApproval))
+            e2ee:             \(yesNo(st.e2ee))
+            """)
+        return .success
+    }
+}

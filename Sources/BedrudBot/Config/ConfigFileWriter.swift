@@ -1,0 +1,41 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import BedrudProtocol
+import Foundation
+
+/// Applies ``ConfigEditor`` changes to the config file on disk, atomically, keeping the
+/// file's permissions (new files are created 0600: they may name accounts and paths).
+public enum ConfigFileWriter {
+    /// The file `instance add/use/remove` edits: the one in use, or the user's default location.
+    public static func targetPath(_ config: Configuration) -> String {
+        config.path ?? Configuration.userConfigPath(config.environment)
+    }
+
+    public static func edit(_ path: String, _ change: (inout ConfigEditor) throws -> Void) throws {
+        let existing = FileManager.default.contents(atPath: path).flatMap { String(data: $0, encoding: .utf8) }
+        var editor = ConfigEditor(text: existing ?? "# bedrud-bot configuration (see docs/CONFIG.md)\n")
+        try change(&editor)
+        // The result must still parse: never write a file bedrud-bot cannot read back.
+        do {
+            _ = try ConfigSyntax.parse(editor.text, file: path, environment: ProcessInfo.processInfo.environment)
+        } catch let e {
+            throw ConfigError(file: path, line: e.line, "refusing to write a config file that would not parse: \(e.message)")
+        }
+        let dir = (path as NSString).deletingLastPathComponent
+        if !FileManager.default.fileExists(atPath: dir) {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        var st = stat()
+        let mode: mode_t = stat(path, &st) == 0 ? st.st_mode & 0o777 : 0o600
+        let tmp = dir + "/.\((path as NSString).lastPathComponent).\(getpid()).tmp"
+        guard FileManager.default.createFile(atPath: tmp, contents: Data(editor.text.utf8), attributes: [.posixPermissions: Int(mode)]) else {
+            throw ConfigError(file: path, "cannot write the config file (is the folder writable? use --config to pick another file)")
+        }
+        chmod(tmp, mode)
+        guard rename(tmp, path) == 0 else {
+            unlink(tmp)
+            throw ConfigError(file: path, "cannot replace the config file: \(String(cString: strerror(errno)))")
+        }
+    }
+}

@@ -1,0 +1,244 @@
+import BedrudNet
+import BedrudProtocol
+import Foundation
+
+/// Where a setting's effective value came from, for `config show`.
+public enum SettingOrigin: Sendable, Equatable, CustomStringConvertible {
+    case builtIn
+    case file(path: String, line: Int)
+    case environment(String)
+    case flag(String)
+
+    public var description: String {
+        switch self {
+        case .builtIn: "default"
+        case .file(let p, let l): "\(p):\(l)"
+        case .environment(let n): "env \(n)"
+        case .flag(let f): "flag --\(f)"
+        }
+    }
+}
+
+/// A configuration problem: `file:line: message`, or just a message.
+public struct ConfigError: Error, Sendable, CustomStringConvertible {
+    public var file: String?
+    public var line: Int?
+    public var message: String
+
+    public init(file: String? = nil, line: Int? = nil, _ message: String) {
+        self.file = file
+        self.line = line
+        self.message = message
+    }
+
+    public var description: String {
+        switch (file, line) {
+        case let (f?, l?): "\(f):\(l): \(message)"
+        case let (f?, nil): "\(f): \(message)"
+        default: message
+        }
+    }
+}
+
+/// One `[instance NAME]` section (or the instance described by environment variables).
+public struct InstanceConfig: Sendable {
+    public var name: String
+    /// Line of the section header, when it came from a file.
+    public var line: Int?
+    public var values: [String: (value: String, origin: SettingOrigin)] = [:]
+
+    public func value(_ key: String) -> String? { values[key]?.value }
+}
+
+/// The effective settings: command-line flag > environment (`BEDRUD_BOT_*`) > config
+/// file > built-in default.
+public struct Configuration: Sendable {
+    /// The file read, if any.
+    public var path: String?
+    public var fileText: String?
+    public var document = ConfigSyntax.Document()
+    public var environment: [String: String]
+    public var flags: ParsedArguments
+    /// Problems that do not stop a run: unknown keys (with suggestions), duplicates.
+    public var warnings: [ConfigError] = []
+    public var instances: [InstanceConfig] = []
+
+    // MARK: - Loading
+
+    /// Finds the config file: `--config`, else `BEDRUD_BOT_CONFIG`, else
+    /// `$XDG_CONFIG_HOME/bedrud-bot/config` (or `~/.config/bedrud-bot/config`), else
+    /// `/etc/bedrud-bot/config`. Returns nil when none exists.
+    public static func locate(flags: ParsedArguments, environment: [String: String]) -> (path: String, explicit: Bool)? {
+        if let p = flags.value("config") { return (p, true) }
+        if let p = environment["BEDRUD_BOT_CONFIG"], !p.isEmpty { return (p, true) }
+        for p in [userConfigPath(environment), "/etc/bedrud-bot/config"] where FileManager.default.fileExists(atPath: p) {
+            return (p, false)
+        }
+        return nil
+    }
+
+    /// `$XDG_CONFIG_HOME/bedrud-bot/config`, or `~/.config/bedrud-bot/config`.
+    public static func userConfigPath(_ environment: [String: String]) -> String {
+        if let x = environment["XDG_CONFIG_HOME"], x.hasPrefix("/") { return x + "/bedrud-bot/config" }
+        return home(environment) + "/.config/bedrud-bot/config"
+    }
+
+    static func home(_ environment: [String: String]) -> String {
+        environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+    }
+
+    /// Reads, parses and checks the configuration. Unknown keys become warnings;
+    /// everything else wrong is a ``ConfigError`` naming the file and line.
+    public static func load(flags: ParsedArguments, environment: [String: String]) throws -> Configuration {
+        var c = Configuration(environment: environment, flags: flags)
+        if let (path, explicit) = locate(flags: flags, environment: environment) {
+            if FileManager.default.fileExists(atPath: path) {
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw ConfigError(file: path, "cannot read the file (check its permissions)")
+                }
+                guard let text = String(data: data, encoding: .utf8) else {
+                    throw ConfigError(file: path, "the file is not UTF-8 text")
+                }
+                c.path = path
+                c.fileText = text
+                try c.parse(text, path: path)
+            } else if explicit {
+                // A named file that does not exist: fine for commands that create it
+                // (instance add); reading commands just see no settings.
+                c.path = path
+            }
+        }
+        try c.checkEnvironment()
+        return c
+    }
+
+    /// Parses config text (also used by `config check` on any path).
+    public mutating func parse(_ text: String, path: String) throws {
+        do {
+            document = try ConfigSyntax.parse(text, file: path, environment: environment)
+        } catch let e {
+            throw ConfigError(file: e.file, line: e.line, e.message)
+        }
+        try validate(path: path)
+    }
+
+    mutating func validate(path: String) throws {
+        var seen: [String: Int] = [:]
+        var byInstance: [String: InstanceConfig] = [:]
+        var order: [String] = []
+        for h in document.headers {
+            if h.section == "instance", let n = h.name {
+                if byInstance[n] != nil {
+                    throw ConfigError(file: path, line: h.line, "instance '\(n)' is defined twice (first at line \(byInstance[n]!.line ?? 0))")
+                }
+                byInstance[n] = InstanceConfig(name: n, line: h.line)
+                order.append(n)
+            } else if !SettingSpec.sections.contains(h.section) {
+                let hint = Suggest.closest(to: h.section, in: SettingSpec.sections.filter { !$0.isEmpty }).map { "; did you mean [\($0)]?" } ?? ""
+                warnings.append(ConfigError(file: path, line: h.line, "unknown section [\(h.section)]\(hint) (its keys are ignored)"))
+            }
+        }
+        for e in document.entries {
+            guard SettingSpec.sections.contains(e.section) else { continue }
+            guard let spec = SettingSpec.spec(section: e.section, key: e.key) else {
+                let candidates = SettingSpec.all.filter { $0.section == e.section }.map(\.key)
+                var hint = Suggest.closest(to: e.key, in: candidates).map { "; did you mean '\($0)'?" } ?? ""
+                if hint.isEmpty, let elsewhere = SettingSpec.all.first(where: { $0.key == e.key }) {
+                    hint = "; it belongs in " + (elsewhere.section.isEmpty ? "the top part of the file, before any [section]" : elsewhere.section == "instance" ? "an [instance NAME] section" : "[\(elsewhere.section)]")
+                }
+                let whereText = e.section.isEmpty ? "" : e.section == "instance" ? " in [instance \(e.sectionName ?? "")]" : " in [\(e.section)]"
+                warnings.append(ConfigError(file: path, line: e.line, "unknown key '\(e.key)'\(whereText)\(hint)"))
+                continue
+            }
+            if let problem = spec.problem(with: e.value) {
+                throw ConfigError(file: path, line: e.line, "\(spec.qualifiedName): \(problem)")
+            }
+            let id = "\(e.section)|\(e.sectionName ?? "")|\(e.key)"
+            if let first = seen[id] {
+                warnings.append(ConfigError(file: path, line: e.line, "'\(e.key)' is set again (first at line \(first)); the later value wins"))
+            }
+            seen[id] = e.line
+            if e.section == "instance", let n = e.sectionName {
+                byInstance[n]?.values[e.key] = (e.value, .file(path: path, line: e.line))
+            }
+        }
+        for n in order {
+            guard let inst = byInstance[n] else { continue }
+            if inst.value("url") == nil {
+                throw ConfigError(file: path, line: inst.line, "[instance \(n)] has no url; add a line like: url = https://meet.example.com")
+            }
+        }
+        instances = order.compactMap { byInstance[$0] }
+    }
+
+    /// Checks `BEDRUD_BOT_*` values so a typo in the environment is caught just like one in the file.
+    mutating func checkEnvironment() throws {
+        let known = Set(SettingSpec.all.map(\.environmentName) + SettingSpec.extraEnvironment.map(\.name))
+        for (name, value) in environment where name.hasPrefix("BEDRUD_BOT_") {
+            if let spec = SettingSpec.all.first(where: { $0.environmentName == name }) {
+                if let p = spec.problem(with: value) { throw ConfigError("\(name): \(p)") }
+            } else if !known.contains(name) && name != "BEDRUD_BOT_BINARY" {
+                let hint = Suggest.closest(to: name, in: Array(known)).map { "; did you mean \($0)?" } ?? ""
+                warnings.append(ConfigError("unknown environment variable \(name)\(hint)"))
+            }
+        }
+    }
+
+    // MARK: - Reading settings
+
+    /// The effective value of a non-instance setting and where it came from.
+    public func resolve(_ section: String, _ key: String, flag: String? = nil) -> (value: String, origin: SettingOrigin)? {
+        guard let spec = SettingSpec.spec(section: section, key: key) else { return nil }
+        if let flag, let v = flags.value(flag) { return (v, .flag(flag)) }
+        if let v = environment[spec.environmentName], !v.isEmpty { return (v, .environment(spec.environmentName)) }
+        if let e = document.entries.last(where: { $0.section == section && $0.key == key }), let path {
+            return (e.value, .file(path: path, line: e.line))
+        }
+        if let d = defaultValue(spec) { return (d, .builtIn) }
+        return nil
+    }
+
+    func defaultValue(_ spec: SettingSpec) -> String? {
+        if spec.section.isEmpty && spec.key == "state_dir" { return Self.defaultStateDir(environment) }
+        return spec.defaultValue
+    }
+
+    public static func defaultStateDir(_ environment: [String: String]) -> String {
+        if let x = environment["XDG_STATE_HOME"], x.hasPrefix("/") { return x + "/bedrud-bot" }
+        return home(environment) + "/.local/state/bedrud-bot"
+    }
+
+    public func string(_ section: String, _ key: String, flag: String? = nil) -> String? { resolve(section, key, flag: flag)?.value }
+
+    public func duration(_ section: String, _ key: String, flag: String? = nil) throws -> Double {
+        guard let r = resolve(section, key, flag: flag) else { return 0 }
+        guard let d = ConfigValues.duration(r.value) else { throw ConfigError("\(r.origin): \(key): expected a duration like 90s, got '\(r.value)'") }
+        return d
+    }
+
+    public func size(_ section: String, _ key: String) throws -> Int {
+        guard let r = resolve(section, key) else { return 0 }
+        guard let s = ConfigValues.size(r.value) else { throw ConfigError("\(r.origin): \(key): expected a size, got '\(r.value)'") }
+        return s
+    }
+
+    public var logLevel: LogLevel {
+        if flags.flag("quiet") { return .error }
+        if flags.flag("verbose") { return .debug }
+        return string("", "log_level", flag: "log-level").flatMap(LogLevel.init(name:)) ?? .info
+    }
+
+    public var stateDirectory: String { string("", "state_dir") ?? Self.defaultStateDir(environment) }
+
+    /// HTTP options from `[network]` plus a TLS configuration.
+    public func httpOptions(tls: TLSConfiguration) throws -> HTTPClientOptions {
+        var o = HTTPClientOptions()
+        o.connectTimeout = try duration("network", "connect_timeout")
+        o.readTimeout = try duration("network", "read_timeout")
+        o.requestTimeout = try duration("network", "request_timeout")
+        o.maxResponseBytes = try size("network", "max_response_size")
+        o.userAgent = "bedrud-bot/\(BedrudBotVersion.string)"
+        o.tls = tls
+        return o
+    }
+}

@@ -1,0 +1,116 @@
+import BedrudNet
+import BedrudProtocol
+
+/// One configuration key: where it lives, its type, default and documentation.
+/// docs/CONFIG.md documents exactly these; a test keeps the two in step.
+public struct SettingSpec: Sendable {
+    public enum Kind: Sendable, Equatable {
+        case string
+        case url
+        case path
+        case duration
+        case size
+        case bool
+        case fingerprints
+        case choice([String])
+    }
+
+    /// "" for top-level keys, `network`, `instance`, ...
+    public var section: String
+    public var key: String
+    public var kind: Kind
+    /// Default as written in a config file; nil when there is none.
+    public var defaultValue: String?
+    public var help: String
+    public var example: String
+
+    /// `BEDRUD_BOT_<KEY>` for top-level and instance keys, `BEDRUD_BOT_<SECTION>_<KEY>` otherwise.
+    public var environmentName: String {
+        let s = (section.isEmpty || section == "instance") ? key : "\(section)_\(key)"
+        return "BEDRUD_BOT_" + s.uppercased()
+    }
+
+    /// `network.connect_timeout`, `instance.url`, `log_level`.
+    public var qualifiedName: String { section.isEmpty ? key : "\(section).\(key)" }
+
+    /// Checks a value's text; returns the reason it is wrong, or nil.
+    public func problem(with value: String) -> String? {
+        switch kind {
+        case .string, .path: return nil
+        case .url:
+            guard let u = WebURL(value), u.scheme == "http" || u.scheme == "https" else {
+                return "expected an http:// or https:// URL, got '\(value)'"
+            }
+            return nil
+        case .duration:
+            return ConfigValues.duration(value) == nil ? "expected a duration like 90s, 30m or 2h, got '\(value)'" : nil
+        case .size:
+            return ConfigValues.size(value) == nil ? "expected a size like 512KiB or 16MiB, got '\(value)'" : nil
+        case .bool:
+            return ConfigValues.bool(value) == nil ? "expected yes or no, got '\(value)'" : nil
+        case .fingerprints:
+            let items = ConfigValues.list(value)
+            if items.isEmpty { return "expected a SHA-256 fingerprint like AB:CD:…, got nothing" }
+            for i in items where CertificateFingerprint.parse(i) == nil {
+                return "expected a SHA-256 fingerprint (64 hex digits, colons optional), got '\(i)'"
+            }
+            return nil
+        case .choice(let options):
+            return options.contains(value.lowercased()) ? nil : "expected one of \(options.joined(separator: ", ")), got '\(value)'"
+        }
+    }
+
+    /// Every key bedrud-bot reads.
+    public static let all: [SettingSpec] = [
+        SettingSpec(section: "", key: "default_instance", kind: .string, defaultValue: nil,
+                    help: "The [instance NAME] to use when no --instance is given. Set by 'bedrud-bot instance use'.", example: "work"),
+        SettingSpec(section: "", key: "log_level", kind: .choice(LogLevel.allCases.map(\.name)), defaultValue: "info",
+                    help: "How much to log on standard error.", example: "debug"),
+        SettingSpec(section: "", key: "state_dir", kind: .path, defaultValue: nil,
+                    help: "Where sessions (tokens) are kept, one 0600 file per instance in a 0700 folder. Default: $XDG_STATE_HOME/bedrud-bot, else ~/.local/state/bedrud-bot.",
+                    example: "/var/lib/bedrud-bot"),
+
+        SettingSpec(section: "network", key: "connect_timeout", kind: .duration, defaultValue: "10s",
+                    help: "Longest wait to connect to a server (name lookup, TCP and TLS).", example: "5s"),
+        SettingSpec(section: "network", key: "read_timeout", kind: .duration, defaultValue: "30s",
+                    help: "Longest wait for the next byte of an answer.", example: "15s"),
+        SettingSpec(section: "network", key: "request_timeout", kind: .duration, defaultValue: "60s",
+                    help: "Longest time one REST request may take in all.", example: "2m"),
+        SettingSpec(section: "network", key: "max_response_size", kind: .size, defaultValue: "16MiB",
+                    help: "Largest REST answer accepted.", example: "4MiB"),
+
+        SettingSpec(section: "instance", key: "url", kind: .url, defaultValue: nil,
+                    help: "The Bedrud server's address (required).", example: "https://meet.example.com"),
+        SettingSpec(section: "instance", key: "display_name", kind: .string, defaultValue: nil,
+                    help: "A name to show for this server in 'instance list'.", example: "\"Work meetings\""),
+        SettingSpec(section: "instance", key: "email", kind: .string, defaultValue: nil,
+                    help: "Account to log in with, for 'login' without --email and for unattended runs.", example: "recorder@example.com"),
+        SettingSpec(section: "instance", key: "password_file", kind: .path, defaultValue: nil,
+                    help: "File holding the password (first line), mode 0600. Passwords are never stored by bedrud-bot; for unattended runs use this or BEDRUD_BOT_PASSWORD.",
+                    example: "/etc/bedrud-bot/password"),
+        SettingSpec(section: "instance", key: "guest_name", kind: .string, defaultValue: nil,
+                    help: "Log in as a Bedrud guest with this display name when no email is set.", example: "\"Meeting recorder\""),
+        SettingSpec(section: "instance", key: "ca_file", kind: .path, defaultValue: nil,
+                    help: "PEM file of the CA (or self-signed certificate) to trust for this server instead of the system store.",
+                    example: "/etc/bedrud/ca.pem"),
+        SettingSpec(section: "instance", key: "pin_sha256", kind: .fingerprints, defaultValue: nil,
+                    help: "Trust exactly the certificate(s) with these SHA-256 fingerprints (comma-separated); the error for an untrusted certificate prints its fingerprint.",
+                    example: "AB:CD:…:EF"),
+        SettingSpec(section: "instance", key: "tls_insecure", kind: .bool, defaultValue: "no",
+                    help: "Skip TLS certificate verification for this server. Prints a warning on every run; use ca_file or pin_sha256 instead.",
+                    example: "yes"),
+    ]
+
+    public static let sections: [String] = ["", "network", "instance"]
+
+    public static func spec(section: String, key: String) -> SettingSpec? {
+        all.first { $0.section == section && $0.key == key }
+    }
+
+    /// Environment variables that are not config keys.
+    public static let extraEnvironment: [(name: String, help: String)] = [
+        ("BEDRUD_BOT_CONFIG", "Config file to read (like --config)."),
+        ("BEDRUD_BOT_INSTANCE", "Instance to use (like --instance)."),
+        ("BEDRUD_BOT_PASSWORD", "Password for the selected instance's email, for unattended runs. Never logged."),
+    ]
+}

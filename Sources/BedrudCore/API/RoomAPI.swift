@@ -1,0 +1,108 @@
+import BedrudNet
+import BedrudProtocol
+
+/// Bedrud's room endpoints, called with a valid token from an ``AuthManager``.
+public struct RoomAPI: Sendable {
+    public let auth: AuthManager
+
+    public init(auth: AuthManager) { self.auth = auth }
+
+    var api: APIClient { auth.api }
+
+    /// `GET /room/list`: rooms created by the caller, newest first.
+    public func list() async throws -> [Room] {
+        let api = self.api
+        return try await auth.authorized { try await api.request([Room].self, "GET", "/room/list", bearer: $0) }
+    }
+
+    /// `POST /room/create`. Bedrud ignores `maxParticipants` here (only LiveKit sees
+    /// it), so a given value is applied afterwards with a settings update.
+    public func create(name: String?, isPublic: Bool?, maxParticipants: Int?, mode: String? = nil, settings: RoomSettings? = nil) async throws -> Room {
+        struct Body: Encodable, Sendable {
+            let name: String?
+            let isPublic: Bool?
+            let maxParticipants: Int?
+            let mode: String?
+            let settings: RoomSettings?
+        }
+        let api = self.api
+        let body = Body(name: name, isPublic: isPublic, maxParticipants: maxParticipants, mode: mode, settings: settings)
+        var room = try await auth.authorized { try await api.request(Room.self, "POST", "/room/create", json: body, bearer: $0) }
+        if let max = maxParticipants {
+            room = try await updateSettings(roomID: room.id, isPublic: nil, maxParticipants: max, settings: nil)
+        }
+        return room
+    }
+
+    /// `PUT /room/{id}/settings` with the body shape the server reads
+    /// (`{isPublic?, maxParticipants?, settings?}`; the iOS app's flat body is a no-op).
+    public func updateSettings(roomID: String, isPublic: Bool?, maxParticipants: Int?, settings: RoomSettings?) async throws -> Room {
+        struct Body: Encodable, Sendable {
+            let isPublic: Bool?
+            let maxParticipants: Int?
+            let settings: RoomSettings?
+        }
+        let api = self.api
+        let body = Body(isPublic: isPublic, maxParticipants: maxParticipants, settings: settings)
+        return try await auth.authorized {
+            try await api.request(Room.self, "PUT", "/room/\(PercentEncoding.encodeQueryComponent(roomID))/settings", json: body, bearer: $0)
+        }
+    }
+
+    /// `DELETE /room/{id}`.
+    public func delete(roomID: String) async throws {
+        let api = self.api
+        _ = try await auth.authorized { try await api.send("DELETE", "/room/\(PercentEncoding.encodeQueryComponent(roomID))", bearer: $0) }
+    }
+
+    /// `POST /room/join`: a LiveKit token for a room by name (any room, public or not).
+    public func join(roomName: String) async throws -> JoinRoomResponse {
+        struct Body: Encodable, Sendable { let roomName: String }
+        let api = self.api
+        return try await auth.authorized {
+            try await api.request(JoinRoomResponse.self, "POST", "/room/join", json: Body(roomName: RoomName.normalize(roomName)), bearer: $0)
+        }
+    }
+
+    /// `POST /room/guest-join`: no account needed; public, active rooms only.
+    public static func guestJoin(api: APIClient, roomName: String, guestName: String) async throws -> JoinRoomResponse {
+        struct Body: Encodable, Sendable { let roomName: String; let guestName: String }
+        return try await api.request(JoinRoomResponse.self, "POST", "/room/guest-join", json: Body(roomName: RoomName.normalize(roomName), guestName: guestName))
+    }
+
+    /// Moderation: `POST /room/{id}/{action}/{identity}` (kick, ban, mute, ...).
+    public func moderate(roomID: String, action: String, identity: String) async throws {
+        let api = self.api
+        let path = "/room/\(PercentEncoding.encodeQueryComponent(roomID))/\(action)/\(PercentEncoding.encodeQueryComponent(identity))"
+        _ = try await auth.authorized { try await api.send("POST", path, bearer: $0) }
+    }
+
+    /// `POST /room/{id}/chat/upload` (multipart field `file`): returns the image's URL record.
+    public func uploadChatImage(roomID: String, filename: String, mime: String, data: [UInt8]) async throws -> ChatUpload {
+        let api = self.api
+        var form = MultipartFormData()
+        form.addFile(name: "file", filename: filename, contentType: mime, data: data)
+        var req = HTTPRequest(method: "POST", url: api.url("/room/\(PercentEncoding.encodeQueryComponent(roomID))/chat/upload"))
+        req.headers.set("Content-Type", form.contentType)
+        req.body = form.body
+        let request = req
+        let resp = try await auth.authorized { try await api.send(request, bearer: $0) }
+        return try api.decode(ChatUpload.self, resp, call: "POST /api/room/…/chat/upload on \(api.server.origin)")
+    }
+}
+
+/// The chat upload answer: `{url, mime, size, w, h}` (no `kind`; add `kind: "image"` when sending).
+public struct ChatUpload: Decodable, Sendable, Equatable {
+    public var url: String
+    public var mime: String
+    public var size: Int
+    public var w: Int
+    public var h: Int
+}
+
+/// Server health: `GET /auth/settings`, which every Bedrud build answers.
+public enum ServerProbe {
+    public static func check(_ api: APIClient) async throws -> AuthSettings {
+        try await api.request(AuthSettings.self, "GET", "/auth/settings")
+    }
+}

@@ -1,0 +1,220 @@
+import BedrudNet
+import BedrudProtocol
+
+/// How to log in without asking anyone, when there is no usable session.
+public enum LoginMethod: Sendable {
+    /// Email + password; the password is read only when needed and never stored.
+    case password(email: String, password: @Sendable () throws -> String)
+    /// Bedrud guest login with a display name (creates a guest account on the server).
+    case guest(name: String)
+}
+
+/// One instance's authentication: the headless mirror of the iOS app's AuthManager.
+///
+/// Keeps the access/refresh token pair in a ``CredentialStore``; knows from the JWT's
+/// `exp` when a token is stale; refreshes single-flight (concurrent callers share one
+/// refresh, because Bedrud keeps only one valid refresh token per user and rotates it);
+/// retries a call once after a 401 and never after a 403; falls back to an unattended
+/// ``LoginMethod`` when the session is gone. Logout revokes the tokens on the server,
+/// which the iOS app never does.
+public actor AuthManager {
+    public nonisolated let instanceKey: String
+    public nonisolated let api: APIClient
+    private let store: any CredentialStore
+    private let fallbackLogin: LoginMethod?
+    /// Unix seconds now; injected so expiry can be tested without waiting.
+    private let now: @Sendable () -> Double
+    private var session: StoredSession?
+    private var loaded = false
+    private var refreshTask: Task<AuthTokens, any Error>?
+    private let logger = Logger("auth")
+
+    public init(instanceKey: String, api: APIClient, store: any CredentialStore, fallbackLogin: LoginMethod? = nil, now: @escaping @Sendable () -> Double) {
+        self.instanceKey = instanceKey
+        self.api = api
+        self.store = store
+        self.fallbackLogin = fallbackLogin
+        self.now = now
+    }
+
+    // MARK: - Session state
+
+    /// Loads the stored session once (the iOS app's restoreSession, minus the network).
+    /// A session stored for a different server URL is ignored.
+    @discardableResult
+    public func restore() throws -> StoredSession? {
+        if !loaded {
+            loaded = true
+            if let s = try store.load(instanceKey), s.server == api.serverDescription {
+                session = s
+            }
+        }
+        return session
+    }
+
+    public var currentUser: User? { session?.user }
+
+    /// True when a session is stored (its tokens may still need a refresh).
+    public var hasSession: Bool { (try? restore()) != nil && session != nil }
+
+    /// The access token's expiry as Unix seconds, if known.
+    public var accessTokenExpiry: Double? {
+        session.flatMap { JWTClaims(token: $0.tokens.accessToken)?.expiresAt }
+    }
+
+    private func store(_ tokens: AuthTokens, user: User?) throws {
+        let s = StoredSession(tokens: tokens, user: user ?? session?.user, server: api.serverDescription)
+        session = s
+        loaded = true
+        try store.save(s, for: instanceKey)
+    }
+
+    // MARK: - Login flows
+
+    /// `POST /auth/login`.
+    @discardableResult
+    public func login(email: String, password: String) async throws -> User {
+        struct Body: Encodable, Sendable { let email: String; let password: String }
+        let r = try await api.request(LoginResponse.self, "POST", "/auth/login", json: Body(email: email, password: password))
+        try store(r.tokens, user: r.user)
+        logger.info("logged in to \(api.serverDescription) as \(r.user.email)")
+        return r.user
+    }
+
+    /// `POST /auth/register`; same answer shape as login.
+    @discardableResult
+    public func register(email: String, password: String, name: String, inviteToken: String? = nil) async throws -> User {
+        struct Body: Encodable, Sendable { let email: String; let password: String; let name: String; let inviteToken: String? }
+        let r = try await api.request(LoginResponse.self, "POST", "/auth/register", json: Body(email: email, password: password, name: name, inviteToken: inviteToken))
+        try store(r.tokens, user: r.user)
+        return r.user
+    }
+
+    /// `POST /auth/guest-login`: a persistent guest account with this display name.
+    @discardableResult
+    public func guestLogin(name: String) async throws -> User {
+        struct Body: Encodable, Sendable { let name: String }
+        let r = try await api.request(LoginResponse.self, "POST", "/auth/guest-login", json: Body(name: name))
+        try store(r.tokens, user: r.user)
+        return r.user
+    }
+
+    /// Logs in with the unattended method, if one was configured.
+    private func loginUnattended() async throws {
+        switch fallbackLogin {
+        case .password(let email, let password)?:
+            try await login(email: email, password: try password())
+        case .guest(let name)?:
+            try await guestLogin(name: name)
+        case nil:
+            throw APIError(.notLoggedIn, message: "Not logged in to \(api.serverDescription). Run 'bedrud-bot login' (or set email and password_file for this instance).", call: "")
+        }
+    }
+
+    // MARK: - Tokens
+
+    /// Exchanges the refresh token for a new pair (`POST /auth/refresh`, snake_case).
+    /// Concurrent callers share one request. A refused refresh (401) drops the stored
+    /// session, since the server has invalidated it.
+    public func refresh() async throws -> AuthTokens {
+        if let t = refreshTask { return try await t.value }
+        try restore()
+        guard let refreshToken = session?.tokens.refreshToken, !refreshToken.isEmpty else {
+            throw APIError(.notLoggedIn, message: "Not logged in to \(api.serverDescription).", call: "")
+        }
+        let api = self.api
+        let task = Task<AuthTokens, any Error> {
+            struct Body: Encodable, Sendable {
+                let refresh_token: String  // snake_case, as the server expects
+            }
+            return try await api.request(RefreshResponse.self, "POST", "/auth/refresh", json: Body(refresh_token: refreshToken)).tokens
+        }
+        refreshTask = task
+        defer { refreshTask = nil }
+        do {
+            let tokens = try await task.value
+            try store(tokens, user: nil)
+            logger.debug("refreshed tokens for \(api.serverDescription)")
+            return tokens
+        } catch let e as APIError where e.code == .unauthorized {
+            logger.info("the server refused the refresh token for \(api.serverDescription); the session is gone")
+            session = nil
+            try? store.delete(instanceKey)
+            throw e
+        }
+    }
+
+    /// An access token that is not expired (refreshing, or logging in unattended, if needed).
+    public func validAccessToken() async throws -> String {
+        try restore()
+        if let s = session {
+            let claims = JWTClaims(token: s.tokens.accessToken)
+            if let claims, !claims.isExpired(now: now()) { return s.tokens.accessToken }
+            do {
+                return try await refresh().accessToken
+            } catch let e as APIError where e.code == .unauthorized || e.code == .notLoggedIn {
+                guard fallbackLogin != nil else { throw e }
+            }
+        }
+        try await loginUnattended()
+        guard let token = session?.tokens.accessToken else {
+            throw APIError(.notLoggedIn, message: "Not logged in to \(api.serverDescription).", call: "")
+        }
+        return token
+    }
+
+    /// Runs an authenticated call with a valid token; on 401 refreshes once and retries
+    /// once (a 403 is final). Mirrors the iOS APIClient's authFetch.
+    public func authorized<T: Sendable>(_ call: @Sendable (String) async throws -> T) async throws -> T {
+        let token = try await validAccessToken()
+        do {
+            return try await call(token)
+        } catch let e as APIError where e.code == .unauthorized {
+            logger.debug("401 from \(e.call); refreshing once")
+            let fresh: String
+            do {
+                fresh = try await refresh().accessToken
+            } catch let r as APIError where r.code == .unauthorized || r.code == .notLoggedIn {
+                guard fallbackLogin != nil else { throw e }
+                try await loginUnattended()
+                guard let t = session?.tokens.accessToken else { throw e }
+                fresh = t
+            }
+            return try await call(fresh)
+        }
+    }
+
+    /// `GET /auth/me`; updates the cached user.
+    public func me() async throws -> User {
+        let api = self.api
+        let user = try await authorized { token in
+            try await api.request(User?.self, "GET", "/auth/me", bearer: token)
+        }
+        guard let user else {
+            throw APIError(.notFound, status: 200, message: "the server no longer has this account", call: "GET /api/auth/me on \(api.server.origin)")
+        }
+        if let s = session { try store(s.tokens, user: user) }
+        return user
+    }
+
+    /// Revokes the session on the server (`POST /auth/logout` with the refresh token)
+    /// and deletes it locally. The local copy is deleted even if the server cannot be
+    /// reached; the error is still reported.
+    public func logout() async throws {
+        try restore()
+        guard let s = session else { return }
+        struct Body: Encodable, Sendable {
+            let refresh_token: String
+        }
+        defer {
+            session = nil
+            try? store.delete(instanceKey)
+        }
+        _ = try await api.send("POST", "/auth/logout", json: Body(refresh_token: s.tokens.refreshToken), bearer: s.tokens.accessToken)
+    }
+
+    /// Stores a session obtained elsewhere (tests, migration).
+    public func adopt(_ tokens: AuthTokens, user: User?) throws {
+        try store(tokens, user: user)
+    }
+}

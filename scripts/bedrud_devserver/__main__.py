@@ -1,0 +1,221 @@
+"""Command line of the development server (`scripts/devserver`)."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from typing import Optional
+
+from .config import ServerConfig
+from .durations import parse_duration
+from .faults import FaultConfig
+
+DESCRIPTION = """\
+Development server for bedrud-bot: Bedrud's REST API (/api) and its embedded
+LiveKit SFU (/livekit/rtc signalling with real WebRTC media via aiortc),
+scripted participants from scenario files, and a /_dev/ area for tests.
+
+stdout (for scripts and tests; everything else goes to stderr):
+  line 1            the base URL, e.g. http://127.0.0.1:8090 (https with --tls)
+  ca_file=PATH      with --tls: the CA certificate that signed the server's
+  pin_sha256=HEX    with --tls: SHA-256 of the server certificate (DER), lowercase hex
+  livekit_host=URL  what /api/room/join answers as livekitHost (<base>/livekit)
+  scenario=NAME room=ROOM   one line per --scenario file
+  ready             the server accepts connections
+"""
+
+EPILOG = """\
+/_dev/ API (never part of the real server):
+  GET  /_dev/state                              rooms, participants, tracks, per-subscriber stats, data log
+  POST /_dev/config {accessTtl, registration, joinTimeout, refreshInterval}
+  POST /_dev/rooms/ROOM/kick/IDENTITY           remove (PARTICIPANT_REMOVED) + system "kick"
+  POST /_dev/rooms/ROOM/drop/IDENTITY {seconds} cut a client's signal and media for N s
+  POST /_dev/rooms/ROOM/mute/IDENTITY           server-mute audio tracks
+  POST /_dev/rooms/ROOM/delete                  delete the room (ROOM_DELETED)
+  POST /_dev/rooms/ROOM/chat {from, message}    chat as a participant (topic "chat")
+  POST /_dev/rooms/ROOM/system {event, target, actor, toTargetOnly}
+  POST /_dev/rooms/ROOM/faults {loss, reorder, duplicate, jitter, seed}
+  POST /_dev/rooms/ROOM/scenario  (body: scenario text)
+
+Scenario files: see docs/DEVSERVER.md and samples/scenarios/.
+"""
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="scripts/devserver", description=DESCRIPTION, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8090, help="TCP port; 0 picks a free one (default 8090)")
+    p.add_argument("--tls", action="store_true", help="serve https/wss with a generated CA + certificate")
+    p.add_argument("--tls-dir", help="where to write ca.pem, server.pem, server.key (default: a temp dir removed on exit)")
+    p.add_argument("--access-ttl", default="24h", help="Bedrud access-token lifetime, e.g. 24h or 5s (default 24h)")
+    p.add_argument("--refresh-ttl", default="7d", help="Bedrud refresh-token lifetime (default 7d)")
+    p.add_argument("--registration", choices=["on", "off"], default="on", help="allow /api/auth/register (default on)")
+    p.add_argument("--seed-user", action="append", default=[], metavar="EMAIL:PASSWORD[:NAME]",
+                   help="create a user at start (repeatable); a password containing ':' needs the NAME part")
+    p.add_argument("--seed-room", action="append", default=[], metavar="NAME[:public|private]",
+                   help="create a room owned by the first seed user (repeatable; default public)")
+    p.add_argument("--scenario", action="append", default=[], metavar="FILE", help="run a scenario file (repeatable)")
+    p.add_argument("--scenario-start", choices=["file", "immediate", "first-join"], default="file",
+                   help="when scenario clocks start: as the file says (default), at once, or when the first real client joins")
+    p.add_argument("--jwt-secret", default=ServerConfig.jwt_secret, help="HS256 key for Bedrud tokens")
+    p.add_argument("--lk-api-key", default=ServerConfig.lk_api_key, help="LiveKit API key (iss of LiveKit tokens)")
+    p.add_argument("--lk-api-secret", default=ServerConfig.lk_api_secret, help="LiveKit API secret")
+    p.add_argument("--lk-token-ttl", default="1h", help="lifetime of LiveKit tokens from /api/room/join (default 1h)")
+    p.add_argument("--refresh-interval", default="5m", help="how often refresh_token is sent to clients (default 5m)")
+    p.add_argument("--join-timeout", default="60s", help="a client not ACTIVE this long after join gets JOIN_FAILURE (default 60s)")
+    p.add_argument("--ice-host", action="append", default=[], metavar="ADDR",
+                   help="host address for ICE candidates (repeatable; default 127.0.0.1)")
+    p.add_argument("--loss", default="0%", help="default RTP loss towards subscribers, e.g. 5%%")
+    p.add_argument("--reorder", default="0%", help="default fraction of RTP packets delayed past later ones")
+    p.add_argument("--duplicate", default="0%", help="default fraction of RTP packets sent twice")
+    p.add_argument("--jitter", default="0ms", help="default extra random delay per RTP packet, up to this (e.g. 30ms)")
+    p.add_argument("--fault-seed", default="1", help="seed of the fault generator (default 1)")
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    return p.parse_args(argv)
+
+
+def build_config(args: argparse.Namespace) -> tuple[ServerConfig, FaultConfig]:
+    cfg = ServerConfig(
+        host=args.host, port=args.port, tls=args.tls, tls_dir=args.tls_dir,
+        jwt_secret=args.jwt_secret, access_ttl=parse_duration(args.access_ttl),
+        refresh_ttl=parse_duration(args.refresh_ttl), registration=args.registration == "on",
+        lk_api_key=args.lk_api_key, lk_api_secret=args.lk_api_secret,
+        lk_token_ttl=parse_duration(args.lk_token_ttl), lk_refresh_interval=parse_duration(args.refresh_interval),
+        join_timeout=parse_duration(args.join_timeout), ice_hosts=args.ice_host or ["127.0.0.1"],
+    )
+    if not (0 <= args.port <= 65535):
+        raise ValueError("--port must be 0..65535")
+    if cfg.lk_refresh_interval < 1:
+        raise ValueError("--refresh-interval must be at least 1s")
+    faults = FaultConfig()
+    faults.update({"loss": args.loss, "reorder": args.reorder, "duplicate": args.duplicate,
+                   "jitter": args.jitter, "seed": args.fault_seed})
+    return cfg, faults
+
+
+def parse_seed_user(spec: str) -> tuple[str, str, str]:
+    email, sep, rest = spec.partition(":")
+    if not sep or not email or not rest:
+        raise ValueError(f"--seed-user {spec!r}: expected EMAIL:PASSWORD[:NAME]")
+    if ":" in rest:
+        password, name = rest.rsplit(":", 1)
+    else:
+        password, name = rest, email.split("@")[0]
+    if len(name) < 2:
+        name = (name + "__")[:2]
+    return email, password, name
+
+
+def out(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+async def serve(args: argparse.Namespace) -> int:
+    from aiohttp import web
+
+    from . import patches
+    from .app import build
+
+    cfg, faults = build_config(args)
+    patches.apply(cfg.ice_hosts)
+    server = build(cfg)
+    server.sfu.default_faults = faults
+    store = server.store
+    for spec in args.seed_user:
+        email, password, name = parse_seed_user(spec)
+        if store.user_by_email(email) is None:
+            store.add_user(email, name, password, "local", ["user"], __import__("time").time())
+
+    ssl_ctx = None
+    tls_dir: Optional[str] = None
+    material = None
+    if cfg.tls:
+        from .tls import generate
+        tls_dir = cfg.tls_dir or tempfile.mkdtemp(prefix="bedrud-devserver-tls-")
+        material = generate(tls_dir)
+        ssl_ctx = material.server_context()
+
+    runner = web.AppRunner(server.app, access_log=None, handle_signals=False, shutdown_timeout=2.0)
+    await runner.setup()
+    site = web.TCPSite(runner, cfg.host, cfg.port, ssl_context=ssl_ctx)
+    await site.start()
+    sock = site._server.sockets[0]  # type: ignore[union-attr]
+    port = sock.getsockname()[1]
+    host = cfg.host if ":" not in cfg.host else f"[{cfg.host}]"
+    cfg.base_url = f"{'https' if cfg.tls else 'http'}://{host}:{port}"
+    out(cfg.base_url)
+    if material is not None:
+        out(f"ca_file={material.ca_file}")
+        out(f"pin_sha256={material.pin_sha256}")
+    out(f"livekit_host={cfg.livekit_host}")
+
+    import time as _time
+    owner = next(iter(store.users.values()), None)
+    for spec in args.seed_room:
+        name, _, vis = spec.partition(":")
+        if vis not in ("", "public", "private"):
+            raise ValueError(f"--seed-room {spec!r}: expected NAME[:public|private]")
+        if owner is None:
+            owner = store.add_user("owner@devserver.local", "Devserver Owner", "", "local", ["user"], _time.time())
+        from .store import default_settings, validate_room_name
+        problem = validate_room_name(name)
+        if problem:
+            raise ValueError(f"--seed-room {name!r}: {problem}")
+        if store.room_by_name(name) is None:
+            store.add_room(name, owner.id, vis != "private", "", default_settings(), _time.time())
+        server.sfu.create_room(name)
+
+    try:
+        from .scenario import ScenarioRunner
+    except ImportError:  # the room part lands in the next commits
+        ScenarioRunner = None  # type: ignore[assignment,misc]
+    scenarios = ScenarioRunner(server) if ScenarioRunner else None
+    server.extras["scenarios"] = scenarios
+    for path in args.scenario if scenarios else []:
+        run = scenarios.start_file(path, start_override=None if args.scenario_start == "file" else args.scenario_start)
+        out(f"scenario={run.name} room={run.room_name}")
+    out("ready")
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    logging.getLogger("devserver").info("shutting down")
+    await runner.cleanup()
+    if tls_dir and not cfg.tls_dir:
+        shutil.rmtree(tls_dir, ignore_errors=True)
+    return 0
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("devserver").setLevel(args.log_level.upper())
+    try:
+        build_config(args)
+        for spec in args.seed_user:
+            parse_seed_user(spec)
+    except ValueError as exc:
+        print(f"devserver: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(serve(args))
+    except ValueError as exc:
+        print(f"devserver: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"devserver: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

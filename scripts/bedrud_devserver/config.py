@@ -1,0 +1,38 @@
+"""Settings of one devserver run (filled from the command line)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+@dataclass
+class ServerConfig:
+    host: str = "127.0.0.1"
+    port: int = 0
+    tls: bool = False
+    tls_dir: Optional[str] = None
+    # Bedrud auth (bedrud-api.md §0.4)
+    jwt_secret: str = "devserver-jwt-secret-not-for-production-000000"
+    access_ttl: float = 24 * 3600.0
+    refresh_ttl: float = 7 * 24 * 3600.0
+    registration: bool = True
+    # LiveKit (livekit-protocol.md §4)
+    lk_api_key: str = "devkey"
+    lk_api_secret: str = "devserver-livekit-secret-not-for-production-0000"
+    lk_token_ttl: float = 3600.0
+    lk_refresh_interval: float = 300.0
+    join_timeout: float = 60.0
+    renegotiation_timeout: float = 15.0
+    ping_interval: int = 5
+    ping_timeout: int = 15
+    server_protocol: int = 16
+    server_version: str = "1.9.0"
+    ice_hosts: list[str] = field(default_factory=lambda: ["127.0.0.1"])
+    speaker_interval: float = 0.5
+    quality_interval: float = 5.0
+    # Filled in once the listening socket is bound.
+    base_url: str = ""
+
+    @property
+    def livekit_host(self) -> str:
+        return f"{self.base_url}/livekit"

@@ -1,0 +1,189 @@
+"""`/_dev/...`: inspect and drive the devserver from tests. Never part of the real API.
+
+Every answer is JSON; errors are `{"error": "..."}` with 400 (bad request) or 404
+(no such room / participant). See docs/DEVSERVER.md for the list.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from .durations import parse_duration
+from .rest import error, json_response
+from .sfu import chat_payload
+
+if TYPE_CHECKING:
+    from .app import Server
+
+log = logging.getLogger("devserver.dev")
+
+
+class DevAPI:
+    def __init__(self, server: "Server") -> None:
+        self.server = server
+
+    def routes(self) -> list[web.RouteDef]:
+        return [
+            web.get("/_dev/state", self.state),
+            web.post("/_dev/config", self.set_config),
+            web.post("/_dev/rooms/{room}/kick/{identity}", self.kick),
+            web.post("/_dev/rooms/{room}/drop/{identity}", self.drop),
+            web.post("/_dev/rooms/{room}/mute/{identity}", self.mute),
+            web.post("/_dev/rooms/{room}/delete", self.delete),
+            web.post("/_dev/rooms/{room}/deactivate", self.deactivate),
+            web.post("/_dev/rooms/{room}/chat", self.chat),
+            web.post("/_dev/rooms/{room}/system", self.system),
+            web.post("/_dev/rooms/{room}/faults", self.faults),
+            web.post("/_dev/rooms/{room}/scenario", self.scenario),
+        ]
+
+    async def _json(self, request: web.Request) -> dict:
+        raw = await request.read()
+        if not raw.strip():
+            return {}
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            raise web.HTTPBadRequest(text=json.dumps({"error": "body is not JSON"}), content_type="application/json")
+        if not isinstance(body, dict):
+            raise web.HTTPBadRequest(text=json.dumps({"error": "body must be a JSON object"}),
+                                     content_type="application/json")
+        return body
+
+    def _room(self, request: web.Request):  # type: ignore[no-untyped-def]
+        room = self.server.sfu.room(request.match_info["room"])
+        if room is None:
+            raise web.HTTPNotFound(text=json.dumps({"error": "no such room"}), content_type="application/json")
+        return room
+
+    async def state(self, request: web.Request) -> web.Response:
+        store = self.server.store
+        out: dict[str, Any] = {
+            "config": {"baseUrl": self.server.config.base_url, "livekitHost": self.server.config.livekit_host,
+                       "accessTtl": self.server.config.access_ttl, "registration": self.server.config.registration},
+            "users": [{"id": u.id, "email": u.email, "name": u.name, "provider": u.provider} for u in store.users.values()],
+            "bedrudRooms": [r.to_json() for r in store.rooms.values()],
+            "revokedAccessTokens": len(store.revoked_access),
+            "blockedRefreshTokens": len(store.blocked_refresh),
+        }
+        out.update(self.server.sfu.dev_state())
+        runner = self.server.extras.get("scenarios")
+        out["scenarios"] = runner.dev_state() if runner is not None else []
+        return json_response(out)
+
+    async def set_config(self, request: web.Request) -> web.Response:
+        body = await self._json(request)
+        cfg = self.server.config
+        try:
+            if "accessTtl" in body:
+                cfg.access_ttl = parse_duration(str(body["accessTtl"]))
+            if "registration" in body:
+                cfg.registration = bool(body["registration"])
+            if "joinTimeout" in body:
+                cfg.join_timeout = parse_duration(str(body["joinTimeout"]))
+            if "refreshInterval" in body:
+                cfg.lk_refresh_interval = parse_duration(str(body["refreshInterval"]))
+        except ValueError as exc:
+            return error(400, str(exc))
+        return json_response({"ok": True})
+
+    async def kick(self, request: web.Request) -> web.Response:
+        room = self._room(request)
+        identity = request.match_info["identity"]
+        if not await self.server.sfu.remove_participant(room.name, identity, "PARTICIPANT_REMOVED"):
+            return error(404, "no such participant")
+        room.server_data({"type": "system", "event": "kick", "actor": "devserver", "target": identity}, "system", [])
+        return json_response({"ok": True})
+
+    async def drop(self, request: web.Request) -> web.Response:
+        room = self._room(request)
+        body = await self._json(request)
+        try:
+            seconds = parse_duration(str(body.get("seconds", request.query.get("seconds", "5"))))
+        except ValueError as exc:
+            return error(400, str(exc))
+        if not self.server.sfu.drop(room.name, request.match_info["identity"], seconds):
+            return error(404, "no such client participant")
+        return json_response({"ok": True, "seconds": seconds})
+
+    async def mute(self, request: web.Request) -> web.Response:
+        room = self._room(request)
+        if not self.server.sfu.server_mute(room.name, request.match_info["identity"], ("AUDIO",)):
+            return error(404, "no such participant")
+        return json_response({"ok": True})
+
+    async def delete(self, request: web.Request) -> web.Response:
+        room = self._room(request)
+        await self.server.sfu.delete_room(room.name)
+        bedrud = self.server.store.room_by_name(room.name)
+        if bedrud is not None:
+            self.server.store.delete_room(bedrud.id)
+        return json_response({"ok": True})
+
+    async def deactivate(self, request: web.Request) -> web.Response:
+        """What Bedrud's idle sweeper does to an empty room: isActive=false."""
+        bedrud = self.server.store.room_by_name(request.match_info["room"])
+        if bedrud is None:
+            return error(404, "no such room")
+        bedrud.is_active = False
+        return json_response({"ok": True})
+
+    async def chat(self, request: web.Request) -> web.Response:
+        room = self._room(request)
+        body = await self._json(request)
+        message = body.get("message")
+        if not isinstance(message, str):
+            return error(400, "message (string) is required")
+        sender = room.participants.get(str(body.get("from", "")))
+        if sender is None:
+            return error(404, "from must name a participant in the room")
+        payload = chat_payload(sender.identity, sender.name, message)
+        count = self._send_as(room, sender, payload, "chat")
+        return json_response({"ok": True, "deliveredTo": count, "payload": payload})
+
+    def _send_as(self, room, sender, payload: dict, topic: str) -> int:  # type: ignore[no-untyped-def]
+        from livekit.protocol import models as lkm
+        data = json.dumps(payload, separators=(",", ":")).encode()
+        packet = lkm.DataPacket(
+            participant_identity=sender.identity, participant_sid=sender.sid, sequence=sender.next_data_sequence(),
+            user=lkm.UserPacket(payload=data, topic=topic, participant_sid=sender.sid,
+                                participant_identity=sender.identity))
+        return room.send_data(packet, True, sender, [])
+
+    async def system(self, request: web.Request) -> web.Response:
+        room = self._room(request)
+        body = await self._json(request)
+        event = body.get("event")
+        if not isinstance(event, str) or not event:
+            return error(400, "event (string) is required")
+        target = str(body.get("target", ""))
+        actor = str(body.get("actor", "devserver"))
+        targeted = body.get("toTargetOnly")
+        if targeted is None:
+            targeted = event in ("deafen", "undeafen", "ask_unmute", "ask_camera")
+        payload = {"type": "system", "event": event, "actor": actor, "target": target}
+        count = room.server_data(payload, "system", [target] if targeted and target else [])
+        return json_response({"ok": True, "deliveredTo": count})
+
+    async def faults(self, request: web.Request) -> web.Response:
+        room = self._room(request)
+        body = await self._json(request)
+        try:
+            room.faults.update({str(k): str(v) for k, v in body.items()})
+        except ValueError as exc:
+            return error(400, str(exc))
+        return json_response({"ok": True, "faults": room.faults.to_json()})
+
+    async def scenario(self, request: web.Request) -> web.Response:
+        runner = self.server.extras.get("scenarios")
+        if runner is None:
+            return error(400, "scenarios are not available")
+        text = (await request.read()).decode("utf-8", errors="replace")
+        try:
+            run = runner.start_text(text, f"<POST {request.path}>", default_room=request.match_info["room"])
+        except ValueError as exc:
+            return error(400, str(exc))
+        return json_response({"ok": True, "scenario": run.name})

@@ -1,0 +1,745 @@
+"""Bedrud's REST API (`/api/...`) as the release binary answers it.
+
+Shapes, status codes and error texts follow docs/reference/bedrud-api.md §0–§2,
+including the quirks: login's `{user, tokens:{accessToken, refreshToken}}` versus
+refresh's snake_case, plain-text "Not Found" from the moderation handlers, one
+valid refresh token per user, no `/api/health`.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import logging
+import secrets
+import string
+import struct
+import time
+import uuid
+from email.utils import parseaddr
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from aiohttp import web
+
+from . import jwt_hs256
+from .binding import BindError, bind, parse_json_body
+from .config import ServerConfig
+from .store import Room, Store, User, default_settings, generate_room_name, token_hash, validate_room_name
+
+if TYPE_CHECKING:
+    from .sfu import SFU
+
+log = logging.getLogger("devserver.rest")
+
+MAX_PASSWORD = 128
+MIN_PASSWORD = 12
+UPLOAD_MAX_BYTES = 10 * 1024 * 1024
+UPLOAD_INLINE_MAX = 512000
+
+
+# MARK: - response helpers
+
+def json_response(body: Any, status: int = 200) -> web.Response:
+    return web.Response(
+        status=status,
+        body=json.dumps(body, separators=(",", ":")).encode(),
+        content_type="application/json",
+    )
+
+
+def error(status: int, message: str) -> web.Response:
+    return json_response({"error": message}, status)
+
+
+def plain(status: int, text: str) -> web.Response:
+    return web.Response(status=status, text=text, content_type="text/plain", charset="utf-8")
+
+
+def plain_not_found() -> web.Response:
+    """The bare 404 some room handlers send (Fiber's `SendStatus(404)`)."""
+    return plain(404, "Not Found")
+
+
+SUCCESS = {"status": "success"}
+
+
+class RestAPI:
+    """Handlers for every `/api` route. Owns nothing but references: the store,
+    the SFU (Bedrud's LiveKit), the config and a clock."""
+
+    def __init__(self, config: ServerConfig, store: Store, sfu: "SFU", clock: Callable[[], float] = time.time) -> None:
+        self.config = config
+        self.store = store
+        self.sfu = sfu
+        self.clock = clock
+
+    def routes(self) -> list[web.RouteDef]:
+        r = web
+        return [
+            r.post("/api/auth/register", self.register),
+            r.post("/api/auth/login", self.login),
+            r.post("/api/auth/guest-login", self.guest_login),
+            r.post("/api/auth/refresh", self.refresh),
+            r.post("/api/auth/logout", self.logout),
+            r.get("/api/auth/me", self.get_me),
+            r.put("/api/auth/me", self.put_me),
+            r.put("/api/auth/password", self.put_password),
+            r.get("/api/auth/preferences", self.get_preferences),
+            r.put("/api/auth/preferences", self.put_preferences),
+            r.get("/api/auth/settings", self.auth_settings),
+            r.post("/api/room/create", self.create_room),
+            r.post("/api/room/join", self.join_room),
+            r.post("/api/room/guest-join", self.guest_join),
+            r.get("/api/room/list", self.list_rooms),
+            r.put("/api/room/{roomId}/settings", self.room_settings),
+            r.delete("/api/room/{roomId}", self.delete_room),
+            r.post("/api/room/{roomId}/kick/{identity}", self.kick),
+            r.post("/api/room/{roomId}/ban/{identity}", self.ban),
+            r.post("/api/room/{roomId}/mute/{identity}", self.mute),
+            r.post("/api/room/{roomId}/video/{identity}/off", self.video_off),
+            r.post("/api/room/{roomId}/screenshare/{identity}/stop", self.screenshare_stop),
+            r.post("/api/room/{roomId}/promote/{identity}", self.promote),
+            r.post("/api/room/{roomId}/demote/{identity}", self.demote),
+            r.post("/api/room/{roomId}/chat/{identity}/block", self.chat_block),
+            r.post("/api/room/{roomId}/deafen/{identity}", self.deafen),
+            r.post("/api/room/{roomId}/undeafen/{identity}", self.undeafen),
+            r.post("/api/room/{roomId}/ask/{identity}/{action}", self.ask),
+            r.post("/api/room/{roomId}/spotlight/{identity}", self.spotlight),
+            r.post("/api/room/{roomId}/stage/{identity}/bring", self.not_implemented),
+            r.post("/api/room/{roomId}/stage/{identity}/remove", self.not_implemented),
+            r.get("/api/room/{roomId}/participant/{identity}/info", self.participant_info),
+            r.post("/api/room/{roomId}/chat/upload", self.chat_upload),
+            r.get("/uploads/chat/{file}", self.serve_upload),
+        ]
+
+    # MARK: - tokens
+
+    def _issue_tokens(self, claims_base: dict) -> tuple[str, str]:
+        now = int(self.clock())
+        access = dict(claims_base)
+        access.update({"iss": "bedrud", "sub": claims_base["userId"], "aud": ["bedrud"],
+                       "exp": now + int(self.config.access_ttl), "iat": now})
+        refresh = dict(claims_base)
+        refresh.update({"iss": "bedrud", "sub": claims_base["userId"], "aud": ["bedrud"],
+                        "exp": now + int(self.config.refresh_ttl), "iat": now, "jti": str(uuid.uuid4())})
+        return (jwt_hs256.encode(access, self.config.jwt_secret), jwt_hs256.encode(refresh, self.config.jwt_secret))
+
+    @staticmethod
+    def _claims_for(user: User) -> dict:
+        return {"userId": user.id, "email": user.email, "name": user.name, "provider": "local",
+                "accesses": list(user.accesses)}
+
+    def _login_response(self, user: User) -> web.Response:
+        access, refresh = self._issue_tokens(self._claims_for(user))
+        user.refresh_token_hash = token_hash(refresh)
+        resp = json_response({"user": user.to_json(), "tokens": {"accessToken": access, "refreshToken": refresh}})
+        self._set_cookies(resp, access, refresh)
+        return resp
+
+    def _set_cookies(self, resp: web.Response, access: str, refresh: str) -> None:
+        secure = self.config.tls
+        same_site = "None" if secure else "Lax"
+        resp.set_cookie("access_token", access, max_age=int(self.config.access_ttl), path="/",
+                        httponly=True, secure=secure, samesite=same_site)
+        resp.set_cookie("refresh_token", refresh, max_age=7 * 24 * 3600, path="/",
+                        httponly=True, secure=secure, samesite=same_site)
+
+    def _authenticate(self, request: web.Request) -> tuple[Optional[dict], Optional[web.Response]]:
+        """Bedrud's auth middleware: Bearer header (prefix case-insensitive, whole
+        value when there is no prefix), else the `access_token` cookie."""
+        header = request.headers.get("Authorization")
+        if header:
+            token = header[7:] if header[:7].lower() == "bearer " else header
+        else:
+            token = request.cookies.get("access_token", "")
+        if not token:
+            return None, error(401, "Missing authorization")
+        try:
+            claims = jwt_hs256.decode(token, self.config.jwt_secret, now=self.clock())
+        except jwt_hs256.JWTError:
+            return None, error(401, "Invalid token")
+        if token_hash(token) in self.store.revoked_access or not isinstance(claims.get("userId"), str):
+            return None, error(401, "Invalid token")
+        return claims, None
+
+    async def _body(self, request: web.Request) -> Any:
+        raw = await request.read()
+        return parse_json_body(request.headers.get("Content-Type", ""), raw)
+
+    # MARK: - auth
+
+    async def register(self, request: web.Request) -> web.Response:
+        try:
+            body = bind(await self._body(request), {"email": str, "password": str, "name": str, "inviteToken": str})
+        except BindError:
+            return error(400, "Invalid input")
+        email, password, name = body.get("email", ""), body.get("password", ""), body.get("name", "")
+        if not _valid_email(email):
+            return error(400, "Invalid email format")
+        if len(name.encode()) < 2:
+            return error(400, "Name must be at least 2 characters")
+        if not self.config.registration:
+            return error(403, "Registration is currently disabled")
+        if len(password) < MIN_PASSWORD:
+            return error(400, "Password must be at least 12 characters")
+        if len(password) > MAX_PASSWORD:
+            return error(400, "Password must be at most 128 characters")
+        if self.store.user_by_email(email) is not None:
+            return error(400, "user already exists")
+        user = self.store.add_user(email, name, password, "local", ["user"], self.clock())
+        return self._login_response(user)
+
+    async def login(self, request: web.Request) -> web.Response:
+        try:
+            body = bind(await self._body(request), {"email": str, "password": str})
+        except BindError:
+            return error(400, "Invalid input")
+        email, password = body.get("email", ""), body.get("password", "")
+        if not email or not password:
+            return error(400, "Email and password are required")
+        if len(password) > MAX_PASSWORD:
+            return error(400, "Password must be at most 128 characters")
+        from .store import check_password
+        user = self.store.user_by_email(email)
+        if user is None or not user.password_hash or not check_password(password, user.password_hash) or not user.is_active:
+            return error(401, "Invalid credentials")
+        return self._login_response(user)
+
+    async def guest_login(self, request: web.Request) -> web.Response:
+        try:
+            body = bind(await self._body(request), {"name": str})
+        except BindError:
+            return error(400, "Invalid input")
+        name = body.get("name", "")
+        if not name:
+            return error(400, "Name is required")
+        guest_id = str(uuid.uuid4())
+        user = self.store.add_user(f"guest_{guest_id}@bedrud.guest", name, "", "guest", ["guest"], self.clock())
+        return self._login_response(user)
+
+    async def refresh(self, request: web.Request) -> web.Response:
+        token = ""
+        try:
+            body = bind(await self._body(request), {"refresh_token": str})
+            token = body.get("refresh_token", "")
+        except BindError:
+            pass  # Bedrud ignores parse errors here and falls back to the cookie.
+        if not token:
+            token = request.cookies.get("refresh_token", "")
+        if not token:
+            return error(400, "No refresh token provided")
+        try:
+            claims = jwt_hs256.decode(token, self.config.jwt_secret, now=self.clock())
+        except jwt_hs256.JWTError:
+            return error(401, "Invalid or expired refresh token")
+        user = self.store.users.get(claims.get("userId", ""))
+        digest = token_hash(token)
+        if user is None or digest in self.store.blocked_refresh or user.refresh_token_hash != digest:
+            return error(401, "Invalid or expired refresh token")
+        base = {k: claims.get(k) for k in ("userId", "email", "name", "provider", "accesses")}
+        access, new_refresh = self._issue_tokens(base)
+        self.store.blocked_refresh.add(digest)
+        user.refresh_token_hash = token_hash(new_refresh)
+        resp = json_response({"access_token": access, "refresh_token": new_refresh})
+        self._set_cookies(resp, access, new_refresh)
+        return resp
+
+    async def logout(self, request: web.Request) -> web.Response:
+        claims, failure = self._authenticate(request)
+        if failure:
+            return failure
+        try:
+            body = bind(await self._body(request), {"refresh_token": str})
+        except BindError:
+            return error(400, "Invalid input - expected JSON with refresh_token field")
+        refresh = body.get("refresh_token") or request.cookies.get("refresh_token", "")
+        if refresh:
+            self.store.blocked_refresh.add(token_hash(refresh))
+        header = request.headers.get("Authorization", "")
+        if header.startswith("Bearer "):  # quirk: only this exact prefix is stripped here
+            self.store.revoked_access.add(token_hash(header[7:]))
+        elif not header and request.cookies.get("access_token"):
+            self.store.revoked_access.add(token_hash(request.cookies["access_token"]))
+        resp = json_response({"message": "Successfully logged out"})
+        resp.del_cookie("access_token", path="/")
+        resp.del_cookie("refresh_token", path="/")
+        return resp
+
+    async def get_me(self, request: web.Request) -> web.Response:
+        claims, failure = self._authenticate(request)
+        if failure:
+            return failure
+        user = self.store.users.get(claims["userId"])
+        return json_response(user.to_json() if user else None)
+
+    async def put_me(self, request: web.Request) -> web.Response:
+        claims, failure = self._authenticate(request)
+        if failure:
+            return failure
+        try:
+            body = bind(await self._body(request), {"name": str})
+        except BindError:
+            return error(400, "Invalid input")
+        name = body.get("name", "")
+        if len(name.encode()) < 2:
+            return error(400, "Name must be at least 2 characters")
+        user = self.store.users.get(claims["userId"])
+        if user is None:
+            return error(400, "user not found")
+        user.name = name
+        user.updated_at = self.clock()
+        return json_response(user.to_json())
+
+    async def put_password(self, request: web.Request) -> web.Response:
+        claims, failure = self._authenticate(request)
+        if failure:
+            return failure
+        try:
+            body = bind(await self._body(request), {"currentPassword": str, "newPassword": str})
+        except BindError:
+            return error(400, "Invalid input")
+        new = body.get("newPassword", "")
+        if len(new) < MIN_PASSWORD:
+            return error(400, "New password must be at least 12 characters")
+        if len(new) > MAX_PASSWORD:
+            return error(400, "New password must be at most 128 characters")
+        user = self.store.users.get(claims["userId"])
+        if user is None:
+            return error(400, "user not found")
+        if user.provider != "local":
+            return error(400, "password change is only available for local accounts")
+        from .store import check_password, hash_password
+        if user.password_hash and not check_password(body.get("currentPassword", ""), user.password_hash):
+            return error(400, "current password is incorrect")
+        user.password_hash = hash_password(new)
+        return json_response({"message": "Password updated successfully"})
+
+    async def get_preferences(self, request: web.Request) -> web.Response:
+        claims, failure = self._authenticate(request)
+        if failure:
+            return failure
+        user = self.store.users.get(claims["userId"])
+        return json_response({"preferencesJson": user.preferences_json if user else "{}"})
+
+    async def put_preferences(self, request: web.Request) -> web.Response:
+        claims, failure = self._authenticate(request)
+        if failure:
+            return failure
+        try:
+            body = bind(await self._body(request), {"preferencesJson": str})
+        except BindError:
+            return error(400, "Invalid input")
+        prefs = body.get("preferencesJson", "")
+        if len(prefs.encode()) > 4096:
+            return error(413, "preferencesJson too large (max 4 KB)")
+        try:
+            json.loads(prefs)
+        except ValueError:
+            return error(400, "preferencesJson must be valid JSON")
+        user = self.store.users.get(claims["userId"])
+        if user is not None:
+            user.preferences_json = prefs
+        return json_response({"message": "Preferences updated"})
+
+    async def auth_settings(self, request: web.Request) -> web.Response:
+        return json_response({"registrationEnabled": self.config.registration, "tokenRegistrationOnly": False,
+                              "passkeysEnabled": False, "oauthProviders": []})
+
+    # MARK: - rooms
+
+    def _livekit_token(self, room: Room, identity: str, name: str, metadata: Optional[str], can_update_metadata: bool) -> str:
+        now = int(self.clock())
+        video = {"roomJoin": True, "room": room.name, "canUpdateOwnMetadata": can_update_metadata}
+        claims: dict[str, Any] = {"iss": self.config.lk_api_key, "sub": identity, "nbf": now,
+                                  "exp": now + int(self.config.lk_token_ttl), "name": name, "video": video}
+        if metadata is not None:
+            claims["metadata"] = metadata
+        return jwt_hs256.encode(claims, self.config.lk_api_secret)
+
+    async def create_room(self, request: web.Request) -> web.Response:
+        claims, failure = self._authenticate(request)
+        if failure:
+            return failure
+        try:
+            body = bind(await self._body(request), {"name": str, "maxParticipants": int, "isPublic": bool,
+                                                    "mode": str, "settings": dict})
+            settings_in = bind(body.get("settings", {}), {k: bool for k in default_settings()})
+        except BindError:
+            return error(400, "Invalid request body")
+        name = body.get("name", "").strip().lower() or generate_room_name()
+        problem = validate_room_name(name)
+        if problem:
+            return error(400, problem)
+        # Bedrud calls LiveKit CreateRoom before its own insert.
+        self.sfu.create_room(name, max(0, body.get("maxParticipants", 0)))
+        if self.store.room_by_name(name) is not None:
+            return error(409, "a room with this name already exists")
+        settings = default_settings()
+        # GORM applies column defaults to zero values: a `false` for the three
+        # allow* flags is stored as true on create (bedrud-api.md §1.2).
+        settings.update({k: v for k, v in settings_in.items() if v or k in ("requireApproval", "e2ee")})
+        room = self.store.add_room(name, claims["userId"], body.get("isPublic", False), body.get("mode", ""),
+                                   settings, self.clock())
+        return json_response({"id": room.id, "name": room.name, "createdBy": room.created_by,
+                              "isActive": room.is_active, "isPublic": room.is_public,
+                              "maxParticipants": room.max_participants, "settings": dict(room.settings),
+                              "livekitHost": self.config.livekit_host, "mode": room.mode})
+
+    async def join_room(self, request: web.Request) -> web.Response:
+        claims, failure = self._authenticate(request)
+        if failure:
+            return failure
+        try:
+            body = bind(await self._body(request), {"roomName": str})
+        except BindError:
+            return error(400, "Invalid body")
+        room = self.store.room_by_name(body.get("roomName", "").strip().lower())
+        if room is None:
+            return error(404, "Room not found")
+        if not room.is_active:
+            room.is_active = True
+        user_id = claims["userId"]
+        # Counts every non-banned row ever written, the caller's own included.
+        if room.max_participants > 0 and self.store.capacity_count(room.id) >= room.max_participants:
+            return error(403, "room is full")
+        row = self.store.participant_row(room.id, user_id)
+        if row is not None and row.is_banned:
+            return error(403, "you are banned from this room")
+        if row is None:
+            from .store import ParticipantRow
+            self.store.participants.append(ParticipantRow(room_id=room.id, user_id=user_id))
+        self.sfu.create_room(room.name, room.max_participants)
+        accesses = claims.get("accesses") if isinstance(claims.get("accesses"), list) else []
+        metadata = json.dumps({"accesses": accesses}, separators=(",", ":"))
+        token = self._livekit_token(room, user_id, str(claims.get("name", "")), metadata, True)
+        out = room.to_json()
+        out.pop("createdAt"); out.pop("updatedAt")
+        out.update({"token": token, "livekitHost": self.config.livekit_host})
+        return json_response(out)
+
+    async def guest_join(self, request: web.Request) -> web.Response:
+        try:
+            body = bind(await self._body(request), {"roomName": str, "guestName": str})
+        except BindError:
+            return error(400, "Invalid body")
+        guest_name = body.get("guestName", "").strip()
+        if not guest_name:
+            return error(400, "Guest name is required")
+        room = self.store.room_by_name(body.get("roomName", "").strip().lower())
+        if room is None:
+            return error(404, "Room not found")
+        if not room.is_public:
+            return error(403, "This room is private")
+        if not room.is_active:
+            return error(410, "room is no longer active")
+        if room.max_participants > 0 and self.store.capacity_count(room.id) >= room.max_participants:
+            return error(403, "room is full")
+        row = self.store.participant_row(room.id, guest_name)
+        if row is not None and row.is_banned:
+            return error(403, "you are banned from this room")
+        alphabet = string.ascii_lowercase + string.digits
+        identity = "guest-" + "".join(secrets.choice(alphabet) for _ in range(8))
+        self.sfu.create_room(room.name, room.max_participants)
+        token = self._livekit_token(room, identity, guest_name, None, False)
+        return json_response({"id": room.id, "name": room.name, "token": token, "adminId": room.admin_id,
+                              "livekitHost": self.config.livekit_host})
+
+    async def list_rooms(self, request: web.Request) -> web.Response:
+        claims, failure = self._authenticate(request)
+        if failure:
+            return failure
+        mine = [r for r in self.store.rooms.values() if r.created_by == claims["userId"]]
+        mine.sort(key=lambda r: r.created_at, reverse=True)
+        return json_response([r.to_json() for r in mine])
+
+    def _is_superadmin(self, claims: dict) -> bool:
+        acc = claims.get("accesses")
+        return isinstance(acc, list) and "superadmin" in acc
+
+    def _is_owner(self, claims: dict, room: Room) -> bool:
+        return self._is_superadmin(claims) or claims["userId"] == (room.admin_id or room.created_by)
+
+    def _is_moderator(self, claims: dict, room: Room) -> bool:
+        if self._is_owner(claims, room):
+            return True
+        row = self.store.participant_row(room.id, claims["userId"])
+        return row is not None and row.is_moderator
+
+    async def room_settings(self, request: web.Request) -> web.Response:
+        claims, failure = self._authenticate(request)
+        if failure:
+            return failure
+        try:
+            body = bind(await self._body(request), {"isPublic": bool, "maxParticipants": int, "settings": dict})
+            settings_in = bind(body["settings"], {k: bool for k in default_settings()}) if "settings" in body else None
+        except BindError:
+            return error(400, "Invalid body")
+        room = self.store.rooms.get(request.match_info["roomId"])
+        if room is None:
+            return error(404, "Room not found")
+        if not self._is_owner(claims, room):
+            return error(403, "Insufficient permissions")
+        if "isPublic" in body:
+            room.is_public = body["isPublic"]
+        if "maxParticipants" in body:
+            room.max_participants = body["maxParticipants"]
+        if settings_in is not None:
+            fresh = {k: False for k in default_settings()}
+            fresh.update(settings_in)
+            room.settings = fresh
+        room.updated_at = self.clock()
+        return json_response(room.to_json())
+
+    async def delete_room(self, request: web.Request) -> web.Response:
+        claims, failure = self._authenticate(request)
+        if failure:
+            return failure
+        room = self.store.rooms.get(request.match_info["roomId"])
+        if room is None:
+            return error(404, "Room not found")
+        if not (self._is_superadmin(claims) or claims["userId"] == room.created_by):
+            return error(403, "Only the room creator can delete this room")
+        await self.sfu.delete_room(room.name)
+        self.store.delete_room(room.id)
+        return json_response(SUCCESS)
+
+    # MARK: - moderation
+
+    def _resolve(self, request: web.Request, need: str) -> tuple[Optional[dict], Optional[Room], Optional[web.Response]]:
+        """Auth, then the room (plain-text 404), then the owner/moderator gate."""
+        claims, failure = self._authenticate(request)
+        if failure:
+            return None, None, failure
+        room = self.store.rooms.get(request.match_info["roomId"])
+        if room is None:
+            return None, None, plain_not_found()
+        if need == "owner" and not self._is_owner(claims, room):
+            return None, None, error(403, "Insufficient permissions")
+        if need == "mod" and not self._is_moderator(claims, room):
+            return None, None, error(403, "not authorized for this room")
+        return claims, room, None
+
+    def _system(self, room: Room, event: str, actor: str, target: str, to_target_only: bool) -> None:
+        payload = {"type": "system", "event": event, "actor": actor, "target": target}
+        self.sfu.send_server_data(room.name, payload, "system", [target] if to_target_only else [])
+
+    async def kick(self, request: web.Request) -> web.Response:
+        claims, room, failure = self._resolve(request, "owner")
+        if failure:
+            return failure
+        identity = request.match_info["identity"]
+        if not await self.sfu.remove_participant(room.name, identity, "PARTICIPANT_REMOVED"):
+            return error(500, "twirp error not_found: participant not found")
+        self._system(room, "kick", claims["userId"], identity, False)
+        return json_response(SUCCESS)
+
+    async def ban(self, request: web.Request) -> web.Response:
+        claims, room, failure = self._resolve(request, "owner")
+        if failure:
+            return failure
+        identity = request.match_info["identity"]
+        if not await self.sfu.remove_participant(room.name, identity, "PARTICIPANT_REMOVED"):
+            return error(500, "twirp error not_found: participant not found")
+        self._system(room, "ban", claims["userId"], identity, False)
+        row = self.store.participant_row(room.id, identity)
+        if row is not None:
+            row.is_banned = True
+        return json_response(SUCCESS)
+
+    async def _mute_sources(self, request: web.Request, need: str, sources: tuple[str, ...]) -> web.Response:
+        claims, room, failure = self._resolve(request, need)
+        if failure:
+            return failure
+        if not self.sfu.server_mute(room.name, request.match_info["identity"], sources):
+            return error(404, "Participant not found")
+        return json_response(SUCCESS)
+
+    async def mute(self, request: web.Request) -> web.Response:
+        return await self._mute_sources(request, "owner", ("AUDIO",))
+
+    async def video_off(self, request: web.Request) -> web.Response:
+        return await self._mute_sources(request, "mod", ("CAMERA",))
+
+    async def screenshare_stop(self, request: web.Request) -> web.Response:
+        return await self._mute_sources(request, "mod", ("SCREEN_SHARE", "SCREEN_SHARE_AUDIO"))
+
+    async def _edit_metadata(self, request: web.Request, need: str, edit: Callable[[dict], bool]) -> web.Response:
+        claims, room, failure = self._resolve(request, need)
+        if failure:
+            return failure
+        changed = self.sfu.edit_metadata(room.name, request.match_info["identity"], edit)
+        if changed is None:
+            return error(404, "Participant not found")
+        return json_response(SUCCESS if changed else {"status": "already_moderator"})
+
+    async def promote(self, request: web.Request) -> web.Response:
+        def edit(meta: dict) -> bool:
+            acc = meta.get("accesses") if isinstance(meta.get("accesses"), list) else []
+            if "moderator" in acc:
+                return False
+            meta["accesses"] = acc + ["moderator"]
+            return True
+        resp = await self._edit_metadata(request, "owner", edit)
+        if resp.status == 200:
+            self._set_moderator_flag(request, True)
+        return resp
+
+    async def demote(self, request: web.Request) -> web.Response:
+        def edit(meta: dict) -> bool:
+            acc = meta.get("accesses") if isinstance(meta.get("accesses"), list) else []
+            meta["accesses"] = [a for a in acc if a != "moderator"]
+            return True
+        resp = await self._edit_metadata(request, "owner", edit)
+        if resp.status == 200:
+            self._set_moderator_flag(request, False)
+        return resp
+
+    def _set_moderator_flag(self, request: web.Request, value: bool) -> None:
+        row = self.store.participant_row(request.match_info["roomId"], request.match_info["identity"])
+        if row is not None:
+            row.is_moderator = value
+
+    async def chat_block(self, request: web.Request) -> web.Response:
+        def edit(meta: dict) -> bool:
+            meta["chatBlocked"] = True
+            return True
+        return await self._edit_metadata(request, "mod", edit)
+
+    async def _targeted(self, request: web.Request, event: str, to_target_only: bool) -> web.Response:
+        claims, room, failure = self._resolve(request, "mod")
+        if failure:
+            return failure
+        self._system(room, event, claims["userId"], request.match_info["identity"], to_target_only)
+        return json_response(SUCCESS)
+
+    async def deafen(self, request: web.Request) -> web.Response:
+        return await self._targeted(request, "deafen", True)
+
+    async def undeafen(self, request: web.Request) -> web.Response:
+        return await self._targeted(request, "undeafen", True)
+
+    async def spotlight(self, request: web.Request) -> web.Response:
+        return await self._targeted(request, "spotlight", False)
+
+    async def ask(self, request: web.Request) -> web.Response:
+        claims, room, failure = self._resolve(request, "mod")
+        if failure:
+            return failure
+        action = request.match_info["action"]
+        if action not in ("unmute", "camera"):
+            return error(400, "Unknown action")
+        self._system(room, f"ask_{action}", claims["userId"], request.match_info["identity"], True)
+        return json_response(SUCCESS)
+
+    async def not_implemented(self, request: web.Request) -> web.Response:
+        claims, failure = self._authenticate(request)
+        if failure:
+            return failure
+        return error(501, "not yet implemented")
+
+    async def participant_info(self, request: web.Request) -> web.Response:
+        claims, failure = self._authenticate(request)
+        if failure:
+            return failure
+        room = self.store.rooms.get(request.match_info["roomId"])
+        if room is None:
+            return plain_not_found()
+        identity = request.match_info["identity"]
+        if identity != claims["userId"] and not self._is_moderator(claims, room):
+            return error(403, "not authorized for this room")
+        info = self.sfu.participant_summary(room.name, identity)
+        if info is None:
+            return error(404, "Participant not found")
+        return json_response(info)
+
+    # MARK: - chat upload
+
+    async def chat_upload(self, request: web.Request) -> web.Response:
+        claims, failure = self._authenticate(request)
+        if failure:
+            return failure
+        room = self.store.rooms.get(request.match_info["roomId"])
+        if room is None:
+            return error(404, "Room not found")
+        data = None
+        try:
+            if request.content_type.startswith("multipart/"):
+                reader = await request.multipart()
+                while True:
+                    part = await reader.next()
+                    if part is None:
+                        break
+                    if getattr(part, "name", None) == "file":
+                        data = bytes(await part.read(decode=False))
+                        break
+        except (ValueError, AssertionError, KeyError):
+            data = None
+        if data is None:
+            return error(400, "Missing file field")
+        if len(data) > UPLOAD_MAX_BYTES:
+            return error(413, "File too large")
+        mime, ext, w, h = sniff_image(data)
+        if ext is None:
+            return error(400, f"unsupported image type: {mime}")
+        if len(data) < UPLOAD_INLINE_MAX:
+            url = f"data:{mime};base64," + base64.b64encode(data).decode()
+        else:
+            name = f"{hashlib.sha256(data).hexdigest()}.{ext}"
+            self.store.uploads[name] = (mime, data)
+            url = f"/uploads/chat/{name}"
+        return json_response({"url": url, "mime": mime, "size": len(data), "w": w, "h": h})
+
+    async def serve_upload(self, request: web.Request) -> web.Response:
+        entry = self.store.uploads.get(request.match_info["file"])
+        if entry is None:
+            return plain(404, f"Cannot GET {request.path}")
+        return web.Response(body=entry[1], content_type=entry[0])
+
+
+def _valid_email(email: str) -> bool:
+    """Roughly Go's net/mail.ParseAddress: `local@domain`, optionally `Name <...>`."""
+    if not email or len(email) > 320 or "\n" in email or "\r" in email:
+        return False
+    _, addr = parseaddr(email)
+    if not addr or "@" not in addr:
+        return False
+    local, _, domain = addr.rpartition("@")
+    return bool(local) and bool(domain) and " " not in addr and ".." not in domain
+
+
+def sniff_image(data: bytes) -> tuple[str, Optional[str], int, int]:
+    """(mime, extension or None, width, height) like Go's http.DetectContentType
+    plus image.DecodeConfig for png/jpeg/gif (webp reports 0x0)."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        w, h = (struct.unpack(">II", data[16:24]) if len(data) >= 24 else (0, 0))
+        return "image/png", "png", w, h
+    if data.startswith(b"\xff\xd8\xff"):
+        w, h = _jpeg_size(data)
+        return "image/jpeg", "jpg", w, h
+    if data.startswith(b"GIF87a") or data.startswith(b"GIF89a"):
+        w, h = (struct.unpack("<HH", data[6:10]) if len(data) >= 10 else (0, 0))
+        return "image/gif", "gif", w, h
+    if len(data) >= 14 and data[:4] == b"RIFF" and data[8:14] == b"WEBPVP":
+        return "image/webp", "webp", 0, 0
+    try:
+        text = data[:512].decode("utf-8")
+        textual = all(c.isprintable() or c in "\r\n\t" for c in text)
+    except UnicodeDecodeError:
+        textual = False
+    return ("text/plain; charset=utf-8" if textual else "application/octet-stream"), None, 0, 0
+
+
+def _jpeg_size(data: bytes) -> tuple[int, int]:
+    i = 2
+    while i + 9 < len(data):
+        if data[i] != 0xFF:
+            return 0, 0
+        marker = data[i + 1]
+        if marker in (0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF):
+            h, w = struct.unpack(">HH", data[i + 5:i + 9])
+            return w, h
+        seg_len = struct.unpack(">H", data[i + 2:i + 4])[0]
+        if seg_len < 2:
+            return 0, 0
+        i += 2 + seg_len
+    return 0, 0
