@@ -210,7 +210,7 @@ public enum MediaBenchmark {
 
     /// A deterministic voiced signal (harmonic tone, syllable envelope, pauses) encoded
     /// as a WebRTC sender would: libopus VOIP, 20 ms, in-band FEC on.
-    static func makePackets(seconds: Double, bitrate: Int) -> [[UInt8]] {
+    public static func makePackets(seconds: Double, bitrate: Int) -> [[UInt8]] {
         let n = Int(seconds * 48000)
         var pcm = [Float](repeating: 0, count: n)
         var phase: Float = 0

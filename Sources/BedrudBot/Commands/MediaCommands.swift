@@ -1,0 +1,245 @@
+import BedrudMedia
+import BedrudProtocol
+import Foundation
+
+/// `verify`, `repair`, `bench`, and the hidden `dev-record` used by the crash test.
+enum MediaCommands {
+    static let verify = CommandSpec(
+        "verify", summary: "check Ogg Opus recordings (pages, CRCs, headers, granules) and report duration and gaps",
+        discussion: """
+            Reads each file without decoding it. Works on any Ogg Opus file, not only ours.
+            Exit status: 0 when every file is valid, 11 when a file has problems, 5 when a
+            file cannot be read.
+
+            Examples:
+              bedrud-bot verify recordings/standup/2026-11-29_120000/*.opus
+              bedrud-bot verify --json room.opus
+            """,
+        arguments: [ArgumentSpec("FILE", variadic: true, help: "Ogg Opus files to check.")],
+        options: [OptionSpec("json", help: "Print one JSON object per file.")],
+        action: runVerify)
+
+    static let repair = CommandSpec(
+        "repair", summary: "finish recordings left as *.part by a crash",
+        discussion: """
+            Keeps everything up to the last complete page, marks it end-of-stream, writes
+            NAME.opus next to NAME.opus.part and removes the .part file. A killed recording
+            loses at most about the last second.
+
+            Example:
+              bedrud-bot repair recordings/standup/2026-11-29_120000/*.part
+            """,
+        arguments: [ArgumentSpec("FILE", variadic: true, help: "*.part files to finish.")],
+        action: runRepair)
+
+    static let bench = CommandSpec(
+        "bench", summary: "measure the audio pipeline (decode cost, tracks per core, allocations, memory)",
+        discussion: """
+            Streams real Opus packets through the media pipeline as fast as one thread can and
+            prints the figures documented in docs/BENCHMARKS.md, the ratios on the last line.
+            Allocations per packet are counted by running two short probes under valgrind
+            (skipped with a note when valgrind is not installed).
+
+            Examples:
+              bedrud-bot bench --quick
+              bedrud-bot bench --tracks 200 --seconds 300
+            """,
+        options: [
+            OptionSpec("quick", help: "The CI size: well under two minutes."),
+            OptionSpec("tracks", value: "N", help: "Decoded tracks (rooms of 10)."),
+            OptionSpec("passthrough-tracks", value: "N", help: "Passthrough-only tracks."),
+            OptionSpec("seconds", value: "S", help: "Media seconds per track."),
+            OptionSpec("complexity", value: "C", help: "libopus complexity of the mix encoder (0-10, default 5)."),
+            OptionSpec("no-alloc-probe", help: "Skip the valgrind allocation count."),
+            OptionSpec("alloc-probe", value: "MODE", help: "(internal) run one allocation probe: passthrough or full."),
+            OptionSpec("steps", value: "K", help: "(internal) steps of the allocation probe."),
+        ],
+        action: runBench)
+
+    static let devRecord = CommandSpec(
+        "dev-record", summary: "(developer) record generated speech for N tracks in real time into DIR",
+        discussion: "Used by the crash-safety test: records until --seconds pass, then stops cleanly.",
+        options: [
+            OptionSpec("dir", value: "DIR", help: "Output directory (must exist)."),
+            OptionSpec("seconds", value: "S", help: "How long to record (default 30)."),
+            OptionSpec("tracks", value: "N", help: "Participants (default 2)."),
+        ],
+        hidden: true,
+        action: runDevRecord)
+
+    // MARK: - verify
+
+    static func runVerify(_ inv: Invocation) async throws -> ExitCode {
+        var worst = ExitCode.success
+        for path in inv.positionals {
+            let report: OggOpusReport
+            do {
+                report = try OggOpusVerifier.verify(path: path)
+            } catch {
+                inv.console.err("bedrud-bot: \(error)")
+                worst = .notFound
+                continue
+            }
+            if inv.flag("json") {
+                inv.console.out(json(path: path, report))
+            } else {
+                inv.console.out("\(path): \(report.isValid ? "valid" : "INVALID")")
+                for line in report.summary.split(separator: "\n") { inv.console.out("  \(line)") }
+            }
+            if !report.isValid && worst == .success { worst = .assertion }
+        }
+        return worst
+    }
+
+    static func json(path: String, _ r: OggOpusReport) -> String {
+        var o: [String: Any] = [
+            "file": path, "valid": r.isValid, "duration_ms": r.durationMillis, "pages": r.pages,
+            "audio_packets": r.audioPackets, "eos": r.hasEOS, "problems": r.problems,
+            "gaps": r.gaps.map { ["start_ms": $0.startMillis, "duration_ms": $0.durationMillis] },
+            "gap_ms": r.gapMillis,
+        ]
+        if let h = r.head { o["channels"] = Int(h.channelCount); o["pre_skip"] = Int(h.preSkip) }
+        if let t = r.tags {
+            o["vendor"] = t.vendor
+            o["tags"] = Dictionary(t.comments.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
+        }
+        let data = (try? JSONSerialization.data(withJSONObject: o, options: [.sortedKeys])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    // MARK: - repair
+
+    static func runRepair(_ inv: Invocation) async throws -> ExitCode {
+        var worst = ExitCode.success
+        for path in inv.positionals {
+            do {
+                let r = try OggOpusRepair.repair(path: path)
+                inv.console.out(
+                    "\(path) -> \(r.outputPath): \(formatMillis(r.report.durationMillis)) kept, \(r.bytesDropped) bytes dropped"
+                        + (r.markedEndOfStream ? ", end of stream marked" : "") + (r.report.isValid ? "" : " (still has problems)"))
+                if !r.report.isValid && worst == .success { worst = .assertion }
+            } catch let e as MediaIOError where e.errno == ENOENT {
+                inv.console.err("bedrud-bot: \(e)")
+                worst = .notFound
+            } catch {
+                inv.console.err("bedrud-bot: cannot repair \(path): \(error)")
+                if worst == .success { worst = .assertion }
+            }
+        }
+        return worst
+    }
+
+    static func formatMillis(_ ms: Double) -> String { String(format: "%.3f s", ms / 1000) }
+
+    // MARK: - bench
+
+    static func intOption(_ inv: Invocation, _ name: String, _ range: ClosedRange<Int>) throws -> Int? {
+        guard let v = inv.value(name) else { return nil }
+        guard let i = Int(v), range.contains(i) else {
+            throw CommandFailure(.usage, "--\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound) (got '\(v)')")
+        }
+        return i
+    }
+
+    static func runBench(_ inv: Invocation) async throws -> ExitCode {
+        if let mode = inv.value("alloc-probe") {
+            guard let m = MediaBenchmark.Mode(rawValue: mode) else {
+                throw CommandFailure(.usage, "--alloc-probe must be passthrough or full")
+            }
+            MediaBenchmark.allocationProbe(mode: m, tracks: try intOption(inv, "tracks", 1...100) ?? 4, steps: try intOption(inv, "steps", 0...100_000) ?? 200)
+            return .success
+        }
+        var options = MediaBenchmarkOptions(quick: inv.flag("quick"))
+        if let t = try intOption(inv, "tracks", 1...100_000) { options.tracks = t }
+        if let t = try intOption(inv, "passthrough-tracks", 1...1_000_000) { options.passthroughTracks = t }
+        if let s = try intOption(inv, "seconds", 1...86_400) { options.seconds = Double(s) }
+        if let c = try intOption(inv, "complexity", 0...10) { options.mixComplexity = c }
+        let result = await Task.detached { MediaBenchmark.run(options) }.value
+        var lines = result.lines
+        var allocLine = "(e) heap allocations per packet in steady state: not measured (--no-alloc-probe)"
+        var allocRatio = "allocs/packet=n/a"
+        if !inv.flag("no-alloc-probe") {
+            if let probe = allocationsPerPacket() {
+                allocLine = "(e) heap allocations per packet in steady state (valgrind, 4 tracks, 500 extra steps): passthrough \(probe.passthrough), full \(probe.full)"
+                allocRatio = "allocs/packet=\(probe.passthrough)/\(probe.full)"
+            } else {
+                allocLine = "(e) heap allocations per packet: not measured (valgrind not found; install it or see docs/BENCHMARKS.md)"
+            }
+        }
+        let last = lines.removeLast()
+        lines.insert(allocLine, at: lines.count - 1)
+        lines.append(last + " " + allocRatio)
+        for l in lines { inv.console.out(l) }
+        return .success
+    }
+
+    /// Runs this binary's allocation probe under valgrind twice per mode (200 and 700
+    /// steady-state steps of 4 tracks) and divides the difference in allocation count by
+    /// the packets in between.
+    static func allocationsPerPacket() -> (passthrough: String, full: String)? {
+        let valgrind = ["/usr/bin/valgrind", "/usr/local/bin/valgrind"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        guard let valgrind else { return nil }
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        func allocs(_ mode: String, _ steps: Int) -> Int? {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: valgrind)
+            p.arguments = ["--tool=memcheck", "--leak-check=no", exe, "bench", "--alloc-probe", mode, "--tracks", "4", "--steps", String(steps)]
+            let err = Pipe()
+            p.standardError = err
+            p.standardOutput = FileHandle.nullDevice
+            guard (try? p.run()) != nil else { return nil }
+            let data = err.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            let text = String(decoding: data, as: UTF8.self)
+            guard let line = text.split(separator: "\n").first(where: { $0.contains("total heap usage:") }) else { return nil }
+            let after = line.components(separatedBy: "total heap usage:")[1]
+            let number = after.split(separator: " ").first.map { $0.replacingOccurrences(of: ",", with: "") }
+            return number.flatMap { Int($0) }
+        }
+        func perPacket(_ mode: String) -> String {
+            guard let a = allocs(mode, 200), let b = allocs(mode, 700) else { return "n/a" }
+            return String(format: "%.3f", Double(b - a) / Double(500 * 4))
+        }
+        return (perPacket("passthrough"), perPacket("full"))
+    }
+
+    // MARK: - dev-record
+
+    static func runDevRecord(_ inv: Invocation) async throws -> ExitCode {
+        guard let dir = inv.value("dir") else { throw CommandFailure(.usage, "--dir DIR is required") }
+        let seconds = try intOption(inv, "seconds", 1...86_400) ?? 30
+        let tracks = try intOption(inv, "tracks", 1...50) ?? 2
+        var config = MediaPipelineConfig()
+        config.room = "dev-record"
+        config.sessionStartUnixNanos = Int64(Date().timeIntervalSince1970 * 1e9)
+        let pipeline = MediaPipeline(config: config, sinks: DirectorySinkFactory(directory: dir), syncIntervalSeconds: 1)
+        let packets = MediaBenchmark.makePackets(seconds: 10, bitrate: 32000)
+        let rings = (0..<tracks).map { _ in PacketRing(capacity: 64) }
+        for (i, r) in rings.enumerated() {
+            pipeline.send(.addTrack(MediaTrackSpec(trackSid: "TR_\(i)", participantIdentity: "p\(i)", participantName: "speaker \(i)"), r))
+        }
+        // Where the crash test reads session time zero (CLOCK_MONOTONIC is system-wide).
+        try "\(pipeline.startNanos)\n".write(toFile: dir + "/started", atomically: true, encoding: .utf8)
+        let drain = Task { for await _ in pipeline.events {} }
+        let total = seconds * 50
+        let start = MonotonicClock.nanos()
+        await Task.detached {
+            var header = MediaPacketHeader(ssrc: 0, rtpTimestamp: 0, arrivalNanos: 0)
+            for step in 0..<total {
+                let due = start + UInt64(step) * 20_000_000
+                while MonotonicClock.nanos() < due { usleep(1000) }
+                for (t, ring) in rings.enumerated() {
+                    header.ssrc = UInt32(t + 1)
+                    header.sequenceNumber = UInt16(truncatingIfNeeded: step)
+                    header.rtpTimestamp = UInt32(truncatingIfNeeded: step * 960)
+                    header.arrivalNanos = MonotonicClock.nanos()
+                    packets[(step + t * 37) % packets.count].withUnsafeBytes { _ = ring.push(header, payload: $0) }
+                }
+            }
+        }.value
+        await pipeline.stop()
+        _ = await drain.value
+        inv.console.out("recorded \(seconds) s of \(tracks) tracks into \(dir)")
+        return .success
+    }
+}
