@@ -44,8 +44,11 @@ public struct MediaPipelineConfig: Sendable {
     public init() {}
 
     /// Session samples behind "now" at which the mix is finalized: the hold, the jitter
-    /// wait and a margin for the poll interval.
-    public var mixLatencySamples: Int64 { Int64(startHoldMillis + jitterWaitMillis + 240) * 48 }
+    /// wait and a margin for the media thread's poll interval.
+    public var mixLatencySamples: Int64 { Int64(startHoldMillis + jitterWaitMillis + 140) * 48 }
+    /// The mixed file is paged more often, since it already lags by the mix latency:
+    /// together they stay within about a second of real time.
+    public var roomPageFlushMillis: Int = 250
 }
 
 /// Who a track belongs to.
