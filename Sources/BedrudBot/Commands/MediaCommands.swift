@@ -37,8 +37,8 @@ enum MediaCommands {
         discussion: """
             Streams real Opus packets through the media pipeline as fast as one thread can and
             prints the figures documented in docs/BENCHMARKS.md, the ratios on the last line.
-            Allocations per packet are counted by running two short probes under valgrind
-            (skipped with a note when valgrind is not installed).
+            Allocations per packet are counted by glibc's malloc tracer (libc_malloc_debug) in
+            two short child runs that differ only in their number of steady-state packets.
 
             Examples:
               bedrud-bot bench --quick
@@ -50,8 +50,8 @@ enum MediaCommands {
             OptionSpec("passthrough-tracks", value: "N", help: "Passthrough-only tracks."),
             OptionSpec("seconds", value: "S", help: "Media seconds per track."),
             OptionSpec("complexity", value: "C", help: "libopus complexity of the mix encoder (0-10, default 5)."),
-            OptionSpec("no-alloc-probe", help: "Skip the valgrind allocation count."),
-            OptionSpec("alloc-probe", value: "MODE", help: "(internal) run one allocation probe: passthrough or full."),
+            OptionSpec("no-alloc-probe", help: "Skip the allocation count."),
+            OptionSpec("alloc-probe", value: "MODE", help: "(internal) run one allocation probe: passthrough, full or calibration."),
             OptionSpec("steps", value: "K", help: "(internal) steps of the allocation probe."),
         ],
         action: runBench)
@@ -144,7 +144,7 @@ enum MediaCommands {
     static func runBench(_ inv: Invocation) async throws -> ExitCode {
         if let mode = inv.value("alloc-probe") {
             guard let m = MediaBenchmark.Mode(rawValue: mode) else {
-                throw CommandFailure(.usage, "--alloc-probe must be passthrough or full")
+                throw CommandFailure(.usage, "--alloc-probe must be passthrough, full or calibration")
             }
             MediaBenchmark.allocationProbe(mode: m, tracks: try intOption(inv, "tracks", 1...100) ?? 4, steps: try intOption(inv, "steps", 0...100_000) ?? 200)
             return .success
@@ -160,10 +160,10 @@ enum MediaCommands {
         var allocRatio = "allocs/packet=n/a"
         if !inv.flag("no-alloc-probe") {
             if let probe = allocationsPerPacket() {
-                allocLine = "(e) heap allocations per packet in steady state (valgrind, 4 tracks, 500 extra steps): passthrough \(probe.passthrough), full \(probe.full)"
+                allocLine = "(e) heap allocations per packet in steady state (glibc mtrace, 4 tracks, 2000 packets): passthrough \(probe.passthrough), full \(probe.full)"
                 allocRatio = "allocs/packet=\(probe.passthrough)/\(probe.full)"
             } else {
-                allocLine = "(e) heap allocations per packet: not measured (valgrind not found; install it or see docs/BENCHMARKS.md)"
+                allocLine = "(e) heap allocations per packet: not measured (glibc's libc_malloc_debug.so.0 not found; see docs/BENCHMARKS.md)"
             }
         }
         let last = lines.removeLast()
@@ -173,34 +173,16 @@ enum MediaCommands {
         return .success
     }
 
-    /// Runs this binary's allocation probe under valgrind twice per mode (200 and 700
-    /// steady-state steps of 4 tracks) and divides the difference in allocation count by
-    /// the packets in between.
+    /// Allocations per packet in steady state, per mode (see
+    /// `MediaBenchmark.allocationsPerPacket`): glibc's malloc tracer in a child run.
     static func allocationsPerPacket() -> (passthrough: String, full: String)? {
-        let valgrind = ["/usr/bin/valgrind", "/usr/local/bin/valgrind"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        guard let valgrind else { return nil }
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        func allocs(_ mode: String, _ steps: Int) -> Int? {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: valgrind)
-            p.arguments = ["--tool=memcheck", "--leak-check=no", exe, "bench", "--alloc-probe", mode, "--tracks", "4", "--steps", String(steps)]
-            let err = Pipe()
-            p.standardError = err
-            p.standardOutput = FileHandle.nullDevice
-            guard (try? p.run()) != nil else { return nil }
-            let data = err.fileHandleForReading.readDataToEndOfFile()
-            p.waitUntilExit()
-            let text = String(decoding: data, as: UTF8.self)
-            guard let line = text.split(separator: "\n").first(where: { $0.contains("total heap usage:") }) else { return nil }
-            let after = line.components(separatedBy: "total heap usage:")[1]
-            let number = after.split(separator: " ").first.map { $0.replacingOccurrences(of: ",", with: "") }
-            return number.flatMap { Int($0) }
+        let tmp = FileManager.default.temporaryDirectory.path
+        func one(_ m: MediaBenchmark.Mode) -> String? {
+            MediaBenchmark.allocationsPerPacket(executable: exe, mode: m, temporaryDirectory: tmp).map { String(format: "%.3f", $0) }
         }
-        func perPacket(_ mode: String) -> String {
-            guard let a = allocs(mode, 200), let b = allocs(mode, 700) else { return "n/a" }
-            return String(format: "%.3f", Double(b - a) / Double(500 * 4))
-        }
-        return (perPacket("passthrough"), perPacket("full"))
+        guard let p = one(.passthrough), let f = one(.full) else { return nil }
+        return (p, f)
     }
 
     // MARK: - dev-record

@@ -17,7 +17,7 @@ public struct MediaBenchmarkOptions: Sendable {
     public var bitrate: Int = 32000
     public var mixComplexity: Int = 5
     /// Slots of the per-track PacketRing (its memory counts in the RSS figure).
-    public var ringSlots: Int = 64
+    public var ringSlots: Int = 32
 
     public init(quick: Bool) {
         tracks = quick ? 20 : 100
@@ -34,8 +34,10 @@ public struct MediaBenchmarkResult: Sendable {
     /// passthrough + decode + levels/VAD + mix + encode.
     public var passthroughNanos: Double = 0
     public var fullNanos: Double = 0
-    /// Time inside libopus calls during the full run, per track-frame, ns.
+    /// Time inside libopus calls during the full run, per track-frame, ns (of which the
+    /// room encoder's share, one encode per room frame spread over its tracks).
     public var fullLibopusNanos: Double = 0
+    public var fullEncodeNanos: Double = 0
     /// (c) fullNanos / bareDecodeNanos.
     public var fullOverBare: Double { bareDecodeNanos > 0 ? fullNanos / bareDecodeNanos : 0 }
     /// Decode-path overhead beyond the libopus calls themselves.
@@ -46,6 +48,9 @@ public struct MediaBenchmarkResult: Sendable {
     /// (f) resident memory added per recorded track (full mode, ring included), bytes.
     public var rssBytesPerTrack: Double = 0
     public var rssBytesPerPassthroughTrack: Double = 0
+    /// Mix encoder cost per 20 ms room frame by libopus complexity, ns (how the default
+    /// `mixComplexity` was chosen).
+    public var encodeNanosByComplexity: [(complexity: Int, nanos: Double)] = []
     public var options: MediaBenchmarkOptions
     public var packets = 0
     public var outputBytes = 0
@@ -63,9 +68,11 @@ public struct MediaBenchmarkResult: Sendable {
                 + "mix complexity \(options.mixComplexity), single thread",
             "(a) bare opus_decode_float per 20 ms frame: \(f(bareDecodeNanos)) ns",
             "(b) pipeline per 20 ms frame per track: passthrough \(f(passthroughNanos)) ns; "
-                + "passthrough+decode+levels+mix+encode \(f(fullNanos)) ns (libopus calls inside: \(f(fullLibopusNanos)) ns)",
+                + "passthrough+decode+levels+mix+encode \(f(fullNanos)) ns (libopus calls inside: \(f(fullLibopusNanos)) ns, of which room encode \(f(fullEncodeNanos)) ns)",
             "(c) full pipeline / bare decode: \(f(fullOverBare, 3)); overhead beyond libopus calls: \(f(overheadBeyondLibopus * 100, 1)) %",
             "(d) real-time tracks per core: passthrough \(f(passthroughTracksPerCore)); full \(f(fullTracksPerCore))",
+            "mix encoder per 20 ms room frame by complexity: "
+                + encodeNanosByComplexity.map { "\($0.complexity): \(f($0.nanos / 1000, 1)) µs" }.joined(separator: ", "),
             "(f) resident memory per track: full \(f(rssBytesPerTrack / 1024, 1)) KB; passthrough \(f(rssBytesPerPassthroughTrack / 1024, 1)) KB "
                 + "(each includes a \(options.ringSlots)-slot PacketRing of 1500-byte slots)",
             "ratios: full/bare=\(f(fullOverBare, 3)) overhead-beyond-libopus=\(f(overheadBeyondLibopus * 100, 1))% "
@@ -78,10 +85,17 @@ public struct MediaBenchmarkResult: Sendable {
 /// The media benchmark: real Opus packets (a synthetic voiced signal encoded with libopus
 /// at 32 kbit/s, VOIP, 20 ms) streamed through ``MediaEngine`` for many tracks as fast as
 /// one thread can, in virtual time, with pages going to counting sinks. Figures (a)–(d)
-/// and (f); (e) allocations per packet comes from ``allocationProbe(mode:tracks:steps:)``
-/// run under valgrind by `bedrud-bot bench` (see docs/BENCHMARKS.md).
+/// and (f); (e) allocations per packet comes from ``allocationsPerPacket(executable:mode:temporaryDirectory:)``
+/// (glibc's malloc tracer around the steady state of a child run; see docs/BENCHMARKS.md).
 public enum MediaBenchmark {
-    public enum Mode: String, Sendable { case passthrough, full }
+    public enum Mode: String, Sendable {
+        case passthrough, full
+        /// Allocates 1,000 objects per 100 steps instead of running the pipeline: proves
+        /// the counter sees Swift allocations.
+        case calibration
+    }
+
+    final class Probe { var value = 0 }
 
     public static func run(_ options: MediaBenchmarkOptions) -> MediaBenchmarkResult {
         var result = MediaBenchmarkResult(options: options)
@@ -95,6 +109,7 @@ public enum MediaBenchmark {
         result.rssBytesPerTrack = Double(max(0, rss1 - rss0)) / Double(options.tracks)
         result.fullNanos = Double(full.nanos) / Double(steps * options.tracks)
         result.fullLibopusNanos = Double(full.libopusNanos) / Double(steps * options.tracks)
+        result.fullEncodeNanos = Double(full.encodeNanos) / Double(steps * options.tracks)
         result.outputBytes += full.bytes
 
         let rss2 = residentBytes()
@@ -106,17 +121,95 @@ public enum MediaBenchmark {
         result.packets = steps * (options.tracks + options.passthroughTracks)
 
         result.bareDecodeNanos = bareDecode(packets, frames: max(5000, steps * 4))
+        result.encodeNanosByComplexity = encoderCost(bitrate: options.bitrate, frames: options.seconds >= 60 ? 1500 : 500)
         return result
     }
 
-    /// Runs `steps` 20 ms steps of `tracks` tracks after a warm-up of 300 steps, for
-    /// counting allocations from outside (valgrind): two probes that differ only in
-    /// `steps` differ only in steady-state work.
+    /// Runs `steps` 20 ms steps of `tracks` tracks after a warm-up of 300 steps, with
+    /// glibc's malloc tracer (`mtrace`) on for exactly the steady-state steps. The tracer
+    /// only records when the process was started with glibc's `libc_malloc_debug.so`
+    /// preloaded and `MALLOC_TRACE` naming the trace file (``allocationsPerPacket``
+    /// does that); otherwise this just runs.
     public static func allocationProbe(mode: Mode, tracks: Int, steps: Int) {
         var o = MediaBenchmarkOptions(quick: true)
         o.tracksPerRoom = max(1, tracks)
         let packets = makePackets(seconds: 2, bitrate: o.bitrate)
-        _ = runPipeline(mode, packets: packets, tracks: tracks, steps: 300 + steps, options: o, timeCodec: false)
+        // libc_malloc_debug exports the working mtrace/muntrace only under the old symbol
+        // version (libc's own default-version ones are stubs), so look them up by version.
+        typealias Hook = @convention(c) () -> Void
+        typealias DLVSym = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>, UnsafePointer<CChar>) -> UnsafeMutableRawPointer?
+        let dlvsym = dlsym(nil, "dlvsym").map { unsafeBitCast($0, to: DLVSym.self) }
+        let on = dlvsym?(nil, "mtrace", "GLIBC_2.2.5").map { unsafeBitCast($0, to: Hook.self) }
+        let off = dlvsym?(nil, "muntrace", "GLIBC_2.2.5").map { unsafeBitCast($0, to: Hook.self) }
+        if mode == .calibration {
+            on?()
+            var keep: [Probe] = []
+            keep.reserveCapacity(steps * 10)
+            for i in 0..<(steps * 10) { keep.append(Probe()); keep[i].value = i }
+            off?()
+            return
+        }
+        _ = runPipeline(mode, packets: packets, tracks: tracks, steps: 300 + steps, options: o, timeCodec: false) { step in
+            if step == 300 { on?() }
+            if step == 300 + steps { off?() }
+        }
+    }
+
+    /// Counts heap allocations per packet in steady state: runs `executable bench
+    /// --alloc-probe MODE` twice (200 and 700 steady steps of 4 tracks) with glibc's
+    /// malloc tracer preloaded, counts the allocations (`+` and realloc `>` lines) in
+    /// each trace, and divides the difference by the 2,000 packets in between.
+    /// - Returns: nil when glibc's `libc_malloc_debug.so.0` is not installed.
+    public static func allocationsPerPacket(executable: String, mode: Mode, temporaryDirectory: String) -> Double? {
+        let candidates = ["/lib/x86_64-linux-gnu/libc_malloc_debug.so.0", "/usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0",
+                          "/lib/aarch64-linux-gnu/libc_malloc_debug.so.0", "/usr/lib/aarch64-linux-gnu/libc_malloc_debug.so.0"]
+        guard let lib = candidates.first(where: { access($0, R_OK) == 0 }) else { return nil }
+        func count(_ steps: Int, _ mode: Mode) -> Int? {
+            let trace = temporaryDirectory + "/bedrud-alloc-\(getpid())-\(mode.rawValue)-\(steps).trace"
+            defer { unlink(trace) }
+            let args = [executable, "bench", "--alloc-probe", mode.rawValue, "--tracks", "4", "--steps", String(steps)]
+            let env = ["LD_PRELOAD=\(lib)", "MALLOC_TRACE=\(trace)", "PATH=/usr/bin:/bin"]
+            guard spawnAndWait(args, env) == 0, let bytes = try? FileBytes.read(trace) else { return nil }
+            var n = 0
+            var lineStart = true
+            var i = 0
+            // Lines look like "@ caller + 0xADDR 0xSIZE" (malloc) or "@ caller > 0xNEW 0xSIZE" (realloc).
+            while i < bytes.count {
+                let b = bytes[i]
+                if b == 10 { lineStart = true } else if lineStart {
+                    lineStart = false
+                    var j = i
+                    while j < bytes.count && bytes[j] != 10 {
+                        if bytes[j] == 32, j + 2 < bytes.count, (bytes[j + 1] == 43 || bytes[j + 1] == 62), bytes[j + 2] == 32 { n += 1; break }
+                        j += 1
+                    }
+                }
+                i += 1
+            }
+            return n
+        }
+        // The counter must see the calibration's 5,000 extra objects, or its figure means nothing.
+        guard let c0 = count(200, .calibration), let c1 = count(700, .calibration), c1 - c0 >= 5000 else { return nil }
+        guard let a = count(200, mode), let b = count(700, mode) else { return nil }
+        return Double(b - a) / Double(500 * 4)
+    }
+
+    private static func spawnAndWait(_ args: [String], _ env: [String]) -> Int32 {
+        var pid: pid_t = 0
+        let argv = args.map { strdup($0) } + [nil]
+        let envp = env.map { strdup($0) } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        guard posix_spawn(&pid, args[0], &actions, nil, argv, envp) == 0 else { return -1 }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : -1
     }
 
     // MARK: -
@@ -124,6 +217,7 @@ public enum MediaBenchmark {
     struct Run {
         var nanos: UInt64 = 0
         var libopusNanos: UInt64 = 0
+        var encodeNanos: UInt64 = 0
         var bytes = 0
     }
 
@@ -137,7 +231,8 @@ public enum MediaBenchmark {
     }
 
     static func runPipeline(
-        _ mode: Mode, packets: [[UInt8]], tracks: Int, steps: Int, options: MediaBenchmarkOptions, timeCodec: Bool
+        _ mode: Mode, packets: [[UInt8]], tracks: Int, steps: Int, options: MediaBenchmarkOptions, timeCodec: Bool,
+        onStep: (Int) -> Void = { _ in }
     ) -> Run {
         var config = MediaPipelineConfig()
         config.room = "bench"
@@ -168,6 +263,7 @@ public enum MediaBenchmark {
         var run = Run()
         var header = MediaPacketHeader(ssrc: 0, rtpTimestamp: 0, arrivalNanos: 0)
         for step in 0..<steps {
+            onStep(step)
             let now = start + UInt64(step) * 20_000_000 + 30_000_000
             for (r, e) in engines.enumerated() {
                 for (t, ring) in rings[r].enumerated() {
@@ -183,13 +279,45 @@ public enum MediaBenchmark {
                 run.nanos &+= MonotonicClock.nanos() &- t0
             }
         }
+        onStep(steps)
         let end = start + UInt64(steps) * 20_000_000 + 30_000_000
         for e in engines {
             run.libopusNanos &+= e.libopusNanos
+            run.encodeNanos &+= e.libopusEncodeNanos
             e.finish(now: end)
         }
         run.bytes = pages.bytesWritten
         return run
+    }
+
+    /// Encodes a ten-voice mix (what a room sounds like) at each complexity.
+    static func encoderCost(bitrate: Int, frames: Int) -> [(complexity: Int, nanos: Double)] {
+        let voices = (0..<10).map { v in (Float(100 + v * 23), Float(v) * 0.7) }
+        var pcm = [Float](repeating: 0, count: frames * 960)
+        for i in 0..<pcm.count {
+            let t = Float(i) / 48000
+            var x: Float = 0
+            for (f, ph) in voices where sinf(2 * .pi * 0.3 * t + ph) > 0.3 { x += 0.05 * sinf(2 * .pi * f * t + ph) + 0.02 * sinf(4 * .pi * f * t) }
+            pcm[i] = x
+        }
+        var out: [(Int, Double)] = []
+        var packet = [UInt8](repeating: 0, count: 4000)
+        for c in [0, 2, 5, 8, 10] {
+            guard let enc = OpusEncoderBox(channels: 1, bitrate: bitrate, complexity: c) else { continue }
+            var total: UInt64 = 0
+            pcm.withUnsafeBufferPointer { p in
+                packet.withUnsafeMutableBufferPointer { o in
+                    guard let base = p.baseAddress, let ob = o.baseAddress else { return }
+                    for k in 0..<frames {
+                        let t0 = MonotonicClock.nanos()
+                        _ = enc.encode(base + k * 960, frameSamples: 960, into: ob, outCapacity: 4000)
+                        total &+= MonotonicClock.nanos() &- t0
+                    }
+                }
+            }
+            out.append((c, Double(total) / Double(frames)))
+        }
+        return out
     }
 
     static func bareDecode(_ packets: [[UInt8]], frames: Int) -> Double {

@@ -476,7 +476,7 @@ public final class MediaEngine {
     }
 
     /// Nanoseconds spent inside libopus calls (when `timeCodecCalls` is on).
-    public var libopusNanos: UInt64 {
-        participants.reduce(0) { $0 &+ ($1.decoder?.libopusNanos ?? 0) } &+ (mixer?.encoder.libopusNanos ?? 0)
-    }
+    public var libopusNanos: UInt64 { libopusDecodeNanos &+ libopusEncodeNanos }
+    public var libopusDecodeNanos: UInt64 { participants.reduce(0) { $0 &+ ($1.decoder?.libopusNanos ?? 0) } }
+    public var libopusEncodeNanos: UInt64 { mixer?.encoder.libopusNanos ?? 0 }
 }
