@@ -70,6 +70,7 @@ enum MediaCommands {
     // MARK: - verify
 
     static func runVerify(_ inv: Invocation) async throws -> ExitCode {
+        guard !inv.positionals.isEmpty else { throw CommandFailure(.usage, "verify needs at least one FILE") }
         var worst = ExitCode.success
         for path in inv.positionals {
             let report: OggOpusReport
@@ -110,6 +111,7 @@ enum MediaCommands {
     // MARK: - repair
 
     static func runRepair(_ inv: Invocation) async throws -> ExitCode {
+        guard !inv.positionals.isEmpty else { throw CommandFailure(.usage, "repair needs at least one FILE.part") }
         var worst = ExitCode.success
         for path in inv.positionals {
             do {
