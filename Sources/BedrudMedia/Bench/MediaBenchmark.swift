@@ -65,10 +65,10 @@ public struct MediaBenchmarkResult: Sendable {
         return [
             "bedrud-bot media benchmark: \(options.tracks) decoded tracks in rooms of \(options.tracksPerRoom), "
                 + "\(options.passthroughTracks) passthrough tracks, \(f(options.seconds)) s each, Opus \(options.bitrate / 1000) kbit/s 20 ms, "
-                + "mix complexity \(options.mixComplexity), single thread",
+                + "mix complexity \(options.mixComplexity), single thread, thread CPU time",
             "(a) bare opus_decode_float per 20 ms frame: \(f(bareDecodeNanos)) ns",
             "(b) pipeline per 20 ms frame per track: passthrough \(f(passthroughNanos)) ns; "
-                + "passthrough+decode+levels+mix+encode \(f(fullNanos)) ns (libopus calls inside: \(f(fullLibopusNanos)) ns, of which room encode \(f(fullEncodeNanos)) ns)",
+                + "passthrough+decode+levels+mix+encode \(f(fullNanos)) ns (libopus calls inside: \(f(fullLibopusNanos)) ns, of which room encode \(f(fullEncodeNanos)) ns; split by wall-time share)",
             "(c) full pipeline / bare decode: \(f(fullOverBare, 3)); overhead beyond libopus calls: \(f(overheadBeyondLibopus * 100, 1)) %",
             "(d) real-time tracks per core: passthrough \(f(passthroughTracksPerCore)); full \(f(fullTracksPerCore))",
             "mix encoder per 20 ms room frame by complexity: "
@@ -108,8 +108,8 @@ public enum MediaBenchmark {
         let rss1 = residentBytes()
         result.rssBytesPerTrack = Double(max(0, rss1 - rss0)) / Double(options.tracks)
         result.fullNanos = Double(full.nanos) / Double(steps * options.tracks)
-        result.fullLibopusNanos = Double(full.libopusNanos) / Double(steps * options.tracks)
-        result.fullEncodeNanos = Double(full.encodeNanos) / Double(steps * options.tracks)
+        result.fullLibopusNanos = result.fullNanos * full.libopusShare
+        result.fullEncodeNanos = result.fullNanos * full.encodeShare
         result.outputBytes += full.bytes
 
         let rss2 = residentBytes()
@@ -215,9 +215,16 @@ public enum MediaBenchmark {
     // MARK: -
 
     struct Run {
+        /// Thread CPU time in `process` (what the figures use: preemption by other
+        /// processes on a shared machine does not count).
         var nanos: UInt64 = 0
+        /// Wall time in `process`, and wall time inside libopus calls within it: their
+        /// ratio splits `nanos` into codec and pipeline shares.
+        var wallNanos: UInt64 = 0
         var libopusNanos: UInt64 = 0
         var encodeNanos: UInt64 = 0
+        var libopusShare: Double { wallNanos > 0 ? Double(libopusNanos) / Double(wallNanos) : 0 }
+        var encodeShare: Double { wallNanos > 0 ? Double(encodeNanos) / Double(wallNanos) : 0 }
         var bytes = 0
     }
 
@@ -274,9 +281,11 @@ public enum MediaBenchmark {
                     header.arrivalNanos = now
                     p.withUnsafeBytes { _ = ring.push(header, payload: $0) }
                 }
+                let c0 = threadCPUNanos()
                 let t0 = MonotonicClock.nanos()
                 e.process(now: now)
-                run.nanos &+= MonotonicClock.nanos() &- t0
+                run.wallNanos &+= MonotonicClock.nanos() &- t0
+                run.nanos &+= threadCPUNanos() &- c0
             }
         }
         onStep(steps)
@@ -304,17 +313,14 @@ public enum MediaBenchmark {
         var packet = [UInt8](repeating: 0, count: 4000)
         for c in [0, 2, 5, 8, 10] {
             guard let enc = OpusEncoderBox(channels: 1, bitrate: bitrate, complexity: c) else { continue }
-            var total: UInt64 = 0
+            let c0 = threadCPUNanos()
             pcm.withUnsafeBufferPointer { p in
                 packet.withUnsafeMutableBufferPointer { o in
                     guard let base = p.baseAddress, let ob = o.baseAddress else { return }
-                    for k in 0..<frames {
-                        let t0 = MonotonicClock.nanos()
-                        _ = enc.encode(base + k * 960, frameSamples: 960, into: ob, outCapacity: 4000)
-                        total &+= MonotonicClock.nanos() &- t0
-                    }
+                    for k in 0..<frames { _ = enc.encode(base + k * 960, frameSamples: 960, into: ob, outCapacity: 4000) }
                 }
             }
+            let total = threadCPUNanos() &- c0
             out.append((c, Double(total) / Double(frames)))
         }
         return out
@@ -326,13 +332,12 @@ public enum MediaBenchmark {
         defer { opus_decoder_destroy(dec) }
         let pcm = UnsafeMutablePointer<Float>.allocate(capacity: 5760)
         defer { pcm.deallocate() }
-        var total: UInt64 = 0
+        let c0 = threadCPUNanos()
         for i in 0..<frames {
             let p = packets[i % packets.count]
-            let t0 = MonotonicClock.nanos()
             p.withUnsafeBufferPointer { b in _ = opus_decode_float(dec, b.baseAddress, Int32(b.count), pcm, 5760, 0) }
-            total &+= MonotonicClock.nanos() &- t0
         }
+        let total = threadCPUNanos() &- c0
         return Double(total) / Double(frames)
     }
 
@@ -376,6 +381,13 @@ public enum MediaBenchmark {
             }
         }
         return packets
+    }
+
+    /// CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID), ns.
+    static func threadCPUNanos() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
     }
 
     /// Current resident set size of this process (/proc/self/statm), bytes.
