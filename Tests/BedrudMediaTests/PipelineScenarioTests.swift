@@ -391,4 +391,62 @@ import Testing
         #expect(rec.allEvents.contains { if case .gap(_, _, _, _, .noPackets) = $0 { return true } else { return false } })
         rec.finish(at: origin + 6 * Self.sec)
     }
+    /// Two tracks sent at the same instant, one with 80 ms more network delay: with sender
+    /// reports they line up; without, arrival time alone places the slow one late.
+    @Test(arguments: [true, false])
+    func senderReportsAlignTracksWithDifferentDelays(withSR: Bool) throws {
+        let opus = TestEncoder.encode(TestSignal.speech(seconds: 3, seed: 70))
+        var sa = PacketScript()
+        sa.append(opus, ssrc: 1, firstSequence: 1, firstTimestamp: 1000, startSeconds: 0, networkDelayMillis: 30)
+        var sb = PacketScript()
+        sb.append(opus, ssrc: 2, firstSequence: 1, firstTimestamp: 777_777, startSeconds: 0, networkDelayMillis: 110)
+        if withSR {
+            // NTP time (RFC 3550 §4) of media time 0 on the SFU's clock: seconds since 1900.
+            let ntp0: UInt64 = UInt64(3_970_000_000) << 32
+            for (list, ssrc, ts, delay) in [(\PacketScript.packets, UInt32(1), UInt32(1000), 0.03), (\PacketScript.packets, UInt32(2), UInt32(777_777), 0.11)] {
+                let sr = ScriptedPacket(sequence: 0, timestamp: ts, arrivalNanos: UInt64((delay - 0.001) * 1e9) + 1_000_000_000, ssrc: ssrc, payload: [], ntp: ntp0)
+                if ssrc == 1 { sa[keyPath: list].insert(sr, at: 0) } else { sb[keyPath: list].insert(sr, at: 0) }
+            }
+        }
+        let rec = VirtualRecording()
+        let ra = rec.add("sr-a")
+        let rb = rec.add("sr-b")
+        rec.run([(ra, sa.packets), (rb, sb.packets)], until: origin + 3 * Self.sec + 200_000_000)
+        rec.finish(at: origin + 3 * Self.sec + 200_000_000)
+        let (a, _) = try participantReport(rec, "sr-a")
+        let (b, _) = try participantReport(rec, "sr-b")
+        #expect(a.isValid && b.isValid)
+        let offA = Int(a.tags?.value("START_OFFSET_MS") ?? "") ?? -1
+        let offB = Int(b.tags?.value("START_OFFSET_MS") ?? "") ?? -1
+        if withSR {
+            #expect(abs(offB - offA) <= 20, "A \(offA) ms, B \(offB) ms")
+        } else {
+            #expect(abs(offB - offA - 80) <= 20, "A \(offA) ms, B \(offB) ms")
+        }
+    }
+
+    /// Stereo senders and every Opus frame size from 2.5 to 120 ms keep duration and PCM.
+    @Test(arguments: [(1, 120), (1, 480), (1, 2880), (1, 5760), (2, 960), (2, 1920)])
+    func frameSizesAndStereoArePassedThroughExactly(channels: Int, frame: Int) throws {
+        var pcm = TestSignal.speech(seconds: 3, seed: 80)
+        if channels == 2 { pcm = pcm.flatMap { [$0, $0 * 0.5] } }
+        let opus = TestEncoder.encode(pcm, channels: channels, frameSamples: frame, bitrate: 48000, application: 2049)
+        var s = PacketScript()
+        s.append(opus, firstSequence: 60000, firstTimestamp: 123, startSeconds: 0, frameSamples: frame)
+        let rec = VirtualRecording()
+        let ring = rec.add("fs")
+        let mediaEnd = Double(opus.count * frame) / 48000
+        let end = origin + UInt64((mediaEnd + 0.03) * 1e9)
+        rec.run([(ring, s.packets)], until: end)
+        rec.finish(at: end)
+        let (report, bytes) = try participantReport(rec, "fs")
+        #expect(report.isValid, "\(report.problems)")
+        #expect(report.head?.channelCount == UInt8(channels))
+        #expect(abs(report.durationMillis - mediaEnd * 1000) <= 20)
+        let direct = Array(TestEncoder.decode(opus, channels: channels).dropFirst(MediaEngine.senderPreSkip * channels))
+        let fromFile = TestOggReader.decode(bytes, channels: channels)
+        #expect(Array(fromFile.prefix(direct.count)) == Array(direct.prefix(fromFile.count)))
+        #expect(fromFile.count >= direct.count - 960 * channels)
+        #expect(try opusinfoAccepts(bytes))
+    }
 }

@@ -39,6 +39,11 @@ public final class MediaEngine {
     private var finished = false
     private var warnLog = RateLimitedLog(Logger("media"))
     private var endSample: Int64 = 0
+    /// Monotonic arrival minus sender-report NTP time, minimum over every SR-mapped
+    /// packet of the session. LiveKit's SFU writes the sender reports of all downstream
+    /// tracks from its own clock, so one offset maps every track's NTP time onto the
+    /// session, independent of each track's own network delay.
+    private var ntpToMonotonicNanos: Int64?
     private let flushSamples: Int
     /// Pre-skip of passthrough files: the sender's encoder delay. WebRTC senders use
     /// libopus, whose 48 kHz lookahead is 312 samples (6.5 ms); with it, file sample 0 is
@@ -210,7 +215,16 @@ public final class MediaEngine {
         }
         p.lastPacketArrival = h.arrivalNanos
         let ts = p.jitter.unwrapTimestamp(h.rtpTimestamp)
-        p.clock.observe(timestamp: ts, sessionSample: sessionSample(h.arrivalNanos), arrivalNanos: h.arrivalNanos)
+        var placeNanos = h.arrivalNanos
+        if let sr = p.senderReport {
+            // RFC 3550 §6.4.1: the SR pairs an NTP time with an RTP timestamp of the same instant.
+            let delta = Int64(Int32(bitPattern: h.rtpTimestamp &- sr.rtp))
+            let ntp = sr.ntpNanos + delta * 1_000_000_000 / 48000
+            let d = Int64(bitPattern: h.arrivalNanos) &- ntp
+            if ntpToMonotonicNanos.map({ d < $0 }) ?? true { ntpToMonotonicNanos = d }
+            if let o = ntpToMonotonicNanos { placeNanos = UInt64(bitPattern: ntp &+ o) }
+        }
+        p.clock.observe(timestamp: ts, sessionSample: sessionSample(placeNanos), arrivalNanos: h.arrivalNanos)
         while true {
             switch p.jitter.insert(
                 sequence: h.sequenceNumber, timestamp: ts, arrivalNanos: h.arrivalNanos, ssrc: h.ssrc, payload: payload)

@@ -146,6 +146,8 @@ struct ScriptedPacket {
     var arrivalNanos: UInt64
     var ssrc: UInt32
     var payload: [UInt8]
+    /// Non-zero: this entry is an RTCP sender report pairing this NTP time with `timestamp`.
+    var ntp: UInt64 = 0
 }
 
 /// Builds RTP packet streams from Opus packets: 20 ms apart, with wrap-around counters.
@@ -234,7 +236,9 @@ final class VirtualRecording {
             }
             while qi < queue.count && queue[qi].0 <= now {
                 let (_, _, ring, p) = queue[qi]
-                let h = MediaPacketHeader(ssrc: p.ssrc, sequenceNumber: p.sequence, rtpTimestamp: p.timestamp, payloadType: 111, arrivalNanos: p.arrivalNanos)
+                let h = MediaPacketHeader(
+                    kind: p.ntp != 0 ? .senderReport : .rtp, ssrc: p.ssrc, sequenceNumber: p.sequence, rtpTimestamp: p.timestamp,
+                    payloadType: 111, arrivalNanos: p.arrivalNanos, ntpTimestamp: p.ntp)
                 p.payload.withUnsafeBytes { _ = ring.push(h, payload: $0) }
                 qi += 1
                 if ring.count >= ring.capacity - 1 { engine.process(now: now) }
