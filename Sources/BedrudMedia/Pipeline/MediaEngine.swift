@@ -222,7 +222,12 @@ public final class MediaEngine {
             let ntp = sr.ntpNanos + delta * 1_000_000_000 / 48000
             let d = Int64(bitPattern: h.arrivalNanos) &- ntp
             if ntpToMonotonicNanos.map({ d < $0 }) ?? true { ntpToMonotonicNanos = d }
-            if let o = ntpToMonotonicNanos { placeNanos = UInt64(bitPattern: ntp &+ o) }
+            if let o = ntpToMonotonicNanos {
+                // A report that would move the packet more than 5 s from its arrival is
+                // nonsense (a bad SR, a sender clock step): arrival time wins.
+                let candidate = ntp &+ o
+                if abs(candidate &- Int64(bitPattern: h.arrivalNanos)) <= 5_000_000_000 { placeNanos = UInt64(bitPattern: candidate) }
+            }
         }
         p.clock.observe(timestamp: ts, sessionSample: sessionSample(placeNanos), arrivalNanos: h.arrivalNanos)
         while true {
@@ -248,11 +253,19 @@ public final class MediaEngine {
         let lostBefore: Int64 = p.lastSequence.map { bp.sequence - $0 - 1 } ?? 0
         p.lastSequence = bp.sequence
         if lostBefore > 0 { p.lossSinceLastPacket = true }
-        guard let info = OpusPacketInfo.parse(payload), let pos = p.clock.position(of: bp.timestamp) else {
+        guard let info = OpusPacketInfo.parse(payload), var pos = p.clock.position(of: bp.timestamp) else {
             p.stats.corrupt += 1
             p.lossSinceLastPacket = true
             warn("dropped a corrupt Opus packet from \(p.identity)")
             return
+        }
+        // Nothing is placed more than a second after it arrived, or more than three
+        // seconds before (a backlog burst is younger than that): a timestamp that says
+        // otherwise is wrong, and believing it would fill hours of gap.
+        let arrived = sessionSample(bp.arrivalNanos)
+        if pos > arrived + 48000 || pos < arrived - 3 * 48000 {
+            p.clock.force(timestamp: bp.timestamp, sessionSample: sessionSample(bp.arrivalNanos))
+            pos = sessionSample(bp.arrivalNanos)
         }
         if p.fileStart == nil { startFile(p, at: pos, stereo: info.isStereo) }
         let gap = pos - p.writtenEnd

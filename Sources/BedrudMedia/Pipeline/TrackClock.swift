@@ -79,6 +79,15 @@ struct TrackClock {
         }
     }
 
+    /// Re-anchors so that `timestamp` lands at `sessionSample` (a packet that claimed to
+    /// be from the future).
+    mutating func force(timestamp: Int64, sessionSample: Int64) {
+        offset = sessionSample - timestamp
+        adjustments += 1
+        lateRun = 0
+        windowMin = .max
+    }
+
     func position(of timestamp: Int64) -> Int64? {
         guard let o = offset else { return nil }
         return timestamp + o
