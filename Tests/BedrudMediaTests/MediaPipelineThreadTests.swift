@@ -58,6 +58,45 @@ import Testing
     }
 }
 
+extension MediaPipelineThreadTests {
+    /// Two rooms on one shared media thread: both record, both stop, the worker empties.
+    @Test func twoRoomsShareAPoolThread() async throws {
+        let pool = MediaThreadPool(threads: 1, pollMillis: 2)
+        defer { pool.shutdown() }
+        let opus = TestEncoder.encode(TestSignal.speech(seconds: 1, seed: 61))
+        var pipelines: [(MediaPipeline, PacketRing, String)] = []
+        for room in ["r1", "r2"] {
+            let dir = try temporaryDirectory()
+            var config = MediaPipelineConfig()
+            config.room = room
+            config.startHoldMillis = 100
+            let p = MediaPipeline(config: config, sinks: DirectorySinkFactory(directory: dir), pool: pool)
+            let ring = PacketRing(capacity: 64)
+            p.send(.addTrack(MediaTrackSpec(trackSid: "TR", participantIdentity: "x", participantName: "x"), ring))
+            pipelines.append((p, ring, dir))
+        }
+        #expect(pool.load == [2])
+        let t0 = MonotonicClock.nanos()
+        for (i, pkt) in opus.enumerated() {
+            let due = t0 + UInt64(i) * 20_000_000
+            while MonotonicClock.nanos() < due { try await Task.sleep(nanoseconds: 1_000_000) }
+            for (_, ring, _) in pipelines {
+                let h = MediaPacketHeader(ssrc: 9, sequenceNumber: UInt16(i), rtpTimestamp: UInt32(i * 960), arrivalNanos: MonotonicClock.nanos())
+                pkt.withUnsafeBytes { _ = ring.push(h, payload: $0) }
+            }
+        }
+        for (p, _, _) in pipelines { await p.stop() }
+        for (_, _, dir) in pipelines {
+            let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+            #expect(files == ["room.opus", "x.opus"])
+            for f in files { #expect(try OggOpusVerifier.verify(path: dir + "/" + f).isValid) }
+        }
+        let deadline = MonotonicClock.nanos() + 10_000_000_000
+        while pool.load != [0] && MonotonicClock.nanos() < deadline { try await Task.sleep(nanoseconds: 5_000_000) }
+        #expect(pool.load == [0])
+    }
+}
+
 final class DoneFlag: Sendable {
     let value = Atomic<Bool>(false)
 }
