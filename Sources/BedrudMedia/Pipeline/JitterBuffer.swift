@@ -235,26 +235,4 @@ struct JitterBuffer: ~Copyable {
         nextSequence = p.sequence + 1
         body(.packet(p, UnsafeRawBufferPointer(start: arena + p.arenaOffset, count: p.length)))
     }
-
-    /// The packet right after the next one to release, if it is already here (for FEC).
-    func peekNext() -> (BufferedPacket, UnsafeRawBufferPointer)? {
-        guard let next = nextSequence else { return nil }
-        let i = Int(next & Int64(mask))
-        guard slots[i].occupied && slots[i].sequence == next else { return nil }
-        let p = slots[i]
-        return (p, UnsafeRawBufferPointer(start: arena + p.arenaOffset, count: p.length))
-    }
-
-    /// Whether the first packet behind the next hole is here: used to tell a loss
-    /// (sequence numbers skipped) from DTX (sequence numbers contiguous).
-    var oldestArrival: UInt64? {
-        guard buffered > 0, let next = nextSequence else { return nil }
-        var s = next
-        while s <= highestSequence {
-            let j = Int(s & Int64(mask))
-            if slots[j].occupied && slots[j].sequence == s { return slots[j].arrivalNanos }
-            s += 1
-        }
-        return nil
-    }
 }

@@ -38,7 +38,6 @@ public final class MediaEngine {
     private var nextStreamID = 1
     private var finished = false
     private var warnLog = RateLimitedLog(Logger("media"))
-    private var endSample: Int64 = 0
     /// Monotonic arrival minus sender-report NTP time, minimum over every SR-mapped
     /// packet of the session. LiveKit's SFU writes the sender reports of all downstream
     /// tracks from its own clock, so one offset maps every track's NTP time onto the
@@ -256,7 +255,7 @@ public final class MediaEngine {
         guard let info = OpusPacketInfo.parse(payload), var pos = p.clock.position(of: bp.timestamp) else {
             p.stats.corrupt += 1
             p.lossSinceLastPacket = true
-            warn("dropped a corrupt Opus packet from \(p.identity)")
+            warnLog.log(.warning, now: bp.arrivalNanos, "dropped a corrupt Opus packet from \(p.identity)")
             return
         }
         // Nothing is placed more than a second after it arrived, or more than three
@@ -465,16 +464,11 @@ public final class MediaEngine {
         }
         if let m = mixer, let w = mixWriter {
             m.finish(at: max(end, 0))
-            _ = w
+            w.flush()
             pages.close(0, clean: true)
             emit(.fileFinished(identity: "", output: .room, startOffsetMillis: 0, durationMillis: Self.millis(max(end, 0))))
         }
         finished = true
-        endSample = end
-    }
-
-    private func warn(_ text: @autoclosure () -> String) {
-        warnLog.log(.warning, now: MonotonicClock.nanos(), text())
     }
 
     // MARK: - Stats

@@ -75,7 +75,6 @@ public enum OggOpusVerifier {
         var granuleBase: Int64?
         var lastGranule: Int64 = -1
         var gapStart: Int64?
-        var lastPageSamples: Int64 = 0
         var sawOtherStream = false
         var og = ogg_page()
         var op = ogg_packet()
@@ -180,11 +179,10 @@ public enum OggOpusVerifier {
                 r.headersComplete = true
                 r.lastGoodEnd = offset
                 r.lastGoodHeaderOffset = pageStart
-                lastPageSamples = 0
                 continue
             }
             guard r.headersComplete else { continue }
-            if completed == 0 || pageSamples == 0 && completed == 0 {
+            if completed == 0 {
                 if granule != -1 { r.problem("page \(r.pages) completes no packet but has granule \(granule)") }
                 continue
             }
@@ -206,7 +204,6 @@ public enum OggOpusVerifier {
                 r.problem("page \(r.pages) has granule position \(granule), the packets add up to \(expected)")
             }
             lastGranule = granule
-            lastPageSamples = pageSamples
             let segments = Int(og.header[26])
             if segments > 0, og.header[26 + segments] < 255 {
                 r.lastGoodEnd = offset
@@ -215,7 +212,6 @@ public enum OggOpusVerifier {
             }
             if ogg_page_eos(&og) != 0 { stopped = true }
         }
-        _ = lastPageSamples
         closeGap(&r, at: samples)
         if lastGranule >= 0 {
             let pre = Int64(r.head?.preSkip ?? 0)
