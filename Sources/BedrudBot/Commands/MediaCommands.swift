@@ -50,6 +50,7 @@ enum MediaCommands {
             OptionSpec("passthrough-tracks", value: "N", help: "Passthrough-only tracks."),
             OptionSpec("seconds", value: "S", help: "Media seconds per track."),
             OptionSpec("complexity", value: "C", help: "libopus complexity of the mix encoder (0-10, default 5)."),
+            OptionSpec("speech", value: "WAV", help: "Encode this 48 kHz 16-bit WAV (e.g. espeak-ng speech) instead of the built-in signal."),
             OptionSpec("no-alloc-probe", help: "Skip the allocation count."),
             OptionSpec("alloc-probe", value: "MODE", help: "(internal) run one allocation probe: passthrough, full or calibration."),
             OptionSpec("steps", value: "K", help: "(internal) steps of the allocation probe."),
@@ -156,6 +157,16 @@ enum MediaCommands {
         if let t = try intOption(inv, "passthrough-tracks", 1...1_000_000) { options.passthroughTracks = t }
         if let s = try intOption(inv, "seconds", 1...86_400) { options.seconds = Double(s) }
         if let c = try intOption(inv, "complexity", 0...10) { options.mixComplexity = c }
+        if let wav = inv.value("speech") {
+            guard let data = FileManager.default.contents(atPath: wav) else {
+                throw CommandFailure(.notFound, "cannot read \(wav)")
+            }
+            guard let pcm = MediaBenchmark.readWAV48k(Array(data)), pcm.count >= 48000 else {
+                throw CommandFailure(.usage, "\(wav) is not a 48 kHz 16-bit PCM WAV of at least a second (convert it with: sox IN -r 48000 -b 16 -c 1 OUT.wav)")
+            }
+            options.speech = pcm
+            options.speechName = (wav as NSString).lastPathComponent
+        }
         let result = await Task.detached { MediaBenchmark.run(options) }.value
         var lines = result.lines
         var allocLine = "(e) heap allocations per packet in steady state: not measured (--no-alloc-probe)"

@@ -18,6 +18,10 @@ public struct MediaBenchmarkOptions: Sendable {
     public var mixComplexity: Int = 5
     /// Slots of the per-track PacketRing (its memory counts in the RSS figure).
     public var ringSlots: Int = 32
+    /// 48 kHz mono speech to encode instead of the built-in voiced signal (e.g. espeak-ng
+    /// output resampled by sox; scripts/bench does that), and what to call it.
+    public var speech: [Float]?
+    public var speechName = "synthetic voiced signal"
 
     public init(quick: Bool) {
         tracks = quick ? 20 : 100
@@ -63,7 +67,7 @@ public struct MediaBenchmarkResult: Sendable {
             return digits == 0 ? String(Int64(r)) : String(r)
         }
         return [
-            "bedrud-bot media benchmark: \(options.tracks) decoded tracks in rooms of \(options.tracksPerRoom), "
+            "bedrud-bot media benchmark on \(options.speechName): \(options.tracks) decoded tracks in rooms of \(options.tracksPerRoom), "
                 + "\(options.passthroughTracks) passthrough tracks, \(f(options.seconds)) s each, Opus \(options.bitrate / 1000) kbit/s 20 ms, "
                 + "mix complexity \(options.mixComplexity), single thread, thread CPU time",
             "(a) bare opus_decode_float per 20 ms frame: \(f(bareDecodeNanos)) ns",
@@ -99,7 +103,7 @@ public enum MediaBenchmark {
 
     public static func run(_ options: MediaBenchmarkOptions) -> MediaBenchmarkResult {
         var result = MediaBenchmarkResult(options: options)
-        let packets = makePackets(seconds: 10, bitrate: options.bitrate)
+        let packets = options.speech.map { encode($0, bitrate: options.bitrate) } ?? makePackets(seconds: 10, bitrate: options.bitrate)
         let steps = Int(options.seconds * 50)
 
         // (f) and (b) full first, so the RSS growth is not hidden by freed memory.
@@ -362,6 +366,12 @@ public enum MediaBenchmark {
             }
             i += talk + pause
         }
+        return encode(pcm, bitrate: bitrate)
+    }
+
+    /// Encodes 48 kHz mono PCM as a WebRTC sender would: libopus VOIP, 20 ms, in-band FEC.
+    public static func encode(_ pcm: [Float], bitrate: Int) -> [[UInt8]] {
+        let n = pcm.count
         var err: Int32 = 0
         guard let enc = opus_encoder_create(48000, 1, OPUS_APPLICATION_VOIP, &err) else { return [] }
         defer { opus_encoder_destroy(enc) }
@@ -381,6 +391,40 @@ public enum MediaBenchmark {
             }
         }
         return packets
+    }
+
+    /// Reads a 16-bit PCM WAV file's samples (first channel) as floats; nil when the
+    /// file is not 16-bit PCM at 48 kHz.
+    public static func readWAV48k(_ bytes: [UInt8]) -> [Float]? {
+        guard bytes.count > 44, Array(bytes[0..<4]) == Array("RIFF".utf8), Array(bytes[8..<12]) == Array("WAVE".utf8) else { return nil }
+        var at = 12
+        var channels = 0, rate = 0, bits = 0, format = 0
+        while at + 8 <= bytes.count {
+            let id = String(decoding: bytes[at..<at + 4], as: UTF8.self)
+            let size = Int(bytes.readLE32(at + 4))
+            let body = at + 8
+            guard size >= 0, body + size <= bytes.count || id == "data" else { return nil }
+            if id == "fmt ", size >= 16 {
+                format = Int(bytes.readLE16(body))
+                channels = Int(bytes.readLE16(body + 2))
+                rate = Int(bytes.readLE32(body + 4))
+                bits = Int(bytes.readLE16(body + 14))
+            } else if id == "data" {
+                guard (format == 1 || format == 0xFFFE), bits == 16, rate == 48000, channels >= 1 else { return nil }
+                let end = min(bytes.count, body + size)
+                let frame = 2 * channels
+                var out: [Float] = []
+                out.reserveCapacity((end - body) / frame)
+                var i = body
+                while i + frame <= end {
+                    out.append(Float(Int16(bitPattern: bytes.readLE16(i))) / 32768)
+                    i += frame
+                }
+                return out
+            }
+            at = body + size + (size & 1)
+        }
+        return nil
     }
 
     /// CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID), ns.
