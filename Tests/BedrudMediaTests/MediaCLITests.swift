@@ -59,13 +59,19 @@ import Testing
 
     @Test func benchQuickPrintsEveryFigureWithRatiosLast() throws {
         // Small sizes: this checks the command, not the machine (docs/BENCHMARKS.md has the figures).
-        let r = try Subprocess.bot(["bench", "--tracks", "4", "--passthrough-tracks", "8", "--seconds", "3", "--no-alloc-probe"], timeout: 300)
+        let dir = try temporaryDirectory()
+        _ = try runTool("/usr/bin/sox", ["-n", "-r", "48000", "-b", "16", "-c", "1", dir + "/s.wav", "synth", "2", "sine", "200"])
+        let r = try Subprocess.bot(
+            ["bench", "--tracks", "4", "--passthrough-tracks", "8", "--seconds", "3", "--no-alloc-probe", "--speech", dir + "/s.wav"], timeout: 300)
+        #expect(r.stdout.hasPrefix("bedrud-bot media benchmark on s.wav"))
         #expect(r.exitCode == 0, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n")
         for tag in ["(a)", "(b)", "(c)", "(d)", "(e)", "(f)"] { #expect(lines.contains { $0.hasPrefix(tag) }, "missing \(tag)") }
         #expect(lines.last?.hasPrefix("ratios: ") == true)
         let bad = try Subprocess.bot(["bench", "--tracks", "zero"])
         #expect(bad.exitCode == 2)
+        let notWav = try Subprocess.bot(["bench", "--speech", "/etc/hostname"])
+        #expect(notWav.exitCode == 2)
     }
 
     /// kill -9 in the middle of a recording leaves .part files that repair turns into
