@@ -142,6 +142,26 @@ import Testing
         #expect(try opusinfoAccepts(bytes))
     }
 
+    /// Someone who joins muted and stays silent still gets a file from when they joined.
+    @Test func participantWhoJoinsMutedGetsAFileFromTheJoin() throws {
+        let talk = TestEncoder.encode(TestSignal.speech(seconds: 2, seed: 90))
+        var s = PacketScript()
+        s.append(talk, firstSequence: 1, firstTimestamp: 0, startSeconds: 5)
+        let rec = VirtualRecording()
+        let ring = rec.add("muted-joiner", at: origin + 1 * Self.sec)
+        rec.engine.apply(.setMuted(identity: "muted-joiner", muted: true), now: origin + 1 * Self.sec)
+        rec.run([(ring, s.packets)], until: origin + 8 * Self.sec, controls: [(origin + 4_900_000_000, .setMuted(identity: "muted-joiner", muted: false))])
+        rec.finish(at: origin + 8 * Self.sec)
+        let (report, bytes) = try participantReport(rec, "muted-joiner")
+        #expect(report.isValid, "\(report.problems)")
+        #expect(report.tags?.value("START_OFFSET_MS") == "1000")
+        #expect(abs(report.durationMillis - 7000) <= 20)
+        let g = gaps(rec)
+        #expect(g.first?.2 == .mute)
+        #expect(abs((g.first?.1 ?? 0) - 4030) <= 20)
+        #expect(try opusinfoAccepts(bytes))
+    }
+
     @Test func dtxSilenceIsFilledAsDTX() throws {
         // 1 s talk, 3 s DTX (a packet every 400 ms, contiguous sequence numbers), 1 s talk.
         let talk = TestEncoder.encode(TestSignal.speech(seconds: 1, seed: 9))
@@ -489,5 +509,34 @@ import Testing
             // A file may start up to 3 s before its first packet arrived (see MediaEngine.write).
             #expect(r.durationMillis <= 31_000 + 3_000, "seed \(seed): \(r.durationMillis) ms")
         }
+    }
+}
+
+@Suite struct SpeechTurnTests {
+    /// Real synthetic speech (espeak-ng, resampled by sox): the detector finds turns inside
+    /// the speech and none in the silence around it.
+    @Test func espeakSpeechMakesTurnsWhereItTalks() throws {
+        let dir = try temporaryDirectory()
+        let (s1, t1) = try runTool("/usr/bin/espeak-ng", ["-w", dir + "/raw.wav", "Good morning. Can everybody hear me? Let us begin."])
+        #expect(s1 == 0, "\(t1)")
+        let (s2, t2) = try runTool("/usr/bin/sox", [dir + "/raw.wav", "-r", "48000", "-b", "16", "-c", "1", dir + "/s.wav", "pad", "2", "3"])
+        #expect(s2 == 0, "\(t2)")
+        let pcm = try #require(MediaBenchmark.readWAV48k(Array(try Data(contentsOf: URL(fileURLWithPath: dir + "/s.wav")))))
+        let opus = TestEncoder.encode(pcm)
+        var s = PacketScript()
+        s.append(opus, firstSequence: 1, firstTimestamp: 0, startSeconds: 0)
+        let rec = VirtualRecording()
+        let ring = rec.add("tts")
+        let end = VirtualRecording.origin + UInt64(Double(opus.count) * 0.02 * 1e9) + 30_000_000
+        rec.run([(ring, s.packets)], until: end)
+        rec.finish(at: end)
+        let turns = rec.allEvents.compactMap { e -> (Int64, Int64)? in
+            if case .speakingTurn("tts", let a, let b) = e { return (a, b) } else { return nil }
+        }
+        let speechEnd = Int64(Double(pcm.count) / 48) - 3000 + 30
+        #expect(!turns.isEmpty)
+        #expect(turns.allSatisfy { $0.0 >= 2000 && $0.1 <= speechEnd + 400 }, "\(turns), speech 2030–\(speechEnd) ms")
+        let talked = turns.reduce(0) { $0 + $1.1 - $1.0 }
+        #expect(talked >= (speechEnd - 2030) / 2, "\(turns)")
     }
 }

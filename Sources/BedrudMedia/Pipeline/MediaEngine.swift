@@ -131,6 +131,7 @@ public final class MediaEngine {
                 let p = ParticipantRecorder(spec: spec, streamID: nextStreamID, config: config, pan: pan)
                 nextStreamID += 1
                 p.ring = ring
+                p.addedAt = now
                 byIdentity[spec.participantIdentity] = index
                 participants.append(p)
             }
@@ -417,8 +418,14 @@ public final class MediaEngine {
         }
     }
 
-    /// Keeps a silent participant's file growing up to the mix edge.
+    /// Keeps a silent participant's file growing up to the mix edge. A participant who
+    /// sends nothing at all (joined muted) gets a file from when their track was added.
     private func liveFill(_ p: ParticipantRecorder, now: UInt64) {
+        if p.fileStart == nil && !p.everReceived
+            && now >= p.addedAt &+ UInt64(config.startHoldMillis + config.liveFillAfterMillis) * 1_000_000
+        {
+            startFile(p, at: sessionSample(p.addedAt), stereo: false)
+        }
         guard p.fileStart != nil, p.jitter.isEmpty else { return }
         let edge = sessionSample(now) - config.mixLatencySamples
         guard edge - p.writtenEnd >= Int64(config.liveFillAfterMillis) * 48 else { return }

@@ -34,6 +34,8 @@ final class ParticipantRecorder {
     var lossSinceLastPacket = false
     var lastPacketArrival: UInt64 = 0
     var everReceived = false
+    /// When the participant's first track was added (monotonic ns).
+    var addedAt: UInt64 = 0
     var openGap: (start: Int64, end: Int64, cause: GapCause)?
     var stats: ParticipantMediaStats
     var finished = false

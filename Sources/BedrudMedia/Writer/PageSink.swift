@@ -71,7 +71,16 @@ public final class FileSink: PageSink {
         Glibc.close(fd)
         fd = -1
         if syncFailed != 0 { throw MediaIOError("Cannot sync", path: partPath, errno: syncFailed) }
-        if clean, rename(partPath, path) != 0 { throw MediaIOError("Cannot rename", path: partPath, errno: errno) }
+        if clean {
+            if rename(partPath, path) != 0 { throw MediaIOError("Cannot rename", path: partPath, errno: errno) }
+            // Make the rename itself durable.
+            let dir = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+            let dfd = open(dir.isEmpty ? "/" : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if dfd >= 0 {
+                _ = fsync(dfd)
+                Glibc.close(dfd)
+            }
+        }
     }
 }
 
