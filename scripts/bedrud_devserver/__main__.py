@@ -172,13 +172,10 @@ async def serve(args: argparse.Namespace) -> int:
             store.add_room(name, owner.id, vis != "private", "", default_settings(), _time.time())
         server.sfu.create_room(name)
 
-    try:
-        from .scenario import ScenarioRunner
-    except ImportError:  # the room part lands in the next commits
-        ScenarioRunner = None  # type: ignore[assignment,misc]
-    scenarios = ScenarioRunner(server) if ScenarioRunner else None
+    from .scenario import ScenarioRunner
+    scenarios = ScenarioRunner(server)
     server.extras["scenarios"] = scenarios
-    for path in args.scenario if scenarios else []:
+    for path in args.scenario:
         run = scenarios.start_file(path, start_override=None if args.scenario_start == "file" else args.scenario_start)
         out(f"scenario={run.name} room={run.room_name}")
     out("ready")
@@ -204,6 +201,13 @@ def main(argv: Optional[list[str]] = None) -> int:
         build_config(args)
         for spec in args.seed_user:
             parse_seed_user(spec)
+        from .scenario import ScenarioError, parse
+        for path in args.scenario:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    parse(f.read(), path)
+            except OSError as exc:
+                raise ScenarioError(f"{path}: cannot read: {exc.strerror}") from None
     except ValueError as exc:
         print(f"devserver: {exc}", file=sys.stderr)
         return 2
