@@ -443,6 +443,10 @@ class ClientParticipant(Participant):
             return
         self.stats["answers_received"] += 1
         self.offer_outstanding = False
+        for transceiver in pc.getTransceivers():
+            transport = transceiver.sender.transport
+            if transport is not None:
+                transport._lk_shaper = self.shaper  # faults act on what leaves towards this client
         self._cancel_timer("renegotiation")
         if not self.sub_remote_set:
             self.sub_remote_set = True

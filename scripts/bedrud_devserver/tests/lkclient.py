@@ -63,8 +63,8 @@ class LKClient:
         if self.session is None:
             self.session = aiohttp.ClientSession()
         headers = {"Authorization": f"Bearer {self.token}"} if self.header_auth else {}
-        self.ws = await self.session.ws_connect(self.url(reconnect), headers=headers, timeout=timeout,
-                                                max_msg_size=8 * 1024 * 1024)
+        self.ws = await asyncio.wait_for(self.session.ws_connect(self.url(reconnect), headers=headers,
+                                                                 max_msg_size=8 * 1024 * 1024), timeout)
         first_index = len(self.messages)
         self._tasks.append(asyncio.ensure_future(self._read(self.ws)))
         await self.wait_for(lambda: len(self.messages) > first_index, timeout, "first signal message")
