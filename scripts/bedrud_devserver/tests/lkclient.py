@@ -24,13 +24,15 @@ from livekit.protocol import rtc as lkr
 
 class LKClient:
     def __init__(self, livekit_host: str, token: str, *, protocol: int = 16, auto_subscribe: bool = True,
-                 header_auth: bool = False, answer_offers: bool = True) -> None:
+                 header_auth: bool = False, answer_offers: bool = True, auto_resume: bool = False) -> None:
         self.host = livekit_host
         self.token = token
         self.protocol = protocol
         self.auto_subscribe = auto_subscribe
         self.header_auth = header_auth
         self.answer_offers = answer_offers
+        self.auto_resume = auto_resume
+        self.resumes = 0
         self.session: Optional[aiohttp.ClientSession] = None
         self.ws: Optional[aiohttp.ClientWebSocketResponse] = None
         self.messages: list[lkr.SignalResponse] = []
@@ -40,6 +42,7 @@ class LKClient:
         self.pub_channel: Any = None
         self.audio: dict[str, list[np.ndarray]] = {}
         self.audio_meta: dict[str, dict] = {}
+        self.pts: dict[str, list[int]] = {}
         self.data: list[tuple[str, lkm.DataPacket]] = []
         self.sid = ""
         self.answers_sent = 0
@@ -89,6 +92,21 @@ class LKClient:
             if ws is self.ws:
                 self.closed_by_server.set()
                 self.changed.set()
+                if self.auto_resume and not self.of("leave"):
+                    self._tasks.append(asyncio.ensure_future(self._resume_loop()))
+
+    async def _resume_loop(self, deadline_s: float = 30.0) -> None:
+        """What an SDK does after losing the signal connection: retry a resume."""
+        deadline = time.monotonic() + deadline_s
+        while time.monotonic() < deadline:
+            await asyncio.sleep(0.5)
+            try:
+                first = await self.connect(reconnect=True, timeout=5)
+            except (aiohttp.ClientError, asyncio.TimeoutError, AssertionError):
+                continue
+            if first.WhichOneof("message") == "reconnect":
+                self.resumes += 1
+            return
 
     async def send(self, req: lkr.SignalRequest) -> None:
         assert self.ws is not None
@@ -164,6 +182,7 @@ class LKClient:
                 frame = await track.recv()
                 arr = frame.to_ndarray().reshape(-1, len(frame.layout.channels))
                 self.audio[sid].append(arr[:, 0].copy())
+                self.pts.setdefault(sid, []).append(frame.pts)
                 meta = self.audio_meta[sid]
                 meta["frames"] += 1
                 if meta["first"] is None:
