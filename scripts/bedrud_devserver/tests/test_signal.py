@@ -453,3 +453,59 @@ def test_faults_on_the_media_path(srv):
             await c.leave()
 
     run(go())
+
+
+def test_metadata_updates_follow_the_grant_and_tokens_refresh(srv):
+    name, _, owner = new_room(srv)
+    member = srv.request("POST", "/api/room/join", {"roomName": name}, token=owner).json()
+    visitor = guest(srv, name, "Visitor")
+    assert srv.request("POST", "/_dev/config", {"refreshInterval": "1s"}).status == 200
+
+    async def go() -> None:
+        a = LKClient(member["livekitHost"], member["token"])
+        b = LKClient(visitor["livekitHost"], visitor["token"])
+        try:
+            await a.connect()
+            await b.connect()
+            await a.send(lkr.SignalRequest(update_metadata=lkr.UpdateParticipantMetadata(
+                metadata='{"accesses":["user"],"deafened":true}', request_id=7)))
+            ok = await a.wait_for(lambda: [r for r in a.of("request_response") if r.request_id == 7], 10, "response")
+            assert ok[0].reason == lkr.RequestResponse.OK
+            seen = await b.wait_for(lambda: [u for m in b.of("update") for u in m.participants
+                                             if "deafened" in u.metadata], 10, "metadata update")
+            assert seen[0].identity == a.of("join")[0].participant.identity
+            await b.send(lkr.SignalRequest(update_metadata=lkr.UpdateParticipantMetadata(metadata="{}", request_id=8)))
+            denied = await b.wait_for(lambda: [r for r in b.of("request_response") if r.request_id == 8], 10, "denial")
+            assert denied[0].reason == lkr.RequestResponse.NOT_ALLOWED
+            tokens = await a.wait_for(lambda: len(a.of("refresh_token")) >= 3, 10, "periodic refresh tokens")
+            claims = jwt_claims(a.of("refresh_token")[-1])
+            assert claims["sub"] == a.of("join")[0].participant.identity and claims["video"]["room"] == name
+            assert "deafened" in claims["metadata"] and claims["exp"] - claims["nbf"] >= 600
+        finally:
+            await a.leave()
+            await b.leave()
+
+    try:
+        run(go())
+    finally:
+        srv.request("POST", "/_dev/config", {"refreshInterval": "5m"})
+
+
+def test_full_livekit_room_answers_join_failure_first(srv):
+    token = owner_token(srv)
+    name = f"full-{uuid.uuid4().hex[:8]}"
+    assert srv.request("POST", "/api/room/create", {"name": name, "maxParticipants": 1}, token=token).status == 200
+
+    async def go() -> None:
+        first = LKClient(srv.url + "/livekit", lk_token(name, identity="one"))
+        second = LKClient(srv.url + "/livekit", lk_token(name, identity="two"))
+        try:
+            assert (await first.connect()).WhichOneof("message") == "join"
+            msg = await second.connect()
+            assert msg.WhichOneof("message") == "leave" and msg.leave.reason == lkm.DisconnectReason.JOIN_FAILURE
+            assert set(participants(srv.state(), name)) == {"one"}
+        finally:
+            await first.leave()
+            await second.close()
+
+    run(go())
