@@ -494,6 +494,8 @@ class ClientParticipant(Participant):
             cand.sdpMLineIndex = index if isinstance(index, int) else 0
             if cand.protocol.lower() != "udp":
                 return  # aioice is UDP only; LiveKit would also take ICE/TCP
+            if cand.ip.endswith(".local"):
+                return  # mDNS: resolving it would send multicast off this host
             await pc.addIceCandidate(cand)
         except Exception as exc:  # noqa: BLE001 — unknown candidate forms are discarded, like LiveKit
             log.debug("candidate %r discarded: %s", text, exc)

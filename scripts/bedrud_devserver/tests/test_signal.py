@@ -419,6 +419,15 @@ def test_garbage_frames_close_only_that_connection(srv):
                         reply = json.loads(msg.data)
                 assert reply["pongResp"]["lastPingTimestamp"] == "77"
                 await ws.close()
+            # Odd but well-formed requests on the good connection are shrugged off.
+            for init in ("not json", "[]", json.dumps({"candidate": "candidate:1 1 udp 1 x.local 9 typ host",
+                                                       "sdpMid": "0", "sdpMLineIndex": 0}),
+                         json.dumps({"candidate": "candidate:garbage", "sdpMid": 5})):
+                await good.send(lkr.SignalRequest(trickle=lkr.TrickleRequest(candidateInit=init, target=1)))
+            await good.send(lkr.SignalRequest(answer=lkr.SessionDescription(type="answer", sdp="v=0", id=99)))
+            await good.send(lkr.SignalRequest(mute=lkr.MuteTrackRequest(sid="TR_doesnotexist", muted=True)))
+            await good.send(lkr.SignalRequest(subscription=lkr.UpdateSubscription(track_sids=["TR_nope"], subscribe=True)))
+            await good.wait_for(lambda: good.of("subscription_response"), 10, "subscription_response")
             before = len(good.audio[track])
             await good.wait_for(lambda: len(good.audio[track]) > before + 50, 20, "audio still flowing")
             assert srv.state()["counters"]["bad_frames"] >= 4
