@@ -68,7 +68,7 @@ def build(config: ServerConfig, store: Optional[Store] = None, sfu: Optional[SFU
     rest = RestAPI(config, store, sfu)
     app.add_routes(rest.routes())
     from .devapi import DevAPI
-    from .signal import SignalService
+    from .signalling import SignalService
     signal = SignalService(config, store, sfu)
     app.add_routes(signal.routes())
     dev = DevAPI(server)

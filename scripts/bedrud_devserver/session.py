@@ -31,7 +31,7 @@ from .sdp import edit_description
 from .sfu import LKRoom, Participant, PublishedTrack
 
 if TYPE_CHECKING:
-    from .signal import JoinParams, SignalService
+    from .signalling import JoinParams, SignalService
 
 log = logging.getLogger("devserver.session")
 
