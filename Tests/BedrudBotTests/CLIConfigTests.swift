@@ -19,10 +19,10 @@ import TestSupport
     ]
 
     @Test(arguments: cases)
-    func configCheckReportsTheLine(text: String, code: Int32, message: String) throws {
+    func configCheckReportsTheLine(text: String, code: Int32, message: String) async throws {
         let user = try CLIUser()
         let path = try user.writeFile("config", text)
-        let r = try user.expect(code, ["config", "check", path])
+        let r = try await user.expect(code, ["config", "check", path])
         let all = r.stdout + r.stderr
         #expect(all.contains(message), "\(all)")
         if code == 3 {
@@ -33,22 +33,22 @@ import TestSupport
         }
     }
 
-    @Test func everyCommandRefusesABrokenConfig() throws {
+    @Test func everyCommandRefusesABrokenConfig() async throws {
         let user = try CLIUser()
         _ = try user.writeFile(".config/bedrud-bot/config", "[network]\nread_timeout = 5 parsecs\n")
-        let r = try user.expect(3, ["rooms", "list"])
+        let r = try await user.expect(3, ["rooms", "list"])
         #expect(r.stderr.contains("config:2:"))
     }
 
-    @Test func sampleConfigPassesCheck() throws {
+    @Test func sampleConfigPassesCheck() async throws {
         let user = try CLIUser()
         let sample = Repo.root.appendingPathComponent("samples/bedrud-bot.conf").path
-        let r = try user.expect(0, ["config", "check", sample])
+        let r = try await user.expect(0, ["config", "check", sample])
         #expect(r.stdout.contains("OK"))
         #expect(!r.stderr.contains("unknown key"))
     }
 
-    @Test func configShowNamesSourcesAndPrecedence() throws {
+    @Test func configShowNamesSourcesAndPrecedence() async throws {
         let user = try CLIUser()
         _ = try user.writeFile(".config/bedrud-bot/config", """
             log_level = warning
@@ -61,7 +61,7 @@ import TestSupport
             """)
         user.extraEnvironment["BEDRUD_BOT_NETWORK_READ_TIMEOUT"] = "11s"
         user.extraEnvironment["BEDRUD_BOT_EMAIL"] = "env@work.example"
-        let r = try user.expect(0, ["config", "show", "--log-level", "debug"])
+        let r = try await user.expect(0, ["config", "show", "--log-level", "debug"])
         let lines = r.stdout.split(separator: "\n").map(String.init)
         func line(_ key: String) -> String { lines.first { $0.hasPrefix(key + " =") } ?? "" }
         #expect(line("log_level").contains("debug") && line("log_level").contains("flag --log-level"))
@@ -71,48 +71,48 @@ import TestSupport
         #expect(line("email").contains("env@work.example") && line("email").contains("env BEDRUD_BOT_EMAIL"))
     }
 
-    @Test func environmentTyposAreCaught() throws {
+    @Test func environmentTyposAreCaught() async throws {
         let user = try CLIUser()
         user.extraEnvironment["BEDRUD_BOT_NETWORK_CONNECT_TIMEOUT"] = "soon"
-        var r = try user.expect(3, ["config", "show"])
+        var r = try await user.expect(3, ["config", "show"])
         #expect(r.stderr.contains("BEDRUD_BOT_NETWORK_CONNECT_TIMEOUT: expected a duration"))
         user.extraEnvironment = ["BEDRUD_BOT_PASWORD": "x"]
-        r = try user.expect(0, ["config", "show"])
+        r = try await user.expect(0, ["config", "show"])
         #expect(r.stderr.contains("did you mean BEDRUD_BOT_PASSWORD?"))
     }
 
-    @Test func sessionFileReadableByOthersIsRefused() throws {
+    @Test func sessionFileReadableByOthersIsRefused() async throws {
         let user = try CLIUser()
         _ = try user.writeFile(".config/bedrud-bot/config", "[instance work]\nurl = http://127.0.0.1:9\n")
         let session = try user.writeFile(".local/state/bedrud-bot/sessions/work.json", "{}", mode: 0o644)
         chmod(user.stateDir + "/sessions", 0o700)
-        let r = try user.expect(3, ["whoami"])
+        let r = try await user.expect(3, ["whoami"])
         #expect(r.stderr.contains("Refusing to use \(session)"))
         #expect(r.stderr.contains("chmod 600 \(session)"))
     }
 
-    @Test func passwordFileReadableByOthersIsRefused() throws {
-        let server = try DevServer(["--seed-user", "a@example.com:a long enough password"])
+    @Test func passwordFileReadableByOthersIsRefused() async throws {
+        let server = try await DevServer.start(["--seed-user", "a@example.com:a long enough password"])
         let user = try CLIUser()
         let pw = try user.writeFile("pw", "a long enough password", mode: 0o644)
-        try user.expect(0, ["instance", "add", server.baseURL, "--name", "dev", "--no-check"])
-        let r = try user.expect(3, ["login", "--email", "a@example.com", "--password-file", pw])
+        try await user.expect(0, ["instance", "add", server.baseURL, "--name", "dev", "--no-check"])
+        let r = try await user.expect(3, ["login", "--email", "a@example.com", "--password-file", pw])
         #expect(r.stderr.contains("chmod 600"))
     }
 
-    @Test func usageErrors() throws {
+    @Test func usageErrors() async throws {
         let user = try CLIUser()
-        var r = try user.expect(2, ["rooms", "craete"])
+        var r = try await user.expect(2, ["rooms", "craete"])
         #expect(r.stderr.contains("Did you mean 'create'?"))
-        r = try user.expect(2, ["rooms", "list", "--jsno"])
+        r = try await user.expect(2, ["rooms", "list", "--jsno"])
         #expect(r.stderr.contains("Did you mean '--json'?"))
-        r = try user.expect(2, ["instance", "add"])
+        r = try await user.expect(2, ["instance", "add"])
         #expect(r.stderr.contains("missing argument URL"))
-        r = try user.expect(2, ["rooms"])
+        r = try await user.expect(2, ["rooms"])
         #expect(r.stderr.contains("needs a subcommand"))
-        r = try user.expect(0, ["login", "--help"])
+        r = try await user.expect(0, ["login", "--help"])
         #expect(r.stdout.contains("--password-file FILE"))
-        r = try user.expect(0, ["--help"])
+        r = try await user.expect(0, ["--help"])
         #expect(r.stdout.contains("Exit codes:"))
         #expect(r.stdout.contains("  8    TLS failure"))
     }

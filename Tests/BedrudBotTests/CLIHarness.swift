@@ -27,16 +27,17 @@ final class CLIUser: @unchecked Sendable {
     }
 
     @discardableResult
-    func run(_ args: [String], stdin: String? = nil, timeout: Double = 60) throws -> ProcessResult {
-        let r = try Subprocess.run(Repo.binary, args, environment: environment, stdin: stdin, timeout: timeout, inheritEnvironment: false)
+    func run(_ args: [String], stdin: String? = nil, timeout: Double = 60) async throws -> ProcessResult {
+        let env = environment
+        let r = try await offPool { try Subprocess.run(Repo.binary, args, environment: env, stdin: stdin, timeout: timeout, inheritEnvironment: false) }
         transcript += "$ bedrud-bot \(args.joined(separator: " "))\n\(r.stdout)\(r.stderr)"
         return r
     }
 
     /// Runs and expects exit code `code`; returns the result.
     @discardableResult
-    func expect(_ code: Int32, _ args: [String], stdin: String? = nil, timeout: Double = 60, sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessResult {
-        let r = try run(args, stdin: stdin, timeout: timeout)
+    func expect(_ code: Int32, _ args: [String], stdin: String? = nil, timeout: Double = 60, sourceLocation: SourceLocation = #_sourceLocation) async throws -> ProcessResult {
+        let r = try await run(args, stdin: stdin, timeout: timeout)
         #expect(r.exitCode == code, "bedrud-bot \(args.joined(separator: " ")) exited \(r.exitCode), wanted \(code)\nstdout: \(r.stdout)\nstderr: \(r.stderr)", sourceLocation: sourceLocation)
         #expect(!r.timedOut, sourceLocation: sourceLocation)
         return r

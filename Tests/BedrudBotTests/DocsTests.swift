@@ -5,7 +5,7 @@ import TestSupport
 
 /// The documentation lists exactly what the program does.
 @Suite struct DocsTests {
-    @Test func configDocumentsEveryKey() throws {
+    @Test func configDocumentsEveryKey() async throws {
         let doc = try String(contentsOf: Repo.root.appendingPathComponent("docs/CONFIG.md"), encoding: .utf8)
         for spec in SettingSpec.all {
             #expect(doc.contains("| `\(spec.key)` |"), "docs/CONFIG.md misses \(spec.qualifiedName)")
@@ -13,7 +13,7 @@ import TestSupport
         for (name, _) in SettingSpec.extraEnvironment { #expect(doc.contains(name)) }
     }
 
-    @Test func cliDocumentsEveryExitCode() throws {
+    @Test func cliDocumentsEveryExitCode() async throws {
         let doc = try String(contentsOf: Repo.root.appendingPathComponent("docs/CLI.md"), encoding: .utf8)
         for code in ExitCode.allCases { #expect(doc.contains("| \(code.rawValue) |"), "docs/CLI.md misses exit code \(code.rawValue)") }
     }

@@ -58,6 +58,11 @@ public final class DevServer: @unchecked Sendable {
         extraLines = lines
     }
 
+    /// Starts one without blocking the cooperative pool.
+    public static func start(_ arguments: [String] = []) async throws -> DevServer {
+        try await offPool { try DevServer(arguments) }
+    }
+
     /// The server's log (stderr) so far, for failure messages.
     public var log: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
 

@@ -99,3 +99,13 @@ final class DataCollector: @unchecked Sendable {
         return String(decoding: data, as: UTF8.self)
     }
 }
+
+/// Runs blocking work (a subprocess, a server start-up) on a thread of its own and
+/// awaits it, so tests never tie up Swift's cooperative pool: with two cores it has
+/// two threads, and a test blocking one starves every other test's awaits.
+public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
+        let t = Thread { c.resume(with: Result { try work() }) }
+        t.start()
+    }
+}
