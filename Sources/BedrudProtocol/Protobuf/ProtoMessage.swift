@@ -382,3 +382,26 @@ extension ProtoReader {
         return true
     }
 }
+
+extension ProtoMessage {
+    /// Builds a message by setting fields on an empty one:
+    /// `LiveKit.Ping.with { $0.timestamp = now }`.
+    public static func with(_ populate: (inout Self) throws -> Void) rethrows -> Self {
+        var message = Self()
+        try populate(&message)
+        return message
+    }
+}
+
+extension ProtoReader {
+    /// Decodes a oneof member that is a message and stores `wrap(message)` in `slot`.
+    /// The oneof's previous value is replaced (a repeated occurrence of the same member
+    /// is not merged; no LiveKit peer sends one).
+    public mutating func decodeOneof<M: ProtoMessage, Oneof>(
+        _ tag: ProtoTag, into slot: inout Oneof?, _ wrap: (M) -> Oneof
+    ) throws -> Bool {
+        guard let message: M = try decodeMessage(tag, merging: nil) else { return false }
+        slot = wrap(message)
+        return true
+    }
+}
