@@ -48,7 +48,7 @@ extension String {
     }
 }
 
-/// Builds a ``ProtoMirror`` from a traversal. Unknown fields are left out.
+/// Builds a ``ProtoMirror`` from a traversal.
 public struct ProtoMirrorBuilder: ProtoVisitor {
     private var fields: [String: ProtoMirror] = [:]
 
@@ -104,5 +104,8 @@ public struct ProtoMirrorBuilder: ProtoVisitor {
         set(name, .message(values.mapValues { .string($0) }))
     }
 
-    public mutating func visitUnknownFields(_ fields: ProtoUnknownFields) {}
+    /// Unknown fields appear as `"__unknown__"`: their field numbers, ascending.
+    public mutating func visitUnknownFields(_ unknown: ProtoUnknownFields) {
+        fields["__unknown__"] = .list(unknown.fieldNumbers.sorted().map { .int(Int64($0)) })
+    }
 }

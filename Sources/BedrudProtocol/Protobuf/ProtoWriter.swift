@@ -148,9 +148,11 @@ public struct ProtoWriter: ProtoVisitor, Sendable {
         // Byte order of the UTF-8 keys, like the official deterministic serializers.
         for key in values.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
             let value = values[key] ?? ""
+            // Entries always carry both key and value, even when empty, as the
+            // official runtimes write them.
             var entry = ProtoWriter()
-            entry.field(1, "key", key)
-            entry.field(2, "value", value)
+            entry.visitString(key, number: 1, name: "key")
+            entry.visitString(value, number: 2, name: "value")
             writeTag(number, .lengthDelimited)
             writeLengthDelimited(entry.bytes)
         }
