@@ -448,7 +448,7 @@ def client_messages():
             track_sids_disabled=["TR_cam"])),
         "subscription": rtc.SignalRequest(subscription=rtc.UpdateSubscription(
             track_sids=["TR_a", "TR_b"], subscribe=True,
-            participant_tracks=[rtc.ParticipantTracks(participant_sid="PA_alice", track_sids=["TR_a"])])),
+            participant_tracks=[models.ParticipantTracks(participant_sid="PA_alice", track_sids=["TR_a"])])),
         "track_setting": rtc.SignalRequest(track_setting=rtc.UpdateTrackSettings(
             track_sids=["TR_cam"], disabled=True, quality=models.HIGH, width=1280, height=720, fps=30, priority=1)),
         "add_track": rtc.SignalRequest(add_track=rtc.AddTrackRequest(

@@ -24,7 +24,7 @@ import Testing
             let diffs = mirrorDifferences(decoded.mirror, fixture.expected)
             #expect(diffs.isEmpty, "\(fixture.name) (\(fixture.type)):\n  \(diffs.prefix(25).joined(separator: "\n  "))")
             if fixture.reencodeIdentical, decoded.reencoded != fixture.bytes {
-                let at = zip(decoded.reencoded, fixture.bytes).firstIndex { $0 != $1 } ?? min(decoded.reencoded.count, fixture.bytes.count)
+                let at = zip(decoded.reencoded, fixture.bytes).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(decoded.reencoded.count, fixture.bytes.count)
                 Issue.record("\(fixture.name): re-encoding differs from the official bytes at offset \(at) (\(decoded.reencoded.count) vs \(fixture.bytes.count) bytes)")
             }
         }
