@@ -90,10 +90,7 @@ extension RoomState {
         pingTimeoutMs = Int64(max(0, join.pingTimeout)) * 1000
         if let r = join.room { room = MeetingRoom(r) }
 
-        if let info = join.participant {
-            if let old = localParticipant, old.sid != info.sid { retire(old.sid) }
-            localParticipant = MeetingParticipant(info, isLocal: true)
-        }
+        if let info = join.participant { becomeLocal(info) }
         if rejoin { clearSpeakers() }
         emit(.roomJoined(room, local: localParticipant ?? MeetingParticipant(identity: "", sid: "")))
         replaceRoster(join.otherParticipants)
@@ -249,12 +246,19 @@ extension RoomState {
     mutating func handleRoomMoved(_ moved: LiveKit.RoomMovedResponse) {
         if !moved.token.isEmpty { token = moved.token }
         if let r = moved.room { room = MeetingRoom(r) }
-        if let info = moved.participant {
-            if let old = localParticipant, old.sid != info.sid { retire(old.sid) }
-            localParticipant = MeetingParticipant(info, isLocal: true)
-        }
+        if let info = moved.participant { becomeLocal(info) }
         clearSpeakers()
         emit(.roomMoved(room))
         replaceRoster(moved.otherParticipants)
+    }
+
+    /// Our own participant from `join` or `room_moved`. An identity is never both us
+    /// and a remote participant.
+    mutating func becomeLocal(_ info: LiveKit.ParticipantInfo) {
+        if let old = localParticipant, old.sid != info.sid { retire(old.sid) }
+        localParticipant = MeetingParticipant(info, isLocal: true)
+        if remoteParticipants[info.identity] != nil {
+            removeParticipant(info.identity, reason: .absentAfterRejoin)
+        }
     }
 }
