@@ -83,6 +83,36 @@ extension Array where Element == RoomAction {
     }
 }
 
+@Suite struct RoomStateTranscriptTests {
+    @Test func tokensNeverReachActionDescriptions() {
+        var t = RoomTranscript()
+        let actions = t.feed(.connect(token: "eyJ.secret.token"))
+        #expect(actions.opened.first?.token == "eyJ.secret.token")
+        #expect(!String(describing: actions).contains("secret"))
+        #expect(!String(reflecting: actions).contains("secret"))
+        #expect(!String(describing: RoomInput.connect(token: "eyJ.secret.token")).contains("secret"))
+        #expect(!String(describing: RoomInput.joinTokenReceived("eyJ.secret.token")).contains("secret"))
+        t.feed(.signalConnected)
+        t.server(.refreshToken("eyJ.other.secret"))
+        #expect(!String(describing: t.state).contains("secret") && !String(reflecting: t.state).contains("secret"))
+    }
+
+    @Test func oddConfigurationsDoNotTrap() {
+        var t = RoomTranscript { $0.reconnectDelaysMs = []; $0.maxQueuedRequests = 0; $0.joinAttempts = 0 }
+        t.joinRoom()
+        #expect(t.feed(.sendRequest(.mute(trackSid: "TR", muted: true))).sent.count == 1)
+        #expect(t.feed(.signalClosed).events == [.disconnected(.network)])
+        t = RoomTranscript { $0.reconnectDelaysMs = []; $0.maxQueuedRequests = 0 }
+        t.feed(.connect(token: "tok"))
+        #expect(t.feed(.sendRequest(.mute(trackSid: "TR", muted: true))).isEmpty)
+        #expect(t.state.stats.droppedRequests == 1)
+        // A clock that jumps backwards is tolerated.
+        t.joinRoom()
+        t.advance(to: -5_000_000_000_000)
+        t.feed(.timerFired(.pingTimeout))
+    }
+}
+
 /// Builders for server messages.
 enum Fixture {
     static func track(

@@ -340,3 +340,40 @@ public struct RoomStateStats: Sendable, Equatable {
 
     public init() {}
 }
+
+extension RoomInput: CustomStringConvertible, CustomDebugStringConvertible {
+    /// Safe to log: tokens are masked and payloads shown by size only.
+    public var description: String {
+        switch self {
+        case .connect: "connect(token: \(Redact.mask))"
+        case .leave: "leave"
+        case .sendRequest(let r): "sendRequest(\(r.message.map { "\($0)".prefix(40) } ?? "empty"))"
+        case .signalConnected: "signalConnected"
+        case .signalConnectFailed(let f): "signalConnectFailed(\(f))"
+        case .signalData(let bytes): "signalData(\(bytes.count) bytes)"
+        case .signalMessage(let m): "signalMessage(\(m))"
+        case .signalClosed: "signalClosed"
+        case .joinTokenReceived: "joinTokenReceived(\(Redact.mask))"
+        case .joinTokenFailed(let permanent): "joinTokenFailed(permanent: \(permanent))"
+        case .transportStateChanged(let target, let state): "transportStateChanged(\(target), \(state))"
+        case .answerCreated(_, let id): "answerCreated(offerID: \(id))"
+        case .offerCreated: "offerCreated"
+        case .negotiationFailed(let target): "negotiationFailed(\(target))"
+        case .localCandidate(_, let target): "localCandidate(\(target))"
+        case .dataChannelOpened(let info): "dataChannelOpened(\(info.label))"
+        case .dataReceived(let bytes, let reliable): "dataReceived(\(bytes.count) bytes, reliable: \(reliable))"
+        case .timerFired(let timer): "timerFired(\(timer))"
+        }
+    }
+
+    public var debugDescription: String { description }
+}
+
+extension RoomState: CustomStringConvertible, CustomDebugStringConvertible {
+    /// A summary without secrets (the token is never shown).
+    public var description: String {
+        "RoomState(\(connectionState), room: \(room.name.isEmpty ? "?" : room.name), local: \(localParticipant?.sid ?? "none"), remote: \(remoteParticipants.count))"
+    }
+
+    public var debugDescription: String { description }
+}

@@ -281,6 +281,10 @@ public struct RoomState: Sendable {
             output.append(.send(request))
             return
         }
+        guard configuration.maxQueuedRequests > 0 else {
+            stats.droppedRequests += 1
+            return
+        }
         if queue.count >= configuration.maxQueuedRequests {
             queue.removeFirst()
             stats.droppedRequests += 1
@@ -388,7 +392,8 @@ public struct RoomState: Sendable {
             arm(.ping, afterMs: pingIntervalMs)
         case .pingTimeout:
             guard signal == .ready, pingTimeoutMs > 0 else { return }
-            let silentFor = now.milliseconds - lastMessageAt.milliseconds
+            // Wrapping and clamped: a clock that jumps must not trap.
+            let silentFor = max(0, now.milliseconds &- lastMessageAt.milliseconds)
             if silentFor < pingTimeoutMs {
                 arm(.pingTimeout, afterMs: pingTimeoutMs - silentFor)
                 return
@@ -440,6 +445,10 @@ public struct RoomState: Sendable {
         let mode: ReconnectMode = preferred == .resume && resumeAllowed ? .resume : .full
         reconnectReason = reason
         disarm(.ping, .pingTimeout)
+        guard !configuration.reconnectDelaysMs.isEmpty else {
+            disconnect(.network, sendLeave: true)
+            return
+        }
         emit(.reconnecting(mode))
         if mode == .full {
             // The old session must not linger as a ghost (§5.3).
@@ -455,9 +464,16 @@ public struct RoomState: Sendable {
     mutating func scheduleAttempt(_ mode: ReconnectMode, number: Int, immediate: Bool) {
         let attempt = Attempt(reconnect: true, number: number, step: .waiting)
         phase = mode == .resume ? .resuming(attempt) : .joining(attempt)
-        let delay = immediate ? 0 : configuration.reconnectDelaysMs[min(number, configuration.reconnectDelaysMs.count) - 1]
+        let delay = immediate ? 0 : retryDelayMs(attempt: number)
         let jitter = !immediate && number >= configuration.jitterFromAttempt ? configuration.maxJitterMs : 0
         arm(.retry, afterMs: delay, jitterMs: jitter)
+    }
+
+    /// The schedule's delay before attempt `attempt` (1-based); the last entry repeats.
+    func retryDelayMs(attempt: Int) -> Int64 {
+        let delays = configuration.reconnectDelaysMs
+        guard !delays.isEmpty else { return 0 }
+        return delays[min(max(attempt, 1), delays.count) - 1]
     }
 
     /// The next reconnect attempt, in `mode`, or the end of the episode.
@@ -561,7 +577,7 @@ public struct RoomState: Sendable {
             disarm(.transportConnect, .ping, .pingTimeout)
             let number = a.number + 1
             phase = .joining(Attempt(reconnect: false, number: number, step: .waiting))
-            arm(.retry, afterMs: configuration.reconnectDelaysMs[min(number, configuration.reconnectDelaysMs.count) - 1])
+            arm(.retry, afterMs: retryDelayMs(attempt: number))
 
         case .joining:
             switch failure {
