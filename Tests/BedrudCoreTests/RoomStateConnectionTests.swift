@@ -262,6 +262,23 @@ import Testing
         #expect(t.state.connectionState == .connected)
     }
 
+    @Test func failedRejoinAttemptClosesItsTransportsAndRetries() {
+        var t = RoomTranscript()
+        t.joinRoom(Fixture.join(resume: .disabled))
+        t.feed(.signalClosed)
+        t.fireDueTimers()
+        t.feed(.joinTokenReceived("fresh"))
+        t.feed(.signalConnected)
+        t.server(.join(Fixture.join(me: Fixture.participant("bot", sid: "PA_bot2"))))
+        // The new subscriber PC never connects.
+        t.advance(to: 1_000 + 15_000)
+        let failed = t.fireDueTimers()
+        #expect(failed.contains(.closeTransports))
+        #expect(failed.contains(.closeSignal))
+        #expect(failed.retryTimer?.0 == .ms(16_300), "attempt 2 waits 300 ms")
+        #expect(t.state.connectionState == .reconnecting(.full, attempt: 2))
+    }
+
     @Test func expiredTokenOnResumeRejoinsWithAFreshOne() {
         var t = RoomTranscript()
         t.joinRoom()

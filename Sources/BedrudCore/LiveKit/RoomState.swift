@@ -585,10 +585,9 @@ public struct RoomState: Sendable {
                 disconnect(.notAllowed, sendLeave: false)
             case .connect(.roomNotFound):
                 disconnect(.roomNotFound, sendLeave: false)
-            case .protocolViolation, .transport:
-                closeTransports()
-                nextReconnectAttempt(.full)
             default:
+                // Peer connections made for this attempt's join must not outlive it.
+                closeTransports()
                 nextReconnectAttempt(.full)
             }
 
