@@ -47,16 +47,17 @@ public struct ProtoTag: Sendable, Hashable, CustomStringConvertible {
 /// is ever sized by an attacker-controlled number.
 public struct ProtoLimits: Sendable, Equatable {
     /// Largest whole message accepted by `init(protobufBytes:)`.
-    public var maxMessageBytes: Int
+    public let maxMessageBytes: Int
     /// Largest single length-delimited field (string, bytes, sub-message, packed run).
-    public var maxFieldBytes: Int
-    /// Deepest nesting of sub-messages and groups.
-    public var maxDepth: Int
+    public let maxFieldBytes: Int
+    /// Deepest nesting of sub-messages and groups (1 … 256: decoding recurses once per
+    /// level, and must fit in a small thread stack).
+    public let maxDepth: Int
 
     public init(maxMessageBytes: Int = 16 << 20, maxFieldBytes: Int = 16 << 20, maxDepth: Int = 64) {
         self.maxMessageBytes = max(0, maxMessageBytes)
         self.maxFieldBytes = max(0, maxFieldBytes)
-        self.maxDepth = max(1, maxDepth)
+        self.maxDepth = min(max(1, maxDepth), 256)
     }
 
     /// 16 MiB messages and fields, 64 levels: generous for LiveKit signalling (the
