@@ -10,6 +10,8 @@ public struct RoomManagerOptions: Sendable {
     /// Room events kept for a slow consumer before the oldest are dropped (and counted).
     public var eventBufferSize = 4096
     public var signalConnectTimeout: Double = 15
+    /// The state machine's tunables (retry schedule, timeouts); tests shorten them.
+    public var state = RoomState.Configuration()
 
     public init() {}
 }
@@ -58,7 +60,7 @@ public actor RoomManager {
         livekitHost: String, tls: TLSConfiguration, clientVersion: String, options: RoomManagerOptions = RoomManagerOptions(),
         transport: (any RoomTransport)?, tokenProvider: @escaping @Sendable () async throws -> String
     ) {
-        var configuration = RoomState.Configuration()
+        var configuration = options.state
         configuration.waitForTransport = options.waitForTransport && transport != nil
         state = RoomState(configuration: configuration)
         signal = SignalClient(livekitHost: livekitHost, tls: tls, connectTimeout: options.signalConnectTimeout,
