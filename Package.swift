@@ -62,7 +62,13 @@ let package = Package(
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "BedrudProtocolTests", dependencies: ["BedrudProtocol", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "BedrudProtocolTests",
+            dependencies: ["BedrudProtocol", "TestSupport"],
+            // LiveKit conformance fixtures written by scripts/livekit_fixtures.py.
+            resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "BedrudNetTests", dependencies: ["BedrudNet", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudRTCTests", dependencies: ["BedrudRTC", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudMediaTests", dependencies: ["BedrudMedia", "TestSupport", "COpus", "COgg"], swiftSettings: swiftSettings),

@@ -11,10 +11,12 @@ public enum Repo {
     /// The built `bedrud-bot` binary of the current test build (debug unless told otherwise).
     public static var binary: URL {
         if let p = ProcessInfo.processInfo.environment["BEDRUD_BOT_BINARY"] { return URL(fileURLWithPath: p) }
-        // Tests run from .build/<triple>/<config>/; the executable sits beside the test bundle.
-        let bundleDir = Bundle.main.bundleURL
-        let candidate = bundleDir.appendingPathComponent("bedrud-bot")
-        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        // The test runner lives in .build/<triple>/<config>/ next to the executable.
+        let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        for dir in [runner, runner.deletingLastPathComponent()] {
+            let candidate = dir.appendingPathComponent("bedrud-bot")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
         return root.appendingPathComponent(".build/debug/bedrud-bot")
     }
 
@@ -95,5 +97,15 @@ final class DataCollector: @unchecked Sendable {
     func finish() -> String {
         done.wait()
         return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// Runs blocking work (a subprocess, a server start-up) on a thread of its own and
+/// awaits it, so tests never tie up Swift's cooperative pool: with two cores it has
+/// two threads, and a test blocking one starves every other test's awaits.
+public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
+        let t = Thread { c.resume(with: Result { try work() }) }
+        t.start()
     }
 }

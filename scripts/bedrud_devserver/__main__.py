@@ -22,7 +22,7 @@ scripted participants from scenario files, and a /_dev/ area for tests.
 
 stdout (for scripts and tests; everything else goes to stderr):
   line 1            the base URL, e.g. http://127.0.0.1:8090 (https with --tls)
-  ca_file=PATH      with --tls: the CA certificate that signed the server's
+  ca_file=PATH      with --tls: the CA certificate that signed the server certificate
   pin_sha256=HEX    with --tls: SHA-256 of the server certificate (DER), lowercase hex
   livekit_host=URL  what /api/room/join answers as livekitHost (<base>/livekit)
   scenario=NAME room=ROOM   one line per --scenario file
@@ -37,12 +37,25 @@ EPILOG = """\
   POST /_dev/rooms/ROOM/drop/IDENTITY {seconds} cut a client's signal and media for N s
   POST /_dev/rooms/ROOM/mute/IDENTITY           server-mute audio tracks
   POST /_dev/rooms/ROOM/delete                  delete the room (ROOM_DELETED)
+  POST /_dev/rooms/ROOM/deactivate              isActive=false, as Bedrud's idle sweeper (guest-join -> 410)
   POST /_dev/rooms/ROOM/chat {from, message}    chat as a participant (topic "chat")
   POST /_dev/rooms/ROOM/system {event, target, actor, toTargetOnly}
   POST /_dev/rooms/ROOM/faults {loss, reorder, duplicate, jitter, seed}
   POST /_dev/rooms/ROOM/scenario  (body: scenario text)
 
-Scenario files: see docs/DEVSERVER.md and samples/scenarios/.
+Scenario files (plain text; see docs/DEVSERVER.md and samples/scenarios/):
+  room NAME [public|private]          required once; the room is created if missing
+  start immediate|first-join          when the clock starts (default immediate)
+  at TIME COMMAND ... / +TIME COMMAND ...   absolute / relative to the previous line
+  commands: join ID [name=N] [metadata=JSON] | leave ID | speak ID FILE
+            tone ID FREQ DURATION [amplitude=A] | say ID TEXT [voice=V]
+            mute ID | unmute ID | dtx ID | silence ID | chat ID TEXT
+            system EVENT [target=T] [actor=A] [to=room|target] | kick TARGET
+            server-mute TARGET | drop TARGET DURATION | delete-room
+            faults [loss=P] [reorder=P] [duplicate=P] [jitter=D] [seed=N]
+  TARGET: an identity, $client (first real client) or $clients
+
+Private network namespace for libwebrtc clients: scripts/netns-run CMD...
 """
 
 
@@ -172,13 +185,10 @@ async def serve(args: argparse.Namespace) -> int:
             store.add_room(name, owner.id, vis != "private", "", default_settings(), _time.time())
         server.sfu.create_room(name)
 
-    try:
-        from .scenario import ScenarioRunner
-    except ImportError:  # the room part lands in the next commits
-        ScenarioRunner = None  # type: ignore[assignment,misc]
-    scenarios = ScenarioRunner(server) if ScenarioRunner else None
+    from .scenario import ScenarioRunner
+    scenarios = ScenarioRunner(server)
     server.extras["scenarios"] = scenarios
-    for path in args.scenario if scenarios else []:
+    for path in args.scenario:
         run = scenarios.start_file(path, start_override=None if args.scenario_start == "file" else args.scenario_start)
         out(f"scenario={run.name} room={run.room_name}")
     out("ready")
@@ -204,6 +214,13 @@ def main(argv: Optional[list[str]] = None) -> int:
         build_config(args)
         for spec in args.seed_user:
             parse_seed_user(spec)
+        from .scenario import ScenarioError, parse
+        for path in args.scenario:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    parse(f.read(), path)
+            except OSError as exc:
+                raise ScenarioError(f"{path}: cannot read: {exc.strerror}") from None
     except ValueError as exc:
         print(f"devserver: {exc}", file=sys.stderr)
         return 2

@@ -68,7 +68,7 @@ def build(config: ServerConfig, store: Optional[Store] = None, sfu: Optional[SFU
     rest = RestAPI(config, store, sfu)
     app.add_routes(rest.routes())
     from .devapi import DevAPI
-    from .signal import SignalService
+    from .signalling import SignalService
     signal = SignalService(config, store, sfu)
     app.add_routes(signal.routes())
     dev = DevAPI(server)
@@ -80,9 +80,11 @@ def build(config: ServerConfig, store: Optional[Store] = None, sfu: Optional[SFU
 
 def _shutdown(server: Server):  # type: ignore[no-untyped-def]
     async def close(_app: web.Application) -> None:
-        for name in list(server.sfu.rooms):
-            await server.sfu.delete_room(name)
         runner = server.extras.get("scenarios")
         if runner is not None:
             await runner.stop()
+        from livekit.protocol import models as lkm
+        for room in list(server.sfu.rooms.values()):
+            await room.close(lkm.DisconnectReason.SERVER_SHUTDOWN)
+        server.sfu.rooms.clear()
     return close

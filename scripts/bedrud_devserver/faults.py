@@ -33,21 +33,24 @@ class FaultConfig:
 
     def update(self, settings: dict[str, str]) -> None:
         """Applies `key=value` knobs: loss=5%, reorder=2%, duplicate=1%, jitter=30ms,
-        seed=N. Raises ValueError naming the bad knob."""
+        seed=N. All or nothing: raises ValueError naming the bad knob and changes nothing."""
+        new: dict[str, float | int] = {}
         for key, raw in settings.items():
             if key in ("loss", "reorder", "duplicate"):
-                setattr(self, key, parse_fraction(raw, key))
+                new[key] = parse_fraction(raw, key)
             elif key == "jitter":
-                self.jitter = parse_duration(raw)
-                if self.jitter > 5:
+                new[key] = parse_duration(raw)
+                if new[key] > 5:
                     raise ValueError("jitter must be at most 5s")
             elif key == "seed":
                 try:
-                    self.seed = int(raw)
+                    new[key] = int(raw)
                 except ValueError:
                     raise ValueError(f"seed must be an integer, not {raw!r}") from None
             else:
                 raise ValueError(f"unknown fault knob {key!r} (expected loss, reorder, duplicate, jitter, seed)")
+        for key, value in new.items():
+            setattr(self, key, value)
 
 
 def parse_fraction(raw: str, name: str) -> float:

@@ -77,7 +77,7 @@ public actor AuthManager {
         struct Body: Encodable, Sendable { let email: String; let password: String }
         let r = try await api.request(LoginResponse.self, "POST", "/auth/login", json: Body(email: email, password: password))
         try store(r.tokens, user: r.user)
-        logger.info("logged in to \(api.serverDescription) as \(r.user.email)")
+        logger.debug("logged in to \(api.serverDescription) as \(r.user.email)")
         return r.user
     }
 

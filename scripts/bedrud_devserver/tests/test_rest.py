@@ -398,8 +398,21 @@ def test_bad_flags_exit_2_with_a_message():
     assert h.returncode == 0 and "--scenario" in h.stdout and "/_dev/state" in h.stdout
 
 
+def _wss_first_message(url: str, ctx: ssl.SSLContext) -> str:
+    import asyncio
+    import aiohttp
+    from livekit.protocol import rtc as lkr
+
+    async def go() -> str:
+        async with aiohttp.ClientSession() as session:
+            async with session.ws_connect(url, ssl=ctx) as ws:
+                msg = await ws.receive(timeout=10)
+                return lkr.SignalResponse.FromString(msg.data).WhichOneof("message")
+    return asyncio.run(asyncio.wait_for(go(), 30))
+
+
 def test_tls_ca_file_and_pin():
-    s = DevServer("--tls")
+    s = DevServer("--tls", "--seed-user", "t@example.com:tls-password-12:Tee", "--seed-room", "tlsroom")
     try:
         assert s.url.startswith("https://127.0.0.1:") and {"ca_file", "pin_sha256"} <= set(s.info)
         assert s.lines[1].startswith("ca_file=") and s.lines[2].startswith("pin_sha256=")
@@ -415,6 +428,11 @@ def test_tls_ca_file_and_pin():
         with pytest.raises(ssl.SSLCertVerificationError):
             with socket.create_connection((host, int(port)), timeout=10) as raw:
                 system.wrap_socket(raw, server_hostname="127.0.0.1")
+        token = s.login("t@example.com", "tls-password-12")["tokens"]["accessToken"]
+        join = s.request("POST", "/api/room/join", {"roomName": "tlsroom"}, token=token).json()
+        assert join["livekitHost"] == s.url + "/livekit"
+        wss = join["livekitHost"].replace("https://", "wss://") + "/rtc?access_token=" + join["token"]
+        assert _wss_first_message(wss, s.ssl_context) == "join"
         ca_dir = s.info["ca_file"].rsplit("/", 1)[0]
     finally:
         s.stop()

@@ -1,0 +1,108 @@
+import BedrudCore
+import BedrudProtocol
+import Foundation
+
+/// Turns room events into what a person reads (one line each) and into the JSON lines of
+/// the event transcript (docs/EVENTS.md). Keeps the names of participants it has seen,
+/// so later lines can say "Alice" instead of an identity.
+public struct RoomEventFormatter: Sendable {
+    private var names: [String: String] = [:]
+    public private(set) var localIdentity: String?
+
+    public init() {}
+
+    func name(_ identity: String) -> String {
+        if identity == localIdentity { return "(bot)" }
+        if let n = names[identity], !n.isEmpty { return n }
+        return identity.isEmpty ? "(server)" : identity
+    }
+
+    mutating func remember(_ p: MeetingParticipant) {
+        names[p.identity] = p.name
+    }
+
+    static func trackLabel(_ t: MeetingTrack) -> String {
+        switch t.source {
+        case .microphone: "microphone"
+        case .camera: "camera"
+        case .screenShare: "screen share"
+        case .screenShareAudio: "screen share audio"
+        default: t.kind == .audio ? "audio" : t.kind == .video ? "video" : "track"
+        }
+    }
+
+    // MARK: - Text
+
+    /// A human line for the event, or nil for events not worth a line.
+    public mutating func text(_ event: RoomEvent) -> String? {
+        switch event {
+        case .roomJoined(let room, let local):
+            localIdentity = local.identity
+            names[local.identity] = local.name
+            return "joined room '\(room.name)' as \(local.name.isEmpty ? local.identity : local.name) (\(local.sid))"
+        case .connected: return "connected"
+        case .reconnecting(let mode): return "connection lost; reconnecting (\(mode == .resume ? "resume" : "full rejoin"))…"
+        case .reconnected(let outcome): return outcome == .resumed ? "reconnected (session resumed)" : "reconnected (joined again as a new session)"
+        case .disconnected(let reason): return "disconnected: \(Self.explain(reason))"
+        case .roomUpdated: return nil
+        case .roomMoved(let room): return "moved to room '\(room.name)'"
+        case .participantJoined(let p):
+            remember(p)
+            let tracks = p.tracks.filter { $0.kind == .audio }.map { Self.trackLabel($0) + ($0.muted ? " (muted)" : "") }
+            return "+ \(name(p.identity)) joined" + (tracks.isEmpty ? "" : " with \(tracks.joined(separator: ", "))")
+        case .participantLeft(let p, let reason):
+            let why: String
+            switch reason {
+            case .disconnected(let r): why = r == .clientInitiated ? "" : " (\(r))"
+            case .absentAfterRejoin: why = " (while we were away)"
+            }
+            return "- \(name(p.identity)) left\(why)"
+        case .participantRejoined(let p, _):
+            remember(p)
+            return "~ \(name(p.identity)) rejoined"
+        case .participantUpdated(let p, _):
+            remember(p)
+            return nil
+        case .trackPublished(let t, let who): return "\(name(who)) published \(Self.trackLabel(t))\(t.muted ? " (muted)" : "")"
+        case .trackUnpublished(let t, let who): return "\(name(who)) stopped \(Self.trackLabel(t))"
+        case .trackMuted(let t, let who): return "\(name(who)) muted \(Self.trackLabel(t))"
+        case .trackUnmuted(let t, let who): return "\(name(who)) unmuted \(Self.trackLabel(t))"
+        case .trackUpdated, .trackStreamStateChanged, .trackSubscriptionPermissionChanged: return nil
+        case .trackSubscriptionFailed(let sid, let error): return "could not subscribe to \(sid): \(error)"
+        case .speakersChanged(_, let started, let stopped):
+            var parts: [String] = []
+            if !started.isEmpty { parts.append("speaking: " + started.map(name).joined(separator: ", ")) }
+            if !stopped.isEmpty { parts.append("stopped: " + stopped.map(name).joined(separator: ", ")) }
+            return parts.isEmpty ? nil : parts.joined(separator: "; ")
+        case .connectionQualityChanged: return nil
+        case .dataReceived(let d): return "data from \(name(d.senderIdentity)) on topic '\(d.topic ?? "")' (\(d.payload.count) bytes)"
+        case .chatReceived(let c):
+            let attachments = c.attachments.isEmpty ? "" : " [\(c.attachments.count) attachment\(c.attachments.count == 1 ? "" : "s")]"
+            return "chat \(c.senderName.isEmpty ? name(c.senderIdentity) : c.senderName): \(c.text)\(attachments)"
+        case .systemMessage(let m, _):
+            return "moderation: \(m.event.name)" + (m.target.isEmpty ? "" : " → \(name(m.target))") + (m.actor.isEmpty ? "" : " by \(name(m.actor))")
+        case .transcriptionReceived(_, let sender): return "transcription from \(name(sender))"
+        case .dtmfReceived(_, let digit, let sender): return "DTMF \(digit) from \(name(sender))"
+        case .rpcRequestReceived(let r, let sender): return "RPC '\(r.method)' from \(name(sender)) (not supported)"
+        case .localTrackPublished, .localTrackUnpublished: return nil
+        case .localTrackMutedByServer(_, let muted): return muted ? "the server muted our track" : "the server unmuted our track"
+        }
+    }
+
+    public static func explain(_ reason: RoomDisconnectReason) -> String {
+        switch reason {
+        case .left: "left the room"
+        case .kicked: "removed from the room by a moderator (kicked or banned)"
+        case .roomDeleted: "the room was deleted"
+        case .roomClosed: "the server closed the room"
+        case .duplicateIdentity: "another connection with the same account replaced this one (give the bot its own account)"
+        case .joinFailure: "the server refused the join (room full?)"
+        case .serverShutdown: "the server shut down"
+        case .notAllowed: "the join token was refused"
+        case .roomNotFound: "the room does not exist on the media server"
+        case .network: "the connection could not be re-established"
+        case .protocolError: "the server broke the signalling protocol"
+        case .server(let r): "server reason \(r)"
+        }
+    }
+}

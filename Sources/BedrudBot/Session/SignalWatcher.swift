@@ -1,0 +1,47 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Synchronization
+
+/// Turns SIGINT and SIGTERM into a callback, so a run can finish its files and leave
+/// the room cleanly instead of dying mid-write. A second signal exits at once.
+public final class SignalWatcher: @unchecked Sendable {
+    // @unchecked: `sources` is written in init and cancelled under `lock`; the counter
+    // is atomic. Dispatch sources themselves are thread-safe.
+    private var sources: [any DispatchSourceSignal] = []
+    private let lock = Mutex<Void>(())
+    private let counter = SignalCounter()
+
+    public init(onSignal: @escaping @Sendable (Int32) -> Void) {
+        let counter = self.counter
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            s.setEventHandler {
+                if counter.increment() > 1 { _exit(130) }
+                onSignal(sig)
+            }
+            s.resume()
+            sources.append(s)
+        }
+    }
+
+    /// Number of signals received.
+    public var received: Int { counter.value }
+
+    public func cancel() {
+        lock.withLock { _ in
+            for s in sources { s.cancel() }
+            sources.removeAll()
+        }
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
+    }
+}
+
+final class SignalCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    func increment() -> Int { count.add(1, ordering: .relaxed).newValue }
+    var value: Int { count.load(ordering: .relaxed) }
+}

@@ -1,0 +1,389 @@
+import BedrudNet
+import BedrudProtocol
+import Foundation
+
+/// Options of a ``RoomManager``.
+public struct RoomManagerOptions: Sendable {
+    /// False for a signalling-only session (no peer connection): connected at `join`.
+    /// LiveKit removes a participant whose media never connects after 60 s.
+    public var waitForTransport = true
+    /// Room events kept for a slow consumer before the oldest are dropped (and counted).
+    public var eventBufferSize = 4096
+    public var signalConnectTimeout: Double = 15
+    /// The state machine's tunables (retry schedule, timeouts); tests shorten them.
+    public var state = RoomState.Configuration()
+
+    public init() {}
+}
+
+/// The room, headless: the iOS app's RoomManager without UI.
+///
+/// An actor that owns the pure ``RoomState`` and performs what it asks: opens and closes
+/// the signalling WebSocket (``SignalClient``), runs its timers, asks Bedrud for a fresh
+/// LiveKit token for a full rejoin, and drives the WebRTC layer through the narrow
+/// ``RoomTransport`` interface. Everything that happens is published in order on
+/// `events`. One owner for every signal message, as the protocol requires.
+public actor RoomManager {
+    public nonisolated let events: AsyncStream<RoomEvent>
+    private let eventSink: AsyncStream<RoomEvent>.Continuation
+    private var state: RoomState
+    private let signal: SignalClient
+    private let tokenProvider: @Sendable () async throws -> String
+    private let transport: (any RoomTransport)?
+    private let logger = Logger("room")
+
+    // Signalling socket of the current generation and its ordered outbox.
+    private var socketGeneration = 0
+    private var outbox: AsyncStream<[UInt8]>.Continuation?
+    private var socketTasks: [Task<Void, Never>] = []
+
+    private var timers: [RoomTimer: Task<Void, Never>] = [:]
+    private var tokenTask: Task<Void, Never>?
+
+    // The WebRTC layer: one ordered command queue, events tagged with a generation.
+    private var transportGeneration = 0
+    private var transportCommands: AsyncStream<@Sendable () async -> Void>.Continuation?
+    private var transportWorker: Task<Void, Never>?
+    private var warnedNoTransport = false
+    private var transportEventSink: AsyncStream<TransportEvent>.Continuation?
+
+    private var finishedReason: RoomDisconnectReason?
+    private var finishWaiters: [CheckedContinuation<RoomDisconnectReason, Never>] = []
+    /// Room events dropped because the consumer was too slow.
+    public private(set) var droppedEvents = 0
+
+    /// - Parameters:
+    ///   - livekitHost: Bedrud's `livekitHost` from the join answer.
+    ///   - tokenProvider: asks Bedrud for a fresh LiveKit token (`/room/join`), for full rejoins.
+    ///   - transport: the WebRTC layer, or nil for signalling only.
+    public init(
+        livekitHost: String, tls: TLSConfiguration, clientVersion: String, options: RoomManagerOptions = RoomManagerOptions(),
+        transport: (any RoomTransport)?, tokenProvider: @escaping @Sendable () async throws -> String
+    ) {
+        var configuration = options.state
+        configuration.waitForTransport = options.waitForTransport && transport != nil
+        state = RoomState(configuration: configuration)
+        signal = SignalClient(livekitHost: livekitHost, tls: tls, connectTimeout: options.signalConnectTimeout,
+                              clientInfo: SignalURL.ClientInfo(version: clientVersion, osVersion: Self.osVersion()))
+        self.transport = transport
+        self.tokenProvider = tokenProvider
+        (events, eventSink) = AsyncStream<RoomEvent>.makeStream(bufferingPolicy: .bufferingNewest(max(64, options.eventBufferSize)))
+    }
+
+    static func osVersion() -> String {
+        var u = utsname()
+        uname(&u)
+        return withUnsafeBytes(of: &u.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    }
+
+    // MARK: - Public API
+
+    /// Starts joining with a LiveKit token from Bedrud's `/room/join`.
+    public func connect(token: String) {
+        startTransportWorker()
+        apply(.connect(token: token))
+    }
+
+    /// Leaves gracefully (sends `leave`, closes the socket and the peer connections) and
+    /// returns why the room ended — `left`, unless it had ended already.
+    @discardableResult
+    public func leave(timeout: Double = 3) async -> RoomDisconnectReason {
+        if let r = finishedReason { return r }
+        apply(.leave)
+        return await waitUntilFinished(timeout: timeout) ?? .left
+    }
+
+    /// Sends a request (subscription, track settings, …); held while reconnecting.
+    public func send(_ request: LiveKit.SignalRequest) { apply(.sendRequest(request)) }
+
+    /// Waits until the room ends and returns why; nil if `timeout` passes first.
+    public func waitUntilFinished(timeout: Double? = nil) async -> RoomDisconnectReason? {
+        if let r = finishedReason { return r }
+        if let timeout {
+            let waiter = Task { await self.waitUntilFinished(timeout: nil) }
+            let timer = Task {
+                try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+                return RoomDisconnectReason?.none
+            }
+            defer { timer.cancel() }
+            return await withTaskGroup(of: RoomDisconnectReason?.self) { group in
+                group.addTask { await waiter.value }
+                group.addTask { await timer.value }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first
+            }
+        }
+        return await withCheckedContinuation { finishWaiters.append($0) }
+    }
+
+    /// The room as the state machine sees it now (participants, tracks, connection state).
+    public var current: RoomState { state }
+
+    // MARK: - Driving the state machine
+
+    private static func now() -> RoomInstant { .ms(Int64(MonotonicClock.nanos() / 1_000_000)) }
+
+    private func apply(_ input: RoomInput) {
+        let actions = state.handle(input, at: Self.now())
+        for action in actions { perform(action) }
+    }
+
+    private func perform(_ action: RoomAction) {
+        switch action {
+        case .openSignal(let request): openSignal(request)
+        case .closeSignal: closeSignal()
+        case .send(let request):
+            if let outbox { outbox.yield(request.protobufBytes()) } else { logger.debug("dropped a request with no open socket") }
+        case .fetchJoinToken: fetchJoinToken()
+        case .startTimer(let kind, let deadline, let jitter): startTimer(kind, deadline: deadline, jitterMs: jitter)
+        case .cancelTimer(let kind):
+            timers.removeValue(forKey: kind)?.cancel()
+        case .createTransports(let configuration): createTransports(configuration)
+        case .updateICEServers(let servers):
+            enqueueTransport { t, _ in await t.updateICEServers(servers) }
+        case .closeTransports:
+            transportGeneration += 1
+            enqueueTransport { t, _ in await t.close() }
+        case .applyRemoteOffer(let offer, let target): applyRemoteOffer(offer, target: target)
+        case .applyRemoteAnswer(let answer, let target):
+            let g = transportGeneration
+            enqueueTransport { [weak self] t, _ in
+                do { try await t.applyRemoteAnswer(answer, target: target) } catch { await self?.transportInput(.negotiationFailed(target), generation: g) }
+            }
+        case .addRemoteCandidate(let candidate, let target):
+            enqueueTransport { t, _ in await t.addRemoteCandidate(candidate, target: target) }
+        case .restartICE(let target):
+            enqueueTransport { t, _ in await t.restartICE(target) }
+        case .setLocalTrackMuted:
+            break  // nothing published yet
+        case .emit(let event): emit(event)
+        }
+    }
+
+    private func emit(_ event: RoomEvent) {
+        if case .dropped = eventSink.yield(event) { droppedEvents += 1 }
+        if case .disconnected(let reason) = event { finish(reason) }
+    }
+
+    private func finish(_ reason: RoomDisconnectReason) {
+        guard finishedReason == nil else { return }
+        finishedReason = reason
+        logger.info("room ended: \(reason)")
+        for (_, t) in timers { t.cancel() }
+        timers.removeAll()
+        tokenTask?.cancel()
+        closeSignal()
+        transportGeneration += 1
+        enqueueTransport { t, _ in await t.close() }
+        transportCommands?.finish()
+        transportEventSink?.finish()
+        eventSink.finish()
+        let waiters = finishWaiters
+        finishWaiters = []
+        for w in waiters { w.resume(returning: reason) }
+    }
+
+    // MARK: - Signalling socket
+
+    private func openSignal(_ request: SignalConnectRequest) {
+        closeSignal()
+        socketGeneration += 1
+        let generation = socketGeneration
+        let (outStream, outContinuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .unbounded)
+        outbox = outContinuation
+        let client = signal
+        let task = Task { [weak self] in
+            let ws: WebSocketClient
+            do {
+                ws = try await client.open(request)
+            } catch let error as SignalClient.ConnectError {
+                await self?.signalFailed(error, generation: generation)
+                return
+            } catch {
+                return
+            }
+            await self?.signalOpened(ws, outbox: outStream, generation: generation)
+        }
+        socketTasks.append(task)
+    }
+
+    private func signalFailed(_ error: SignalClient.ConnectError, generation: Int) {
+        guard generation == socketGeneration else { return }
+        logger.warning("signalling connection failed: \(error.description)")
+        lastConnectError = error.description
+        apply(.signalConnectFailed(error.failure))
+    }
+
+    /// The last signalling connection error, for a final message.
+    public private(set) var lastConnectError: String?
+
+    private func signalOpened(_ ws: WebSocketClient, outbox outStream: AsyncStream<[UInt8]>, generation: Int) {
+        guard generation == socketGeneration else {
+            Task { await ws.close(timeout: 0.2) }
+            return
+        }
+        // Writer: sends queued requests in order; when the outbox is finished (closeSignal)
+        // it closes the socket after the last one.
+        let writer = Task {
+            for await bytes in outStream {
+                do { try await ws.send(data: bytes) } catch { break }
+            }
+            await ws.close(code: 1000, reason: "", timeout: 0.5)
+        }
+        let reader = Task { [weak self] in
+            do {
+                for try await message in ws.messages {
+                    switch message {
+                    case .data(let bytes): await self?.signalInput(.signalData(bytes), generation: generation)
+                    case .close, .ping, .pong, .text: break
+                    }
+                }
+            } catch {
+                await self?.logSignalEnd(error, generation: generation)
+            }
+            await self?.signalInput(.signalClosed, generation: generation)
+        }
+        socketTasks = [writer, reader]
+        apply(.signalConnected)
+    }
+
+    private func logSignalEnd(_ error: any Error, generation: Int) {
+        guard generation == socketGeneration else { return }
+        logger.info("signalling connection lost: \(error)")
+    }
+
+    private func signalInput(_ input: RoomInput, generation: Int) {
+        guard generation == socketGeneration, finishedReason == nil else { return }
+        apply(input)
+    }
+
+    private func closeSignal() {
+        socketGeneration += 1  // late events of the old socket are ignored from now on
+        outbox?.finish()
+        outbox = nil
+    }
+
+    // MARK: - Timers and tokens
+
+    private func startTimer(_ kind: RoomTimer, deadline: RoomInstant, jitterMs: Int64) {
+        timers[kind]?.cancel()
+        let delay = max(0, deadline.milliseconds - Self.now().milliseconds) + (jitterMs > 0 ? Int64.random(in: 0...jitterMs) : 0)
+        timers[kind] = Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(delay))
+            guard !Task.isCancelled else { return }
+            await self?.timerFired(kind)
+        }
+    }
+
+    private func timerFired(_ kind: RoomTimer) {
+        guard finishedReason == nil else { return }
+        timers.removeValue(forKey: kind)
+        apply(.timerFired(kind))
+    }
+
+    private func fetchJoinToken() {
+        tokenTask?.cancel()
+        let provider = tokenProvider
+        tokenTask = Task { [weak self] in
+            do {
+                let token = try await provider()
+                await self?.tokenResult(.joinTokenReceived(token))
+            } catch let e as APIError {
+                let permanent = [.forbidden, .notFound, .gone, .unauthorized, .notLoggedIn].contains(e.code)
+                await self?.tokenFailed(e.description, permanent: permanent)
+            } catch {
+                await self?.tokenFailed("\(error)", permanent: false)
+            }
+        }
+    }
+
+    private func tokenResult(_ input: RoomInput) {
+        guard finishedReason == nil else { return }
+        apply(input)
+    }
+
+    private func tokenFailed(_ why: String, permanent: Bool) {
+        guard finishedReason == nil else { return }
+        logger.warning("could not get a fresh join token from Bedrud: \(why)")
+        lastConnectError = why
+        apply(.joinTokenFailed(permanent: permanent))
+    }
+
+    // MARK: - WebRTC layer
+
+    private func startTransportWorker() {
+        guard transportWorker == nil else { return }
+        let (stream, continuation) = AsyncStream<@Sendable () async -> Void>.makeStream(bufferingPolicy: .unbounded)
+        transportCommands = continuation
+        transportWorker = Task {
+            for await command in stream { await command() }
+        }
+    }
+
+    /// Queues a call on the transport; calls run one at a time, in order.
+    private func enqueueTransport(_ body: @escaping @Sendable (any RoomTransport, Int) async -> Void) {
+        guard let transport else { return }
+        let g = transportGeneration
+        transportCommands?.yield { await body(transport, g) }
+    }
+
+    private func createTransports(_ configuration: TransportConfiguration) {
+        guard transport != nil else { return }
+        transportGeneration += 1
+        let g = transportGeneration
+        // Events must reach the state machine in the order the transport reports them:
+        // one stream per transport generation, drained by one task.
+        let (stream, sink) = AsyncStream<TransportEvent>.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        transportEventSink?.finish()
+        transportEventSink = sink
+        Task { [weak self] in
+            for await event in stream { await self?.transportEvent(event, generation: g) }
+        }
+        enqueueTransport { [weak self] t, _ in
+            do {
+                try await t.create(configuration) { event in sink.yield(event) }
+            } catch {
+                await self?.transportFailed("\(error)", generation: g, target: configuration.primary)
+            }
+        }
+    }
+
+    private func transportFailed(_ why: String, generation: Int, target: LiveKit.SignalTarget) {
+        logger.warning("WebRTC setup failed: \(why)")
+        transportInput(.transportStateChanged(target, .failed), generation: generation)
+    }
+
+    private func applyRemoteOffer(_ offer: LiveKit.SessionDescription, target: LiveKit.SignalTarget) {
+        guard transport != nil else {
+            if !warnedNoTransport {
+                warnedNoTransport = true
+                logger.info("signalling only: the server's media offers are not answered (LiveKit drops such a participant after 60 s)")
+            }
+            return
+        }
+        let g = transportGeneration
+        enqueueTransport { [weak self] t, _ in
+            do {
+                let answer = try await t.applyRemoteOffer(offer, target: target)
+                await self?.transportInput(.answerCreated(sdp: answer, offerID: offer.id), generation: g)
+            } catch {
+                await self?.transportFailed("could not answer the server's offer: \(error)", generation: g, target: target)
+            }
+        }
+    }
+
+    private func transportEvent(_ event: TransportEvent, generation: Int) {
+        switch event {
+        case .stateChanged(let target, let s): transportInput(.transportStateChanged(target, s), generation: generation)
+        case .localCandidate(let c, let target): transportInput(.localCandidate(c, target), generation: generation)
+        case .dataChannelOpened(let info): transportInput(.dataChannelOpened(info), generation: generation)
+        case .dataReceived(let bytes, let reliable): transportInput(.dataReceived(bytes, reliable: reliable), generation: generation)
+        }
+    }
+
+    private func transportInput(_ input: RoomInput, generation: Int) {
+        guard generation == transportGeneration, finishedReason == nil else { return }
+        apply(input)
+    }
+}

@@ -1,0 +1,71 @@
+import BedrudProtocol
+
+// Data-channel packets: decode, deduplicate reliable ones by (participant_sid,
+// sequence), and turn them into events (user data, Bedrud chat and moderation,
+// LiveKit chat, transcriptions, DTMF, RPC requests, legacy speaker lists).
+// livekit-protocol.md §2.11 and bedrud-api.md §3.
+
+extension RoomState {
+    /// Data packets are small (SCTP messages); anything larger is not one.
+    static let dataPacketLimits = ProtoLimits(maxMessageBytes: 1 << 20, maxFieldBytes: 1 << 20, maxDepth: 16)
+
+    mutating func dataReceived(_ bytes: [UInt8], reliable: Bool) {
+        switch phase {
+        case .idle, .disconnected: return
+        default: break
+        }
+        guard let packet = try? LiveKit.DataPacket(protobufBytes: bytes, limits: Self.dataPacketLimits) else {
+            stats.undecodableDataPackets += 1
+            return
+        }
+        // The server stamps the sender; 1.5-era servers only inside UserPacket.
+        var senderSid = packet.participantSid
+        var senderIdentity = packet.participantIdentity
+        if case .user(let user) = packet.value {
+            if senderSid.isEmpty { senderSid = user.participantSid }
+            if senderIdentity.isEmpty { senderIdentity = user.participantIdentity }
+        }
+        if senderIdentity.isEmpty, let known = identity(forSid: senderSid) { senderIdentity = known }
+
+        if reliable, packet.sequence > 0, !senderSid.isEmpty {
+            if let last = lastDataSequence[senderSid], packet.sequence <= last {
+                stats.duplicateDataPackets += 1
+                return
+            }
+            if lastDataSequence[senderSid] == nil, lastDataSequence.count >= configuration.maxDedupSenders {
+                lastDataSequence.removeAll()  // a pathological sender flood: start over
+            }
+            lastDataSequence[senderSid] = packet.sequence
+        }
+
+        switch packet.value {
+        case .user(let user):
+            emit(.dataReceived(MeetingDataMessage(
+                topic: user.topic, senderIdentity: senderIdentity, senderSid: senderSid,
+                payload: user.payload, reliable: reliable)))
+            if let chat = BedrudChatPayload(topic: user.topic, payload: user.payload) {
+                let identity = senderIdentity.isEmpty ? chat.senderIdentity : senderIdentity
+                let name = chat.senderName.isEmpty ? (participant(identity)?.name ?? "") : chat.senderName
+                emit(.chatReceived(MeetingChatMessage(
+                    id: chat.id, senderIdentity: identity, senderName: name, text: chat.message,
+                    timestampMs: chat.timestampMs, attachments: chat.attachments, origin: .bedrud)))
+            } else if let notice = BedrudSystemMessage(topic: user.topic, payload: user.payload) {
+                emit(.systemMessage(notice, sender: senderIdentity))
+            }
+        case .chatMessage(let chat):
+            emit(.chatReceived(MeetingChatMessage(
+                id: chat.id, senderIdentity: senderIdentity, senderName: participant(senderIdentity)?.name ?? "",
+                text: chat.message, timestampMs: chat.timestamp, origin: .livekit)))
+        case .transcription(let transcription):
+            emit(.transcriptionReceived(transcription, sender: senderIdentity))
+        case .sipDTMF(let dtmf):
+            emit(.dtmfReceived(code: dtmf.code, digit: dtmf.digit, sender: senderIdentity))
+        case .speaker(let update):
+            applySpeakers(update.speakers, fullList: true)
+        case .rpcRequest(let request):
+            emit(.rpcRequestReceived(request, sender: senderIdentity))
+        case .rpcAck, .rpcResponse, .streamHeader, .streamChunk, .streamTrailer, .encryptedPacket, .unknown, nil:
+            stats.ignoredDataPackets += 1
+        }
+    }
+}

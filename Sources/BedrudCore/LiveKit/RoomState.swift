@@ -1,0 +1,716 @@
+import BedrudProtocol
+
+// MARK: - Contract
+//
+// RoomState is the room's state machine as a pure value: no sockets, no clocks, no
+// tasks. Its owner (the RoomManager actor) feeds it every input in the order things
+// happened, with the time on its monotonic clock, and performs the returned actions in
+// order:
+//
+//     let actions = state.handle(input, at: .ms(clock.milliseconds))
+//
+// Inputs (RoomInput):
+//   connect(token:) / leave / sendRequest(_)            from the owner
+//   signalConnected / signalConnectFailed(_) /           from the SignalClient (WebSocket);
+//     signalData(bytes) / signalMessage(_) / signalClosed   only for the socket of the last openSignal
+//   joinTokenReceived(_) / joinTokenFailed(permanent:)   answers to fetchJoinToken (Bedrud API)
+//   transportStateChanged / answerCreated / offerCreated / from the PeerConnections; none after
+//     negotiationFailed / localCandidate /                 closeTransports for the closed ones
+//     dataChannelOpened / dataReceived
+//   timerFired(_)                                        when a timer the owner started expires
+//
+// Actions (RoomAction), performed in order:
+//   openSignal / closeSignal / send                      the WebSocket (binary frames only)
+//   fetchJoinToken                                       POST /api/room/join for a fresh token
+//   startTimer(kind, deadline, jitterMs) / cancelTimer   the owner runs the timers: one per kind,
+//                                                        a new start replaces the old deadline;
+//                                                        a late or stale fire is harmless
+//   createTransports / updateICEServers / closeTransports /
+//   applyRemoteOffer / applyRemoteAnswer / addRemoteCandidate /
+//   restartICE / setLocalTrackMuted                      the WebRTC layer
+//   emit(RoomEvent)                                      publish to observers (recorder, transcript)
+//
+// Rules it implements (livekit-protocol.md):
+//   §1.6 first message: join (or leave = join failed) on a fresh join; reconnect (or
+//        leave STATE_MISMATCH = resume refused ⇒ full rejoin) on a resume.
+//   §1.9 keepalive: ping + ping_req every ping_interval; any message resets liveness;
+//        nothing for ping_timeout ⇒ the signal is dead ⇒ resume.
+//   §5   reconnect: resume (reconnect=1&sid) first, full rejoin (fresh token from
+//        Bedrud, new SID, new PCs) when resume is refused, disabled or fails; the JS
+//        SDK's schedule 0, 300, 1200, 2700, 4800, 7000×5 ms, up to 1 s jitter from the
+//        third attempt, 0 after a server-requested leave; then disconnected(network).
+//   §5.4 leave: `action` when the server speaks protocol >= 13 (or sends a non-zero
+//        action), else `can_reconnect` (true ⇒ full rejoin).
+//   §5.7 refresh_token: the newest token is used for every resume and rejoin.
+//   §6, §7 room model: participants keyed by identity; stale versions ignored; a new SID
+//        for a known identity is a rejoin; tracks diffed from each full update;
+//        speakers_changed deltas; every server offer answered with its id; reliable data
+//        deduplicated by (participant_sid, sequence).
+//
+// Threading: a value type; the owner keeps it in one place (an actor) and calls
+// `handle` serially. It never blocks and allocates only for the messages it handles.
+
+/// The room's state machine. See the contract above.
+public struct RoomState: Sendable {
+    /// Tunables; the defaults are the JS SDK's and the LiveKit server's.
+    public struct Configuration: Sendable, Equatable {
+        /// Announced in the signal URL (`protocol=`); decides how `leave` is read.
+        public var announcedProtocol: Int32 = LiveKit.clientProtocol
+        /// When true, "connected" waits for the primary peer connection. A signalling-only
+        /// client (no WebRTC) sets false and is connected at `join`.
+        public var waitForTransport = true
+        /// Delay before reconnect attempt n (1-based) is element n-1; the count is the
+        /// number of attempts.
+        public var reconnectDelaysMs: [Int64] = [0, 300, 1200, 2700, 4800, 7000, 7000, 7000, 7000, 7000]
+        /// Attempts from this one on get up to `maxJitterMs` of random extra delay.
+        public var jitterFromAttempt = 3
+        public var maxJitterMs: Int64 = 1000
+        /// Attempts for the first join (JS: one retry) on retryable failures.
+        public var joinAttempts = 2
+        public var signalHandshakeTimeoutMs: Int64 = 15_000
+        public var firstMessageTimeoutMs: Int64 = 5_000
+        public var transportTimeoutMs: Int64 = 15_000
+        public var tokenFetchTimeoutMs: Int64 = 30_000
+        /// Requests held while the signal connection is not ready; the oldest is dropped beyond.
+        public var maxQueuedRequests = 256
+        /// Reliable-data senders remembered for deduplication (bounded memory).
+        public var maxDedupSenders = 4096
+
+        public init() {}
+    }
+
+    // MARK: Observable state
+
+    public let configuration: Configuration
+    /// The room (sid may be "" until `room_update`).
+    public internal(set) var room = MeetingRoom()
+    /// Ourselves, once joined.
+    public internal(set) var localParticipant: MeetingParticipant?
+    /// Remote participants by identity.
+    public internal(set) var remoteParticipants: [String: MeetingParticipant] = [:]
+    /// Identities in the order they joined (for stable listings).
+    public internal(set) var participantOrder: [String] = []
+    public internal(set) var serverInfo: LiveKit.ServerInfo?
+    public internal(set) var clientConfiguration: LiveKit.ClientConfiguration?
+    /// Last signal round-trip time from `pong_resp`.
+    public internal(set) var rttMs: Int64?
+    public internal(set) var stats = RoomStateStats()
+
+    public var connectionState: RoomConnectionState {
+        switch phase {
+        case .idle: .idle
+        case .joining(let a) where !a.reconnect: .connecting
+        case .joining(let a): .reconnecting(.full, attempt: a.number)
+        case .resuming(let a): .reconnecting(.resume, attempt: a.number)
+        case .connected: .connected
+        case .disconnected(let reason): .disconnected(reason)
+        }
+    }
+
+    /// Remote participants in join order.
+    public var participants: [MeetingParticipant] { participantOrder.compactMap { remoteParticipants[$0] } }
+
+    // MARK: Internal state
+
+    enum Step: Equatable { case waiting, fetchingToken, openingSignal, awaitingFirstMessage, awaitingTransport }
+
+    struct Attempt: Equatable {
+        /// false for the first join's attempts.
+        var reconnect: Bool
+        var number: Int
+        var step: Step
+    }
+
+    enum Phase: Equatable {
+        case idle
+        case joining(Attempt)
+        case resuming(Attempt)
+        case connected
+        case disconnected(RoomDisconnectReason)
+    }
+
+    enum SignalLink { case closed, opening, open, ready }
+
+    enum Failure {
+        case connect(SignalConnectFailure)
+        case timeout, signalLost, transport, protocolViolation
+    }
+
+    var phase = Phase.idle
+    var signal = SignalLink.closed
+    var timers: [RoomTimer: RoomInstant] = [:]
+    var now = RoomInstant(milliseconds: 0)
+    var output: [RoomAction] = []
+
+    var token = ""
+    var tokenIsFresh = false
+    var reconnectReason = LiveKit.ReconnectReason.unknown
+
+    var pingIntervalMs: Int64 = 0
+    var pingTimeoutMs: Int64 = 0
+    var lastMessageAt = RoomInstant(milliseconds: 0)
+
+    var transportConfiguration: TransportConfiguration?
+    var transportStates: [LiveKit.SignalTarget: TransportState] = [:]
+    var primaryEverConnected = false
+
+    var pendingOfferIDs: Set<UInt32> = []
+    var lastRemoteOffer: LiveKit.SessionDescription?
+    var lastLocalAnswer: LiveKit.SessionDescription?
+    var nextLocalOfferID: UInt32 = 0
+    var dataChannels: [LiveKit.DataChannelInfo] = []
+    var publishedTracks: [String: LiveKit.TrackPublishedResponse] = [:]
+    var unsubscribedTrackSids: Set<String> = []
+    var disabledTrackSids: Set<String> = []
+
+    var queue: [LiveKit.SignalRequest] = []
+    var lastDataSequence: [String: UInt32] = [:]
+    var sidToIdentity: [String: String] = [:]
+    var retiredSids: Set<String> = []
+    var retiredOrder: [String] = []
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    // MARK: - Entry point
+
+    /// Applies one input at `now` (the owner's monotonic clock) and returns what to do.
+    public mutating func handle(_ input: RoomInput, at now: RoomInstant) -> [RoomAction] {
+        self.now = now
+        output = []
+        switch input {
+        case .connect(let token): connect(token: token)
+        case .leave: leave()
+        case .sendRequest(let request): sendRequest(request)
+        case .signalConnected: signalConnected()
+        case .signalConnectFailed(let failure): signalConnectFailed(failure)
+        case .signalData(let bytes):
+            if let message = try? LiveKit.SignalResponse(protobufBytes: bytes) {
+                signalMessage(message)
+            } else if signal == .open || signal == .ready {
+                // Undecodable input is counted and dropped, but it is still a sign of life.
+                stats.undecodableSignalMessages += 1
+                lastMessageAt = now
+            }
+        case .signalMessage(let message): signalMessage(message)
+        case .signalClosed: signalClosed()
+        case .joinTokenReceived(let token): joinTokenReceived(token)
+        case .joinTokenFailed(let permanent): joinTokenFailed(permanent: permanent)
+        case .transportStateChanged(let target, let state): transportStateChanged(target, state)
+        case .answerCreated(let sdp, let offerID): answerCreated(sdp: sdp, offerID: offerID)
+        case .offerCreated(let sdp): offerCreated(sdp: sdp)
+        case .negotiationFailed(let target): transportStateChanged(target, .failed)
+        case .localCandidate(let candidate, let target): sendOrQueue(.trickle(candidate, target: target))
+        case .dataChannelOpened(let info): dataChannelOpened(info)
+        case .dataReceived(let bytes, let reliable): dataReceived(bytes, reliable: reliable)
+        case .timerFired(let timer): timerFired(timer)
+        }
+        let actions = output
+        output = []
+        return actions
+    }
+
+    // MARK: - Output helpers
+
+    mutating func emit(_ event: RoomEvent) { output.append(.emit(event)) }
+
+    mutating func arm(_ timer: RoomTimer, afterMs delay: Int64, jitterMs: Int64 = 0) {
+        let deadline = now.advanced(byMilliseconds: max(0, delay))
+        timers[timer] = deadline
+        output.append(.startTimer(timer, deadline: deadline, jitterMs: jitterMs))
+    }
+
+    mutating func disarm(_ list: RoomTimer...) {
+        for timer in list where timers.removeValue(forKey: timer) != nil {
+            output.append(.cancelTimer(timer))
+        }
+    }
+
+    mutating func disarmAll() {
+        for timer in RoomTimer.allCases where timers.removeValue(forKey: timer) != nil {
+            output.append(.cancelTimer(timer))
+        }
+    }
+
+    // MARK: - Commands
+
+    mutating func connect(token: String) {
+        switch phase {
+        case .idle, .disconnected: break
+        default: return  // already joining or connected: one session per state machine
+        }
+        let startedAt = now
+        resetSession()
+        now = startedAt
+        self.token = token
+        tokenIsFresh = true
+        phase = .joining(Attempt(reconnect: false, number: 1, step: .openingSignal))
+        openSignal(.join)
+    }
+
+    mutating func leave() {
+        switch phase {
+        case .disconnected: return
+        case .idle:
+            phase = .disconnected(.left)
+            emit(.disconnected(.left))
+        default:
+            disconnect(.left, sendLeave: true)
+        }
+    }
+
+    mutating func sendRequest(_ request: LiveKit.SignalRequest) {
+        switch request.message {
+        case .leave:
+            leave()
+            return
+        case .subscription(let s):
+            let sids = s.trackSids + s.participantTracks.flatMap(\.trackSids)
+            if s.subscribe { unsubscribedTrackSids.subtract(sids) } else { unsubscribedTrackSids.formUnion(sids) }
+        case .trackSetting(let t):
+            if t.disabled { disabledTrackSids.formUnion(t.trackSids) } else { disabledTrackSids.subtract(t.trackSids) }
+        default: break
+        }
+        sendOrQueue(request)
+    }
+
+    /// Sends now when the signal connection is ready, else holds the request (bounded).
+    mutating func sendOrQueue(_ request: LiveKit.SignalRequest) {
+        if signal == .ready {
+            output.append(.send(request))
+            return
+        }
+        guard configuration.maxQueuedRequests > 0 else {
+            stats.droppedRequests += 1
+            return
+        }
+        if queue.count >= configuration.maxQueuedRequests {
+            queue.removeFirst()
+            stats.droppedRequests += 1
+        }
+        queue.append(request)
+    }
+
+    /// Sends what was held. After a full rejoin, negotiation messages of the old peer
+    /// connections are dropped.
+    mutating func flushQueue(keepNegotiation: Bool) {
+        let held = queue
+        queue = []
+        for request in held {
+            if !keepNegotiation && request.isNegotiation {
+                stats.droppedRequests += 1
+            } else {
+                output.append(.send(request))
+            }
+        }
+    }
+
+    // MARK: - Signal connection
+
+    mutating func openSignal(_ mode: SignalConnectRequest.Mode) {
+        if signal != .closed { output.append(.closeSignal) }
+        signal = .opening
+        disarm(.firstMessage, .ping, .pingTimeout)
+        setStep(.openingSignal)
+        output.append(.openSignal(SignalConnectRequest(token: token, mode: mode)))
+        arm(.signalHandshake, afterMs: configuration.signalHandshakeTimeoutMs)
+    }
+
+    mutating func closeSignal() {
+        guard signal != .closed else { return }
+        signal = .closed
+        output.append(.closeSignal)
+        disarm(.signalHandshake, .firstMessage, .ping, .pingTimeout)
+    }
+
+    mutating func signalConnected() {
+        guard signal == .opening else {
+            stats.unexpectedSignalMessages += 1
+            return
+        }
+        signal = .open
+        disarm(.signalHandshake)
+        setStep(.awaitingFirstMessage)
+        lastMessageAt = now
+        arm(.firstMessage, afterMs: configuration.firstMessageTimeoutMs)
+    }
+
+    mutating func signalConnectFailed(_ failure: SignalConnectFailure) {
+        guard signal == .opening else { return }
+        signal = .closed
+        disarm(.signalHandshake)
+        attemptFailed(.connect(failure))
+    }
+
+    mutating func signalClosed() {
+        guard signal != .closed else { return }
+        signal = .closed
+        disarm(.signalHandshake, .firstMessage, .ping, .pingTimeout)
+        switch phase {
+        case .connected: startReconnect(.resume, reason: .signalDisconnected)
+        case .joining, .resuming: attemptFailed(.signalLost)
+        case .idle, .disconnected: break
+        }
+    }
+
+    mutating func startKeepalive() {
+        lastMessageAt = now
+        if pingIntervalMs > 0 { arm(.ping, afterMs: pingIntervalMs) }
+        if pingTimeoutMs > 0 { arm(.pingTimeout, afterMs: pingTimeoutMs) }
+    }
+
+    // MARK: - Timers
+
+    mutating func timerFired(_ timer: RoomTimer) {
+        guard let deadline = timers[timer] else {
+            stats.staleTimers += 1
+            return
+        }
+        if now < deadline {
+            // Woken early: keep the deadline.
+            output.append(.startTimer(timer, deadline: deadline, jitterMs: 0))
+            return
+        }
+        timers[timer] = nil
+        switch timer {
+        case .signalHandshake:
+            guard signal == .opening else { return }
+            signal = .closed
+            output.append(.closeSignal)
+            attemptFailed(.connect(.unreachable))
+        case .firstMessage:
+            guard signal == .open else { return }
+            closeSignal()
+            attemptFailed(.timeout)
+        case .transportConnect:
+            if currentStep == .awaitingTransport { attemptFailed(.transport) }
+        case .ping:
+            guard signal == .ready, pingIntervalMs > 0 else { return }
+            output.append(.send(.ping(timestampMs: now.milliseconds)))
+            output.append(.send(.pingReq(timestampMs: now.milliseconds, rttMs: rttMs ?? 0)))
+            arm(.ping, afterMs: pingIntervalMs)
+        case .pingTimeout:
+            guard signal == .ready, pingTimeoutMs > 0 else { return }
+            // Wrapping and clamped: a clock that jumps must not trap.
+            let silentFor = max(0, now.milliseconds &- lastMessageAt.milliseconds)
+            if silentFor < pingTimeoutMs {
+                arm(.pingTimeout, afterMs: pingTimeoutMs - silentFor)
+                return
+            }
+            closeSignal()
+            if phase == .connected {
+                startReconnect(.resume, reason: .signalDisconnected)
+            } else {
+                attemptFailed(.signalLost)
+            }
+        case .retry:
+            retryTimerFired()
+        case .tokenFetch:
+            joinTokenFailed(permanent: false)
+        }
+    }
+
+    // MARK: - Attempts (first join, resume, full rejoin)
+
+    var currentStep: Step? {
+        switch phase {
+        case .joining(let a), .resuming(let a): a.step
+        default: nil
+        }
+    }
+
+    mutating func setStep(_ step: Step) {
+        switch phase {
+        case .joining(var a):
+            a.step = step
+            phase = .joining(a)
+        case .resuming(var a):
+            a.step = step
+            phase = .resuming(a)
+        default: break
+        }
+    }
+
+    var resumeAllowed: Bool {
+        localParticipant != nil && (primaryEverConnected || !configuration.waitForTransport)
+            && clientConfiguration?.resumeConnection != .disabled
+    }
+
+    /// Starts a reconnect episode from a connected session.
+    mutating func startReconnect(
+        _ preferred: ReconnectMode, reason: LiveKit.ReconnectReason, immediate: Bool = false, sendLeave: Bool = true
+    ) {
+        guard phase == .connected else { return }
+        let mode: ReconnectMode = preferred == .resume && resumeAllowed ? .resume : .full
+        reconnectReason = reason
+        disarm(.ping, .pingTimeout)
+        guard !configuration.reconnectDelaysMs.isEmpty else {
+            disconnect(.network, sendLeave: true)
+            return
+        }
+        emit(.reconnecting(mode))
+        if mode == .full {
+            // The old session must not linger as a ghost (§5.3).
+            if sendLeave && signal == .ready { output.append(.send(.leave())) }
+            closeSignal()
+            closeTransports()
+        } else {
+            closeSignal()
+        }
+        scheduleAttempt(mode, number: 1, immediate: immediate)
+    }
+
+    mutating func scheduleAttempt(_ mode: ReconnectMode, number: Int, immediate: Bool) {
+        let attempt = Attempt(reconnect: true, number: number, step: .waiting)
+        phase = mode == .resume ? .resuming(attempt) : .joining(attempt)
+        let delay = immediate ? 0 : retryDelayMs(attempt: number)
+        let jitter = !immediate && number >= configuration.jitterFromAttempt ? configuration.maxJitterMs : 0
+        arm(.retry, afterMs: delay, jitterMs: jitter)
+    }
+
+    /// The schedule's delay before attempt `attempt` (1-based); the last entry repeats.
+    func retryDelayMs(attempt: Int) -> Int64 {
+        let delays = configuration.reconnectDelaysMs
+        guard !delays.isEmpty else { return 0 }
+        return delays[min(max(attempt, 1), delays.count) - 1]
+    }
+
+    /// The next reconnect attempt, in `mode`, or the end of the episode.
+    mutating func nextReconnectAttempt(_ mode: ReconnectMode, immediate: Bool = false) {
+        let number: Int
+        let wasMode: ReconnectMode
+        switch phase {
+        case .resuming(let a):
+            number = a.number + 1
+            wasMode = .resume
+        case .joining(let a) where a.reconnect:
+            number = a.number + 1
+            wasMode = .full
+        default:
+            return
+        }
+        closeSignal()
+        disarm(.transportConnect, .tokenFetch)
+        guard number <= configuration.reconnectDelaysMs.count else {
+            disconnect(.network, sendLeave: false)
+            return
+        }
+        let newMode: ReconnectMode = mode == .resume && resumeAllowed ? .resume : .full
+        if newMode == .full && wasMode == .resume {
+            emit(.reconnecting(.full))
+            closeTransports()
+        }
+        scheduleAttempt(newMode, number: number, immediate: immediate)
+    }
+
+    mutating func retryTimerFired() {
+        switch phase {
+        case .joining(let a) where a.step == .waiting:
+            if a.reconnect {
+                setStep(.fetchingToken)
+                output.append(.fetchJoinToken)
+                arm(.tokenFetch, afterMs: configuration.tokenFetchTimeoutMs)
+            } else {
+                openSignal(.join)
+            }
+        case .resuming(let a) where a.step == .waiting:
+            openSignal(.resume(participantSid: localParticipant?.sid ?? "", reason: reconnectReason))
+        default:
+            stats.staleTimers += 1
+        }
+    }
+
+    mutating func joinTokenReceived(_ newToken: String) {
+        guard case .joining(let a) = phase, a.step == .fetchingToken else { return }
+        disarm(.tokenFetch)
+        token = newToken
+        tokenIsFresh = true
+        openSignal(.join)
+    }
+
+    mutating func joinTokenFailed(permanent: Bool) {
+        guard case .joining(let a) = phase, a.step == .fetchingToken else { return }
+        disarm(.tokenFetch)
+        if permanent {
+            disconnect(.notAllowed, sendLeave: false)
+            return
+        }
+        // Bedrud is unreachable: try the newest LiveKit token we have (refresh_token
+        // keeps it valid for at least ten minutes).
+        tokenIsFresh = false
+        openSignal(.join)
+    }
+
+    /// One attempt failed: retry, escalate to a full rejoin, or give up.
+    mutating func attemptFailed(_ failure: Failure) {
+        switch phase {
+        case .joining(let a) where !a.reconnect:
+            let retryable: Bool
+            let finalReason: RoomDisconnectReason
+            switch failure {
+            case .connect(.unauthorized):
+                disconnect(.notAllowed, sendLeave: false)
+                return
+            case .connect(.roomNotFound):
+                disconnect(.roomNotFound, sendLeave: false)
+                return
+            case .connect(.rejected(let status)):
+                retryable = status >= 500
+                finalReason = .joinFailure
+            case .connect(.unreachable), .timeout, .signalLost:
+                retryable = true
+                finalReason = .network
+            case .transport:
+                retryable = true
+                finalReason = .joinFailure
+            case .protocolViolation:
+                disconnect(.protocolError, sendLeave: false)
+                return
+            }
+            guard retryable, a.number < configuration.joinAttempts else {
+                disconnect(finalReason, sendLeave: false)
+                return
+            }
+            closeSignal()
+            closeTransports()
+            disarm(.transportConnect, .ping, .pingTimeout)
+            let number = a.number + 1
+            phase = .joining(Attempt(reconnect: false, number: number, step: .waiting))
+            arm(.retry, afterMs: retryDelayMs(attempt: number))
+
+        case .joining:
+            switch failure {
+            case .connect(.unauthorized) where tokenIsFresh:
+                disconnect(.notAllowed, sendLeave: false)
+            case .connect(.roomNotFound):
+                disconnect(.roomNotFound, sendLeave: false)
+            default:
+                // Peer connections made for this attempt's join must not outlive it.
+                closeTransports()
+                nextReconnectAttempt(.full)
+            }
+
+        case .resuming:
+            switch failure {
+            case .connect(.unauthorized):
+                nextReconnectAttempt(.full)  // the token expired: rejoin with a fresh one
+            case .connect(.roomNotFound):
+                disconnect(.roomNotFound, sendLeave: false)
+            case .connect, .timeout, .signalLost:
+                nextReconnectAttempt(.resume)
+            case .transport, .protocolViolation:
+                nextReconnectAttempt(.full)
+            }
+
+        case .idle, .connected, .disconnected:
+            break
+        }
+    }
+
+    /// The session is up: first join, resume or rejoin complete.
+    mutating func completeConnection() {
+        disarm(.transportConnect, .retry, .tokenFetch)
+        let event: RoomEvent
+        switch phase {
+        case .joining(let a) where !a.reconnect: event = .connected
+        case .joining: event = .reconnected(.rejoined)
+        case .resuming: event = .reconnected(.resumed)
+        default: return
+        }
+        phase = .connected
+        emit(event)
+    }
+
+    mutating func disconnect(_ reason: RoomDisconnectReason, sendLeave: Bool) {
+        if case .disconnected = phase { return }
+        if sendLeave && signal == .ready { output.append(.send(.leave())) }
+        closeSignal()
+        closeTransports()
+        disarmAll()
+        queue = []
+        pendingOfferIDs = []
+        phase = .disconnected(reason)
+        emit(.disconnected(reason))
+    }
+
+    // MARK: - Transports
+
+    mutating func closeTransports() {
+        guard transportConfiguration != nil else { return }
+        transportConfiguration = nil
+        transportStates = [:]
+        pendingOfferIDs = []
+        output.append(.closeTransports)
+    }
+
+    mutating func transportStateChanged(_ target: LiveKit.SignalTarget, _ state: TransportState) {
+        guard let config = transportConfiguration else { return }
+        transportStates[target] = state
+        guard target == config.primary else { return }
+        switch state {
+        case .connected:
+            primaryEverConnected = true
+            if currentStep == .awaitingTransport { completeConnection() }
+        case .failed, .closed:
+            if phase == .connected {
+                startReconnect(.resume, reason: target == .subscriber ? .subscriberFailed : .publisherFailed)
+            } else if currentStep == .awaitingTransport {
+                attemptFailed(.transport)
+            }
+        case .new, .connecting, .disconnected:
+            break  // ICE may still recover; `failed` follows if it does not
+        }
+    }
+
+    mutating func answerCreated(sdp: String, offerID: UInt32) {
+        guard pendingOfferIDs.remove(offerID) != nil else {
+            stats.unmatchedAnswers += 1
+            return
+        }
+        let answer = LiveKit.SessionDescription(type: "answer", sdp: sdp, id: offerID)
+        lastLocalAnswer = answer
+        sendOrQueue(LiveKit.SignalRequest(.answer(answer)))
+    }
+
+    mutating func offerCreated(sdp: String) {
+        nextLocalOfferID &+= 1
+        sendOrQueue(.offer(sdp: sdp, id: nextLocalOfferID))
+    }
+
+    mutating func dataChannelOpened(_ info: LiveKit.DataChannelInfo) {
+        dataChannels.removeAll { $0.label == info.label && $0.target == info.target }
+        dataChannels.append(info)
+    }
+
+    /// What the server needs to check our view of the session after a resume (§5.2).
+    var syncState: LiveKit.SyncState {
+        LiveKit.SyncState.with {
+            $0.answer = lastLocalAnswer
+            $0.offer = lastRemoteOffer
+            $0.subscription = LiveKit.UpdateSubscription(trackSids: unsubscribedTrackSids.sorted(), subscribe: false)
+            $0.publishTracks = publishedTracks.keys.sorted().compactMap { publishedTracks[$0] }
+            $0.dataChannels = dataChannels
+            $0.trackSidsDisabled = disabledTrackSids.sorted()
+            $0.dataChannelReceiveStates = lastDataSequence.keys.sorted().compactMap { sid in
+                lastDataSequence[sid].map { LiveKit.DataChannelReceiveState(publisherSid: sid, lastSeq: $0) }
+            }
+        }
+    }
+
+    /// Forgets everything of an earlier session (a new `connect` after `disconnected`).
+    mutating func resetSession() {
+        let keep = configuration
+        self = RoomState(configuration: keep)
+    }
+}
+
+extension LiveKit.SignalRequest {
+    /// Offer, answer, trickle or sync_state: tied to the peer connections they were made for.
+    var isNegotiation: Bool {
+        switch message {
+        case .trickle, .answer, .offer, .syncState: true
+        default: false
+        }
+    }
+}

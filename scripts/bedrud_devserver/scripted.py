@@ -1,0 +1,58 @@
+"""Synthetic participants driven by scenarios: always ACTIVE, one microphone track."""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+
+from aiortc.mediastreams import MediaStreamError
+from livekit.protocol import models as lkm
+
+from .media import ScriptedAudioTrack
+from .sfu import LKRoom, Participant, PublishedTrack, chat_payload
+
+log = logging.getLogger("devserver.scripted")
+
+
+class ScriptedParticipant(Participant):
+    scripted = True
+
+    def __init__(self, room: LKRoom, identity: str, name: str, metadata: str = "") -> None:
+        super().__init__(room, identity, name, metadata, can_update_metadata=True)
+        self.state = lkm.ParticipantInfo.ACTIVE
+        self.audio = ScriptedAudioTrack()
+        self.track = PublishedTrack(self, "microphone", lkm.TrackSource.MICROPHONE, self.audio)
+        self.track.level_fn = lambda: self.audio.level
+
+    def join(self) -> None:
+        self.room.add(self)
+        self.room.publish(self, self.track)
+        # A publisher sends whether or not anyone listens: keep the clock running.
+        self._sink = asyncio.ensure_future(_drain(self.track.subscribe()))
+
+    def set_muted(self, muted: bool) -> None:
+        self.audio.set_muted(muted)
+        self.room.set_muted(self, self.track, muted)
+
+    def server_muted(self, track: PublishedTrack) -> None:
+        self.audio.set_muted(True)
+
+    def chat(self, message: str) -> int:
+        payload = chat_payload(self.identity, self.name, message)
+        data = json.dumps(payload, separators=(",", ":")).encode()
+        packet = lkm.DataPacket(
+            participant_identity=self.identity, participant_sid=self.sid, sequence=self.next_data_sequence(),
+            user=lkm.UserPacket(payload=data, topic="chat", participant_sid=self.sid,
+                                participant_identity=self.identity))
+        return self.room.send_data(packet, True, self, [])
+
+    async def shutdown(self, reason: int, action: int = 0) -> None:
+        self.audio.stop()
+
+
+async def _drain(track) -> None:  # type: ignore[no-untyped-def]
+    try:
+        while True:
+            await track.recv()
+    except (MediaStreamError, asyncio.CancelledError):
+        pass

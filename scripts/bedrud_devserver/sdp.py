@@ -1,0 +1,86 @@
+"""SDP text edits that make aiortc's descriptions look like LiveKit's (pion's).
+
+aiortc cannot be told these things, and none of them changes what aiortc itself
+does, because aiortc sends according to the *answer*, which follows our edited
+offer:
+- no `urn:ietf:params:rtp-hdrext:sdes:mid` and no audio-level extension downstream
+  (LiveKit's subscriber PC has neither; clients demultiplex by SSRC);
+- `a=ssrc:<ssrc> cname:PA_x|TR_x` plus `a=ssrc:<ssrc> msid:PA_x|TR_x TR_x`;
+- candidates are not inlined: port 9, `c=IN IP4 0.0.0.0`, candidates by trickle.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+DOWNSTREAM_DROPPED_EXTENSIONS = (
+    "urn:ietf:params:rtp-hdrext:sdes:mid",
+    "urn:ietf:params:rtp-hdrext:ssrc-audio-level",
+)
+
+
+@dataclass
+class Edited:
+    sdp: str
+    candidates: list[str] = field(default_factory=list)  # "candidate:..." lines (no "a=")
+    first_mid: str = "0"
+
+
+def _split(sdp: str) -> tuple[list[str], list[list[str]]]:
+    lines = [l for l in sdp.replace("\r\n", "\n").split("\n") if l]
+    session: list[str] = []
+    media: list[list[str]] = []
+    for line in lines:
+        if line.startswith("m="):
+            media.append([line])
+        elif media:
+            media[-1].append(line)
+        else:
+            session.append(line)
+    return session, media
+
+
+def edit_description(sdp: str, msids: dict[int, tuple[str, str]], *, strip_candidates: bool = True,
+                     downstream: bool = True) -> Edited:
+    """`msids` maps a sending SSRC to (stream id, track id)."""
+    session, media = _split(sdp)
+    out: list[str] = list(session)
+    candidates: list[str] = []
+    first_mid = None
+    for section in media:
+        is_audio = section[0].startswith("m=audio")
+        for line in section:
+            if line.startswith("a=mid:") and first_mid is None:
+                first_mid = line[len("a=mid:"):]
+            if strip_candidates and (line.startswith("a=candidate:") or line == "a=end-of-candidates"):
+                if line.startswith("a=candidate:") and not candidates_seen(candidates, line):
+                    candidates.append(line[2:])
+                continue
+            if strip_candidates and line.startswith("m="):
+                parts = line.split(" ")
+                if len(parts) > 1:
+                    parts[1] = "9"
+                line = " ".join(parts)
+            elif strip_candidates and line.startswith("c="):
+                line = "c=IN IP4 0.0.0.0"
+            elif line.startswith("a=fingerprint:") and not line.startswith("a=fingerprint:sha-256 "):
+                continue  # pion offers one SHA-256 fingerprint
+            elif downstream and is_audio and line.startswith("a=extmap:") and \
+                    line.split(" ", 1)[-1].split(" ")[0] in DOWNSTREAM_DROPPED_EXTENSIONS:
+                continue
+            elif line.startswith("a=ssrc:") and " cname:" in line:
+                ssrc_text = line[len("a=ssrc:"):].split(" ", 1)[0]
+                try:
+                    ssrc = int(ssrc_text)
+                except ValueError:
+                    ssrc = -1
+                if ssrc in msids:
+                    stream, track = msids[ssrc]
+                    out.append(f"a=ssrc:{ssrc} cname:{stream}")
+                    out.append(f"a=ssrc:{ssrc} msid:{stream} {track}")
+                    continue
+            out.append(line)
+    return Edited(sdp="\r\n".join(out) + "\r\n", candidates=candidates, first_mid=first_mid or "0")
+
+
+def candidates_seen(seen: list[str], line: str) -> bool:
+    return line[2:] in seen

@@ -1,0 +1,188 @@
+"""Scenario files: the pure parser, the samples, and what a running scenario does."""
+from __future__ import annotations
+
+import asyncio
+import glob
+import os
+import subprocess
+import wave
+
+import numpy as np
+import pytest
+from livekit.protocol import models as lkm
+
+from .. import patches
+from ..scenario import ScenarioError, parse
+from .helpers import DEVSERVER, REPO, DevServer
+from .lkclient import LKClient, dominant_frequency, rms
+from .test_signal import lk_token, participants
+
+patches.apply(["127.0.0.1"])
+
+SAMPLES = sorted(glob.glob(os.path.join(REPO, "samples", "scenarios", "*.scenario")))
+
+
+def test_there_are_samples_and_they_parse():
+    assert len(SAMPLES) >= 4
+    for path in SAMPLES:
+        with open(path, encoding="utf-8") as f:
+            sc = parse(f.read(), path)
+        assert sc.room and sc.steps, path
+
+
+def test_parse_times_and_commands():
+    sc = parse("""
+        room demo private   # trailing comment
+        start first-join
+        at 1s join a name="A B" metadata='{"x":1}'
+        +500ms tone a 440Hz 2s amplitude=0.5
+        +1s chat a hello   there
+        at 0.5s faults loss=5% jitter=30ms
+        at 10s system deafen target=a
+    """, "demo.scenario")
+    assert (sc.room, sc.public, sc.start) == ("demo", False, "first-join")
+    assert [(s.at, s.command) for s in sc.steps] == [(0.5, "faults"), (1.0, "join"), (1.5, "tone"), (2.5, "chat"),
+                                                     (10.0, "system")]
+    join = sc.steps[1]
+    assert join.options == {"name": "A B", "metadata": '{"x":1}'}
+    assert sc.steps[3].args == ["a", "hello there"]
+
+
+@pytest.mark.parametrize("text,message", [
+    ("at 1s join a", "no 'room NAME' line"),
+    ("room x\n", "t.scenario:1: room name must be at least 3 characters"),
+    ("room abc\nat 1s dance a", "t.scenario:2: unknown command 'dance'"),
+    ("room abc\nat soon join a", "t.scenario:2: bad duration 'soon'"),
+    ("room abc\nat 1s join a name=\"open", "t.scenario:2: No closing quotation (unterminated quote?)"),
+    ("room abc\nat 1s mute ghost", "t.scenario:2: mute: 'ghost' has not joined by this line"),
+    ("room abc\nat 1s join a\nat 2s tone a loud 2s", "t.scenario:3: tone: expected tone ID FREQ DURATION"),
+    ("room abc\nat 1s join a\nat 2s tone a 5Hz 2s", None),  # range is checked when clips render
+    ("room abc\nat 1s join a color=red", "t.scenario:2: unknown option 'color' for join"),
+    ("room abc\nat 1s faults loss=200%", "t.scenario:2: faults: loss must be between 0% and 100%"),
+    ("room abc\nat 1s faults wobble=1", "t.scenario:2: unknown option 'wobble' for faults"),
+    ("room abc\nat 1s system party", "t.scenario:2: system: unknown event 'party'"),
+    ("room abc\nstart later", "t.scenario:2: expected: start immediate|first-join"),
+    ("room abc\nhello", "t.scenario:2: unknown line 'hello'"),
+    ("room abc\nat 1s", "t.scenario:2: expected a command after the time"),
+    ("room abc\nat 1s drop $client never", "t.scenario:2: drop: bad duration 'never'"),
+])
+def test_parse_errors_name_file_and_line(text, message):
+    if message is None:
+        parse(text, "t.scenario")
+        return
+    with pytest.raises(ScenarioError) as err:
+        parse(text, "t.scenario")
+    assert str(err.value).startswith(message) or message in str(err.value), str(err.value)
+
+
+def test_bad_scenario_file_exits_2_before_serving(tmp_path):
+    bad = tmp_path / "bad.scenario"
+    bad.write_text("room abc\nat 1s join a\nat 2s explode a\n")
+    p = subprocess.run([DEVSERVER, "--port", "0", "--scenario", str(bad)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and f"{bad}:3: unknown command 'explode'" in p.stderr and p.stdout == ""
+    missing = tmp_path / "clip.scenario"
+    missing.write_text("room abc\nat 0s join a\nat 1s speak a nowhere.wav\n")
+    p = subprocess.run([DEVSERVER, "--port", "0", "--scenario", str(missing)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and f"{missing}:3: speak: audio file not found" in p.stderr
+
+
+def _write_wav(path: str, freq: float, seconds: float) -> None:
+    t = np.arange(int(seconds * 16000)) / 16000
+    data = (np.sin(2 * np.pi * freq * t) * 0.4 * 32767).astype(np.int16)
+    with wave.open(path, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes(data.tobytes())
+
+
+def test_running_scenario_first_join_speech_file_dtx_and_leave(tmp_path):
+    _write_wav(str(tmp_path / "beep.wav"), 700.0, 1.5)
+    (tmp_path / "run.scenario").write_text("""
+        room sc-run public
+        start first-join
+        at 0s    join host name="Host"
+        at 0.2s  say host "testing one two three four five"
+        at 3s    speak host beep.wav
+        at 5s    dtx host
+        at 7s    silence host
+        at 8.5s  leave host
+    """)
+    srv = DevServer("--scenario", str(tmp_path / "run.scenario"))
+    try:
+        assert srv.lines[-2] == "scenario=run room=sc-run"
+        state = srv.state()
+        assert state["scenarios"][0]["started"] is False and participants(state, "sc-run") == {}
+
+        async def go() -> None:
+            c = LKClient(srv.url + "/livekit", lk_token("sc-run", identity="rec"))
+            try:
+                await c.connect()
+                await c.wait_for(lambda: c.of("join")[0].other_participants or
+                                 [u for m in c.of("update") for u in m.participants if u.identity == "host"],
+                                 10, "host joins once we are here")
+                def host_track():  # type: ignore[no-untyped-def]
+                    for m in c.of("update"):
+                        for u in m.participants:
+                            if u.identity == "host" and u.tracks:
+                                return u.tracks[0].sid
+                    return None
+                track = await c.wait_for(host_track, 10, "host track")
+                left = await c.wait_for(lambda: [u for m in c.of("update") for u in m.participants
+                                                 if u.identity == "host" and u.state == lkm.ParticipantInfo.DISCONNECTED],
+                                        20, "host leaves")
+                assert left[0].disconnect_reason == lkm.DisconnectReason.CLIENT_INITIATED
+                x = c.samples(track)
+                speech = x[: 48000 * 2]
+                assert rms(speech) > 0.01, "espeak-ng speech has energy"
+                beep = x[int(48000 * 2.9): int(48000 * 5.0)]  # the beep (3.0-4.5 s) and some silence
+                assert abs(dominant_frequency(beep) - 700) < 5, dominant_frequency(beep)
+                pts = c.pts[track]
+                gaps = [b - a for a, b in zip(pts, pts[1:])]
+                assert max(gaps) >= 48000 * 1.5, "DTX leaves an RTP timestamp gap of about 2 s"
+                assert gaps.count(960) > len(gaps) * 0.9
+            finally:
+                await c.leave()
+
+        asyncio.run(asyncio.wait_for(go(), 90))
+        done = srv.wait_for(lambda st: st["scenarios"][0]["done"], 10, "scenario done")
+        assert done and srv.state()["scenarios"][0]["errors"] == []
+    finally:
+        srv.stop()
+
+
+def test_sample_scenarios_run_clean_with_a_client_in_each_room():
+    rooms = {}
+    for path in SAMPLES:
+        with open(path, encoding="utf-8") as f:
+            rooms[parse(f.read(), path).room] = path
+    args = [a for path in SAMPLES for a in ("--scenario", path)]
+    srv = DevServer(*args)
+    try:
+        async def go() -> dict:
+            clients = {room: LKClient(srv.url + "/livekit", lk_token(room, identity=f"rec-{room}"),
+                                      auto_resume=True) for room in rooms}
+            try:
+                await asyncio.gather(*(c.connect() for c in clients.values()))
+                await asyncio.sleep(0)  # scenarios start on first join
+                loop = asyncio.get_running_loop()
+                await loop.run_in_executor(None, lambda: srv.wait_for(
+                    lambda st: all(s["done"] for s in st["scenarios"]), 60, "all samples done", interval=0.5))
+                return {room: c for room, c in clients.items()}
+            finally:
+                for c in clients.values():
+                    await c.close()
+
+        clients = asyncio.run(asyncio.wait_for(go(), 120))
+        state = srv.state()
+        assert [s["errors"] for s in state["scenarios"]] == [[] for _ in SAMPLES], state["scenarios"]
+        kicked = clients["kicked-bot"]
+        assert kicked.resumes == 1, "the drop cut the signal and the client resumed"
+        assert [l.reason for l in kicked.of("leave")] == [lkm.DisconnectReason.PARTICIPANT_REMOVED]
+        late = clients["late-joiner"]
+        system = [p for _, p in late.data if p.user.topic == "system"]
+        assert {__import__("json").loads(p.user.payload)["event"] for p in system} == {"spotlight", "ask_unmute"}
+        lossy = participants(state, "lossy")
+        assert lossy == {} or all(p["scripted"] is False for p in lossy.values())
+    finally:
+        srv.stop()
