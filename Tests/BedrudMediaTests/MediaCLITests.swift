@@ -6,7 +6,7 @@ import Testing
 @testable import BedrudMedia
 
 /// The media subcommands run as a user runs them: the built binary as a subprocess.
-@Suite struct MediaCLITests {
+@Suite(.serialized) struct MediaCLITests {
     func opusencFile(seconds: String) throws -> String {
         let dir = try temporaryDirectory()
         let wav = dir + "/in.wav"

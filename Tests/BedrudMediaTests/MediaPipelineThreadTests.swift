@@ -5,7 +5,7 @@ import Testing
 
 @testable import BedrudMedia
 
-@Suite struct MediaPipelineThreadTests {
+@Suite(.serialized) struct MediaPipelineThreadTests {
     /// Real threads, real files: two participants stream for ~2 s in real time; stop()
     /// finishes, renames and reports every file.
     @Test func recordsToDiskAndRenamesOnStop() async throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// Scripted packet streams through the whole engine in virtual time. Arrival = media
 /// time + 30 ms, so a stream that starts at media time t starts at session t + 30 ms.
-@Suite struct PipelineScenarioTests {
+@Suite(.serialized) struct PipelineScenarioTests {
     static let sec: UInt64 = 1_000_000_000
     let origin = VirtualRecording.origin
 
@@ -471,7 +471,7 @@ import Testing
     }
 }
 
-@Suite struct PipelineFuzzTests {
+@Suite(.serialized) struct PipelineFuzzTests {
     /// Seeded garbage (random SSRCs, sequence and timestamp jumps, random and truncated
     /// payloads, bogus sender reports) never crashes the engine, never writes more than
     /// the session lasted, and always leaves valid Ogg Opus files.
@@ -512,7 +512,7 @@ import Testing
     }
 }
 
-@Suite struct SpeechTurnTests {
+@Suite(.serialized) struct SpeechTurnTests {
     /// Real synthetic speech (espeak-ng, resampled by sox): the detector finds turns inside
     /// the speech and none in the silence around it.
     @Test func espeakSpeechMakesTurnsWhereItTalks() throws {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import BedrudMedia
 
-@Suite struct VerifyRepairTests {
+@Suite(.serialized) struct VerifyRepairTests {
     /// Encodes a sox-generated or espeak-ng WAV with opusenc (opus-tools).
     func opusencFile(_ producer: (String) throws -> Void, args: [String] = []) throws -> [UInt8] {
         let dir = try temporaryDirectory()
