@@ -25,25 +25,25 @@ public enum MediaControl: Sendable {
 public final class MediaEngine {
     public let config: MediaPipelineConfig
     let startNanos: UInt64
-    private let sinks: RecordingSinkFactory
-    private let pages: PageConsumer
-    private let emit: (MediaEvent) -> Void
+    let sinks: RecordingSinkFactory
+    let pages: PageConsumer
+    let emit: (MediaEvent) -> Void
     private var participants: [ParticipantRecorder] = []
     private var byIdentity: [String: Int] = [:]
-    private var mixer: RoomMixer?
+    var mixer: RoomMixer?
     private var mixWriter: OggStreamWriter?
     /// Decode scratch: 120 ms of mono float PCM, shared by every participant.
-    private let pcm: UnsafeMutablePointer<Float>
-    private static let pcmCapacity = 5760
+    let pcm: UnsafeMutablePointer<Float>
+    static let pcmCapacity = 5760
     private var nextStreamID = 1
     private var finished = false
-    private var warnLog = RateLimitedLog(Logger("media"))
+    var warnLog = RateLimitedLog(Logger("media"))
     /// Monotonic arrival minus sender-report NTP time, minimum over every SR-mapped
     /// packet of the session. LiveKit's SFU writes the sender reports of all downstream
     /// tracks from its own clock, so one offset maps every track's NTP time onto the
     /// session, independent of each track's own network delay.
     private var ntpToMonotonicNanos: Int64?
-    private let flushSamples: Int
+    let flushSamples: Int
     /// Pre-skip of passthrough files: the sender's encoder delay. WebRTC senders use
     /// libopus, whose 48 kHz lookahead is 312 samples (6.5 ms); with it, file sample 0 is
     /// the audio captured at the first packet's RTP timestamp, and decoded audio is
@@ -302,7 +302,7 @@ public final class MediaEngine {
         analyze(p, count: n, at: at - Int64(Self.senderPreSkip))
     }
 
-    private func analyze(_ p: ParticipantRecorder, count n: Int, at: Int64) {
+    func analyze(_ p: ParticipantRecorder, count n: Int, at: Int64) {
         mixer?.add(pcm, count: n, at: at, pan: p.pan)
         let identity = p.identity
         p.vad.feed(pcm, count: n, position: at) { s, e in
@@ -315,149 +315,6 @@ public final class MediaEngine {
         if p.muted || p.mutedSinceLastPacket { return .mute }
         if p.lossSinceLastPacket { return .loss }
         return .dtx
-    }
-
-    // MARK: - Gaps (RFC 7845 §4.1)
-
-    private func startFile(_ p: ParticipantRecorder, at pos: Int64, stereo: Bool) {
-        p.fileStart = pos
-        p.writtenEnd = pos
-        let serial = Int32(bitPattern: config.serialSeed &+ UInt32(truncatingIfNeeded: p.streamID) &* 0x9E37_79B9)
-        let w = OggStreamWriter(serial: serial, streamID: p.streamID, consumer: pages, flushSamples: flushSamples)
-        let output = RecordingOutput.participant(identity: p.identity, name: p.name)
-        do {
-            pages.open(p.streamID, sink: try sinks.makeSink(for: output))
-        } catch {
-            emit(.warning("No file for \(p.name.isEmpty ? p.identity : p.name): \(error)"))
-        }
-        let offsetNanos = Self.millis(pos) * 1_000_000
-        let tags: [(key: String, value: String)] = [
-            ("ROOM", config.room),
-            ("PARTICIPANT_IDENTITY", p.identity),
-            ("PARTICIPANT_NAME", p.name),
-            ("ARTIST", p.name.isEmpty ? p.identity : p.name),
-            ("TRACK_SID", p.trackSid),
-            ("START_TIME", iso8601UTC(unixNanos: config.sessionStartUnixNanos + offsetNanos)),
-            ("START_OFFSET_MS", String(Self.millis(pos))),
-        ]
-        w.writeHeaders(
-            head: OpusHead(channelCount: stereo ? 2 : 1, preSkip: UInt16(Self.senderPreSkip)).bytes,
-            tags: OpusTags(vendor: "bedrud-bot", comments: tags).bytes)
-        p.writer = w
-        emit(.fileStarted(identity: p.identity, output: output, startOffsetMillis: Self.millis(pos)))
-    }
-
-    /// Writes `samples` (rounded to 2.5 ms) of concealment packets at the end of the file
-    /// and, on the decoded path, conceals short losses (FEC from `next` when exactly one
-    /// packet was lost) or leaves silence.
-    /// - Returns: whether FEC was used.
-    @discardableResult
-    private func fillGap(
-        _ p: ParticipantRecorder, samples: Int64, cause: GapCause, next: UnsafeRawBufferPointer?, roundDown: Bool = false
-    ) -> Bool {
-        let n = Int((samples + (roundDown ? 0 : 60)) / 120 * 120)
-        guard n > 0, let fileStart = p.fileStart else { return false }
-        let start = p.writtenEnd
-        if let w = p.writer {
-            ConcealmentPackets.fill(samples: n, previousTOC: p.lastTOC) { pkt, dur in
-                p.writtenEnd += Int64(dur)
-                w.packet(pkt, granule: p.writtenEnd - fileStart, samples: dur)
-            }
-        } else {
-            p.writtenEnd += Int64(n)
-        }
-        p.stats.gapMillis[cause, default: 0] += Int64(n / 48)
-        if let o = p.openGap, o.end == start, o.cause == cause || o.cause == .noPackets {
-            // A stretch filled while nothing was known gets the cause learned at its end.
-            if o.cause != cause {
-                let known = Self.millis(o.end - o.start)
-                p.stats.gapMillis[.noPackets, default: 0] -= known
-                p.stats.gapMillis[cause, default: 0] += known
-            }
-            p.openGap = (o.start, p.writtenEnd, cause)
-        } else {
-            closeGap(p)
-            p.openGap = (start, p.writtenEnd, cause)
-        }
-        var fec = false
-        if let d = p.decoder {
-            if cause == .loss && n <= config.concealMaxMillis * 48 {
-                p.stats.concealedMillis += Int64(n / 48)
-                var done = 0
-                if let next, n <= Self.pcmCapacity {
-                    let got = d.decode(next, into: pcm, maxSamples: n, fec: true)
-                    if got == n {
-                        analyze(p, count: got, at: start - Int64(Self.senderPreSkip))
-                        done = n
-                        fec = true
-                    }
-                }
-                while done < n {
-                    let chunk = min(n - done, Self.pcmCapacity)
-                    let got = d.conceal(into: pcm, samples: chunk)
-                    guard got > 0 else { break }
-                    analyze(p, count: got, at: start + Int64(done) - Int64(Self.senderPreSkip))
-                    done += got
-                }
-            } else {
-                let identity = p.identity
-                p.vad.silence(samples: n) { s, e in
-                    self.emit(.speakingTurn(identity: identity, startMillis: Self.millis(s), endMillis: Self.millis(e)))
-                }
-            }
-        }
-        return fec
-    }
-
-    private func closeGap(_ p: ParticipantRecorder) {
-        guard let g = p.openGap else { return }
-        p.openGap = nil
-        if g.end - g.start >= Int64(config.gapEventMinMillis) * 48 {
-            emit(.gap(identity: p.identity, trackSid: p.trackSid, startMillis: Self.millis(g.start),
-                      durationMillis: Self.millis(g.end - g.start), cause: g.cause))
-        }
-    }
-
-    /// Keeps a silent participant's file growing up to the mix edge. A participant who
-    /// sends nothing at all (joined muted) gets a file from when their track was added.
-    private func liveFill(_ p: ParticipantRecorder, now: UInt64) {
-        if p.fileStart == nil && !p.everReceived
-            && now >= p.addedAt &+ UInt64(config.startHoldMillis + config.liveFillAfterMillis) * 1_000_000
-        {
-            startFile(p, at: sessionSample(p.addedAt), stereo: false)
-        }
-        guard p.fileStart != nil, p.jitter.isEmpty else { return }
-        let edge = sessionSample(now) - config.mixLatencySamples
-        guard edge - p.writtenEnd >= Int64(config.liveFillAfterMillis) * 48 else { return }
-        let cause: GapCause = p.pendingCause ?? (p.muted || p.mutedSinceLastPacket ? .mute : .noPackets)
-        fillGap(p, samples: edge - p.writtenEnd, cause: cause, next: nil)
-    }
-
-    private func finishParticipant(_ p: ParticipantRecorder, at end: Int64) {
-        guard !p.finished else { return }
-        p.finished = true
-        let identity = p.identity
-        if let fileStart = p.fileStart, let w = p.writer {
-            // Audio captured up to `end` leaves the decoder `senderPreSkip` samples later.
-            let target = end + Int64(Self.senderPreSkip)
-            if target - p.writtenEnd >= 120 {
-                let cause: GapCause = p.pendingCause ?? (p.muted || p.mutedSinceLastPacket ? .mute : .noPackets)
-                fillGap(p, samples: target - p.writtenEnd, cause: cause, next: nil, roundDown: true)
-            }
-            closeGap(p)
-            // EOS rides on a 2.5 ms concealment packet whose overhang end trimming
-            // (RFC 7845 §4.4) removes, so the file ends exactly where the participant did.
-            let finalGranule = max(target, p.writtenEnd) - fileStart
-            var eos: (UInt8, UInt8) = ((ConcealmentPackets.celtConfig(matching: p.lastTOC >> 3) << 3) | (p.lastTOC & 4) | 3, 1)
-            withUnsafeBytes(of: &eos) { w.packet($0, granule: finalGranule, samples: 120, eos: true) }
-            p.writtenEnd = fileStart + finalGranule
-            pages.close(p.streamID, clean: true)
-            let playable = finalGranule - Int64(Self.senderPreSkip)
-            p.stats.fileDurationMillis = Self.millis(playable)
-            emit(.fileFinished(identity: identity, output: .participant(identity: identity, name: p.name),
-                               startOffsetMillis: Self.millis(fileStart), durationMillis: Self.millis(playable)))
-        }
-        p.vad.finish { s, e in self.emit(.speakingTurn(identity: identity, startMillis: Self.millis(s), endMillis: Self.millis(e))) }
     }
 
     /// Ends the session at `now`: drains every ring and jitter buffer, ends every file at
