@@ -28,7 +28,7 @@ import TestSupport
 
     static func binary(_ payload: [UInt8]) -> [UInt8] { WebSocketFrame(opcode: .binary, payload: payload).encode(maskKey: nil) }
 
-    func run(_ server: ScriptedServer, within seconds: Double = 20) async throws -> (RoomDisconnectReason?, [RoomEvent]) {
+    func run(_ server: ScriptedServer, within seconds: Double = 60) async throws -> (RoomDisconnectReason?, [RoomEvent]) {
         var options = RoomManagerOptions()
         options.waitForTransport = false
         options.signalConnectTimeout = 2
