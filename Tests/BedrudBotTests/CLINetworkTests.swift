@@ -59,9 +59,9 @@ import TestSupport
             connect_timeout = 2s
             """)
         let start = Date()
-        let r = try await user.expect(code, ["instance", "add", server.baseURL, "--name", "bad"], timeout: 20)
+        let r = try await user.expect(code, ["instance", "add", server.baseURL, "--name", "bad"], timeout: 60)
         #expect(r.stderr.contains(text), "\(r.stderr)")
-        #expect(Date().timeIntervalSince(start) < 10)
+        #expect(Date().timeIntervalSince(start) < 30)
         #expect(r.stderr.split(separator: "\n").count == 1, "one clear line: \(r.stderr)")
     }
 
@@ -89,7 +89,7 @@ import TestSupport
     }
 
     @Test func acceptsAndNeverAnswers() async throws {
-        try await misbehaving({ c in c.hang(seconds: 15) }, expect: 7, contains: "Timed out")
+        try await misbehaving({ c in c.hang(seconds: 45) }, expect: 7, contains: "Timed out")
     }
 
     @Test func nothingListening() async throws {

@@ -110,28 +110,28 @@ import TestSupport
     }
 
     @Test func connectionReset() async throws {
-        try await expectFailure(.connectionReset, within: 5) { c in _ = c.readRequest(); c.reset() }
+        try await expectFailure(.connectionReset, within: 25) { c in _ = c.readRequest(); c.reset() }
     }
 
     @Test func closedWithoutAnswer() async throws {
-        try await expectFailure(.connectionClosed, within: 5) { c in _ = c.readRequest() }
+        try await expectFailure(.connectionClosed, within: 25) { c in _ = c.readRequest() }
     }
 
     @Test func acceptsAndNeverAnswers() async throws {
-        try await expectFailure(.timedOut, within: 6) { c in c.hang(seconds: 8) }
+        try await expectFailure(.timedOut, within: 25) { c in c.hang(seconds: 40) }
     }
 
     @Test func trickleNeverFinishing() async throws {
         // Sends a byte every 0.5 s: each read is on time, the whole request is not.
-        try await expectFailure(.timedOut, within: 6) { c in
+        try await expectFailure(.timedOut, within: 25) { c in
             _ = c.readRequest()
             c.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n")
-            for _ in 0..<20 { c.write("x"); Thread.sleep(forTimeInterval: 0.5) }
+            for _ in 0..<80 { c.write("x"); Thread.sleep(forTimeInterval: 0.5) }
         }
     }
 
     @Test func notHTTP() async throws {
-        try await expectFailure(.protocolViolation, within: 5) { c in _ = c.readRequest(); c.write("SSH-2.0-OpenSSH\r\n\r\n") }
+        try await expectFailure(.protocolViolation, within: 25) { c in _ = c.readRequest(); c.write("SSH-2.0-OpenSSH\r\n\r\n") }
     }
 
     @Test func refused() async throws {
@@ -148,14 +148,14 @@ import TestSupport
     }
 
     @Test func cancellationStopsAHangingRequest() async throws {
-        let server = try ScriptedServer { c in c.hang(seconds: 8) }
-        let http = client(read: 30, request: 30)
+        let server = try ScriptedServer { c in c.hang(seconds: 40) }
+        let http = client(read: 60, request: 60)
         let start = Date()
         let task = Task { try await http.send(HTTPRequest(url: WebURL(server.baseURL)!)) }
         try await Task.sleep(for: .milliseconds(200))
         task.cancel()
         await #expect(throws: (any Error).self) { try await task.value }
-        #expect(Date().timeIntervalSince(start) < 5)
+        #expect(Date().timeIntervalSince(start) < 25)  // long before the server or the timeouts would end it
     }
 
     @Test func multipartBodyShape() {

@@ -65,7 +65,7 @@ public final class ScriptedServer: @unchecked Sendable {
     deinit { stop() }
 }
 
-/// One accepted connection, driven by a test script (blocking calls, 10 s timeouts).
+/// One accepted connection, driven by a test script (blocking calls, 60 s timeouts).
 public final class ScriptedConnection: @unchecked Sendable {
     // @unchecked: used only by the one thread running the script.
     let fd: Int32
@@ -74,7 +74,7 @@ public final class ScriptedConnection: @unchecked Sendable {
 
     init(fd: Int32) {
         self.fd = fd
-        var tv = timeval(tv_sec: 10, tv_usec: 0)
+        var tv = timeval(tv_sec: 60, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
 
@@ -106,7 +106,7 @@ public final class ScriptedConnection: @unchecked Sendable {
         return nil
     }
 
-    /// Reads whatever is available (blocking up to 10 s); false on EOF or error.
+    /// Reads whatever is available (blocking up to 60 s); false on EOF or error.
     @discardableResult
     public func readMore() -> Bool {
         var buf = [UInt8](repeating: 0, count: 65536)

@@ -48,7 +48,7 @@ public actor RoomManager {
     private var transportEventSink: AsyncStream<TransportEvent>.Continuation?
 
     private var finishedReason: RoomDisconnectReason?
-    private var finishWaiters: [CheckedContinuation<RoomDisconnectReason, Never>] = []
+    private var finishWaiters: [UUID: CheckedContinuation<RoomDisconnectReason?, Never>] = [:]
     /// Room events dropped because the consumer was too slow.
     public private(set) var droppedEvents = 0
 
@@ -99,22 +99,20 @@ public actor RoomManager {
     /// Waits until the room ends and returns why; nil if `timeout` passes first.
     public func waitUntilFinished(timeout: Double? = nil) async -> RoomDisconnectReason? {
         if let r = finishedReason { return r }
+        let id = UUID()
+        var timer: Task<Void, Never>?
         if let timeout {
-            let waiter = Task { await self.waitUntilFinished(timeout: nil) }
-            let timer = Task {
+            timer = Task { [weak self] in
                 try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
-                return RoomDisconnectReason?.none
-            }
-            defer { timer.cancel() }
-            return await withTaskGroup(of: RoomDisconnectReason?.self) { group in
-                group.addTask { await waiter.value }
-                group.addTask { await timer.value }
-                let first = await group.next() ?? nil
-                group.cancelAll()
-                return first
+                if !Task.isCancelled { await self?.giveUp(id) }
             }
         }
-        return await withCheckedContinuation { finishWaiters.append($0) }
+        defer { timer?.cancel() }
+        return await withCheckedContinuation { finishWaiters[id] = $0 }
+    }
+
+    private func giveUp(_ id: UUID) {
+        finishWaiters.removeValue(forKey: id)?.resume(returning: nil)
     }
 
     /// The room as the state machine sees it now (participants, tracks, connection state).
@@ -180,8 +178,8 @@ public actor RoomManager {
         transportEventSink?.finish()
         eventSink.finish()
         let waiters = finishWaiters
-        finishWaiters = []
-        for w in waiters { w.resume(returning: reason) }
+        finishWaiters = [:]
+        for (_, w) in waiters { w.resume(returning: reason) }
     }
 
     // MARK: - Signalling socket
