@@ -55,4 +55,16 @@ static inline void shim_source_remove(GMainContext *ctx, guint id) {
     if (s) g_source_destroy(s);
 }
 static inline void shim_g_free(gpointer p) { g_free(p); }
+
+// --- BedrudRTC additions -------------------------------------------------------------
+/// nice_agent_new_full with RFC 5245 compatibility; `flags` is an OR of NICE_AGENT_OPTION_*
+/// values passed as a plain guint so Swift needs no enum casts.
+static inline NiceAgent *shim_nice_agent_new(GMainContext *ctx, guint flags) {
+    return nice_agent_new_full(ctx, NICE_COMPATIBILITY_RFC5245, (NiceAgentOption)flags);
+}
+static inline void shim_g_object_unref(gpointer obj) { g_object_unref(obj); }
+/// Frees a GSList of NiceCandidate* as returned by nice_agent_get_local_candidates.
+static inline void shim_slist_free_candidates(GSList *list) { g_slist_free_full(list, (GDestroyNotify)nice_candidate_free); }
+/// True when the calling thread owns (is iterating) `ctx`.
+static inline gboolean shim_context_is_owner(GMainContext *ctx) { return g_main_context_is_owner(ctx); }
 #endif
