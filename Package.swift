@@ -64,7 +64,7 @@ let package = Package(
         ),
         .testTarget(name: "BedrudProtocolTests", dependencies: ["BedrudProtocol", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudNetTests", dependencies: ["BedrudNet", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "BedrudRTCTests", dependencies: ["BedrudRTC", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "BedrudRTCTests", dependencies: ["BedrudRTC", "TestSupport", "COpus"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudMediaTests", dependencies: ["BedrudMedia", "TestSupport", "COpus", "COgg"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudCoreTests", dependencies: ["BedrudCore", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudBotTests", dependencies: ["BedrudBot", "TestSupport"], swiftSettings: swiftSettings),

@@ -97,6 +97,10 @@ public struct RemoteTransportParameters: Sendable, Equatable {
         var eoc = false
         var sctpPort: UInt16?
         var maxMessage: Int?
+        // With BUNDLE, one transport carries everything: its candidates are those of the
+        // tagged (first) section; others may list candidates of transports never used.
+        let tag = sdp.bundleGroups.first?.first
+        let tagPresent = tag != nil && sdp.media.contains { $0.mid == tag && !$0.isRejected }
         for (i, m) in sdp.media.enumerated() where !m.isRejected {
             guard let c = sdp.iceCredentials(for: i) else { throw SDPError(.missingICECredentials, mediaIndex: i) }
             if let creds, creds != c { throw SDPError(.bundleMismatch, mediaIndex: i) }
@@ -106,7 +110,9 @@ public struct RemoteTransportParameters: Sendable, Equatable {
             if let fps, fps != f { throw SDPError(.bundleMismatch, mediaIndex: i) }
             fps = f
             if setup == nil { setup = sdp.setup(for: i) }
-            for cand in m.candidates { candidates.append((m.mid, i, "candidate:" + cand)) }
+            if !tagPresent || m.mid == tag {
+                for cand in m.candidates { candidates.append((m.mid, i, "candidate:" + cand)) }
+            }
             eoc = eoc || m.hasEndOfCandidates
             if m.isDataChannel, sctpPort == nil {
                 sctpPort = m.sctpPort ?? 5000
