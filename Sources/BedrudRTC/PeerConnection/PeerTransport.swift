@@ -30,7 +30,8 @@ final class PeerTransport {
     private var remote: RemoteTransportParameters?
     private var remoteOffer: SessionDescription?
     private var remoteAnswerApplied = false
-    private var pendingCandidates: [String] = []
+    /// Candidates waiting for a remote description (or for the re-offer their ufrag belongs to).
+    private var pendingCandidates: [(candidate: String, ufrag: String?)] = []
     private var remoteEndOfCandidates = false
     private var localCandidates: [String] = []
     private var localGatheringDone = false
@@ -267,22 +268,23 @@ final class PeerTransport {
         let parsed: ICECandidate
         do { parsed = try ICECandidate(parsing: c.candidate) } catch { throw PeerConnectionError(.invalidCandidate(error)) }
         guard parsed.component == 1 else { return }  // rtcp-mux: component 2 is never used
-        if let u = c.usernameFragment ?? parsed.extensions["ufrag"], let r = remote, u != r.iceUfrag {
-            log.debug("candidate for ufrag \(u) ignored (current \(r.iceUfrag))")
-            return
-        }
-        if remote == nil || (isOfferer == true && !remoteAnswerApplied) {
-            guard pendingCandidates.count < 256 else { return }
-            pendingCandidates.append(parsed.candidateString)
+        let ufrag = c.usernameFragment ?? parsed.extensions["ufrag"]
+        // Before a remote description, or for credentials we have not seen yet (a restart's
+        // candidates can overtake its offer): keep it until the description arrives.
+        let waiting = remote == nil || (isOfferer == true && !remoteAnswerApplied) || (ufrag != nil && ufrag != remote?.iceUfrag)
+        if waiting {
+            if pendingCandidates.count >= 256 { pendingCandidates.removeFirst() }
+            pendingCandidates.append((parsed.candidateString, ufrag))
             return
         }
         addCandidateNow(parsed.candidateString)
     }
 
+    /// Adds queued candidates that belong to the current remote credentials; drops stale ones.
     private func flushPendingCandidates() {
         let p = pendingCandidates
         pendingCandidates.removeAll()
-        for c in p { addCandidateNow(c) }
+        for c in p where c.ufrag == nil || c.ufrag == remote?.iceUfrag { addCandidateNow(c.candidate) }
     }
 
     private func addCandidateNow(_ c: String) {
