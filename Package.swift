@@ -70,7 +70,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "BedrudNetTests", dependencies: ["BedrudNet", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "BedrudRTCTests", dependencies: ["BedrudRTC", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "BedrudRTCTests", dependencies: ["BedrudRTC", "TestSupport", "COpus"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudMediaTests", dependencies: ["BedrudMedia", "TestSupport", "COpus", "COgg"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudCoreTests", dependencies: ["BedrudCore", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudBotTests", dependencies: ["BedrudBot", "TestSupport"], swiftSettings: swiftSettings),

@@ -55,4 +55,58 @@ static inline void shim_source_remove(GMainContext *ctx, guint id) {
     if (s) g_source_destroy(s);
 }
 static inline void shim_g_free(gpointer p) { g_free(p); }
+
+// --- BedrudRTC additions -------------------------------------------------------------
+/// nice_agent_new_full with RFC 5245 compatibility; `flags` is an OR of NICE_AGENT_OPTION_*
+/// values passed as a plain guint so Swift needs no enum casts.
+static inline NiceAgent *shim_nice_agent_new(GMainContext *ctx, guint flags) {
+    return nice_agent_new_full(ctx, NICE_COMPATIBILITY_RFC5245, (NiceAgentOption)flags);
+}
+static inline void shim_g_object_unref(gpointer obj) { g_object_unref(obj); }
+/// Frees a GSList of NiceCandidate* as returned by nice_agent_get_local_candidates.
+static inline void shim_slist_free_candidates(GSList *list) { g_slist_free_full(list, (GDestroyNotify)nice_candidate_free); }
+/// True when the calling thread owns (is iterating) `ctx`.
+static inline gboolean shim_context_is_owner(GMainContext *ctx) { return g_main_context_is_owner(ctx); }
+/// Parses one `a=candidate:…` line and adds it to component `component` of `stream`.
+/// Returns the number of candidates added (0 or 1), or -1 if libnice could not parse the
+/// line or it names another component.
+static inline int shim_add_remote_candidate_sdp(NiceAgent *agent, guint stream, guint component, const char *line) {
+    NiceCandidate *c = nice_agent_parse_remote_candidate_sdp(agent, stream, line);
+    if (!c) return -1;
+    if (c->component_id != component) { nice_candidate_free(c); return -1; }
+    GSList *list = g_slist_append(NULL, c);
+    int n = nice_agent_set_remote_candidates(agent, stream, component, list);
+    g_slist_free(list);
+    nice_candidate_free(c);
+    return n;
+}
+static inline const char *shim_candidate_type_name(NiceCandidateType t) {
+    switch (t) {
+    case NICE_CANDIDATE_TYPE_HOST: return "host";
+    case NICE_CANDIDATE_TYPE_SERVER_REFLEXIVE: return "srflx";
+    case NICE_CANDIDATE_TYPE_PEER_REFLEXIVE: return "prflx";
+    case NICE_CANDIDATE_TYPE_RELAYED: return "relay";
+    default: return "unknown";
+    }
+}
+static inline const char *shim_candidate_transport_name(NiceCandidateTransport t) {
+    return t == NICE_CANDIDATE_TRANSPORT_UDP ? "udp" : "tcp";
+}
+/// Writes "ip:port type/transport" of `c` into `out` (at least 96 bytes).
+static inline void shim_candidate_describe(const NiceCandidate *c, char *out, size_t n) {
+    char ip[NICE_ADDRESS_STRING_LEN];
+    nice_address_to_string(&c->addr, ip);
+    g_snprintf(out, n, "%s:%u %s/%s", ip, nice_address_get_port(&c->addr),
+               shim_candidate_type_name(c->type), shim_candidate_transport_name(c->transport));
+}
+/// Describes the selected pair as "local <-> remote"; returns FALSE when none is selected.
+static inline gboolean shim_selected_pair_describe(NiceAgent *agent, guint stream, guint component, char *out, size_t n) {
+    NiceCandidate *l = NULL, *r = NULL;
+    if (!nice_agent_get_selected_pair(agent, stream, component, &l, &r) || !l || !r) return FALSE;
+    char a[128], b[128];
+    shim_candidate_describe(l, a, sizeof(a));
+    shim_candidate_describe(r, b, sizeof(b));
+    g_snprintf(out, n, "%s <-> %s", a, b);
+    return TRUE;
+}
 #endif

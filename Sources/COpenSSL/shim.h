@@ -34,4 +34,16 @@ static inline X509_STORE *shim_SSL_CTX_get_cert_store(SSL_CTX *ctx) { return SSL
 static const long shim_SSL_MODE_AUTO_RETRY = SSL_MODE_AUTO_RETRY;
 static const long shim_SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER = SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER;
 static const long shim_SSL_MODE_ENABLE_PARTIAL_WRITE = SSL_MODE_ENABLE_PARTIAL_WRITE;
+
+// --- DTLS-SRTP additions for BedrudRTC (additive; the lines above belong to BedrudNet) ---
+/// SSL_set_app_data is a macro over SSL_set_ex_data(ssl, 0, p).
+static inline int shim_SSL_set_app_data(SSL *ssl, void *p) { return SSL_set_ex_data(ssl, 0, p); }
+static inline void *shim_SSL_get_app_data(const SSL *ssl) { return SSL_get_ex_data(ssl, 0); }
+/// The SSL that owns an X509_STORE_CTX during certificate verification.
+static inline SSL *shim_X509_STORE_CTX_get_ssl(X509_STORE_CTX *ctx) {
+    return (SSL *)X509_STORE_CTX_get_ex_data(ctx, SSL_get_ex_data_X509_STORE_CTX_idx());
+}
+static const int shim_SSL_VERIFY_PEER_FAIL_IF_NO_PEER_CERT = SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+static inline long shim_SSL_CTX_set_read_ahead(SSL_CTX *ctx, long on) { return SSL_CTX_set_read_ahead(ctx, on); }
+static inline int shim_SSL_CTX_set1_groups_list(SSL_CTX *ctx, const char *list) { return (int)SSL_CTX_set1_groups_list(ctx, list); }
 #endif

@@ -1,0 +1,139 @@
+import CNice
+import Foundation
+import Synchronization
+
+/// A GLib main loop with its own `GMainContext`, running on a dedicated thread.
+///
+/// It is the thread of the network data plane: libnice delivers datagrams and signals
+/// here, and DTLS, SRTP, RTP parsing and ring pushes happen here. It is also a Swift
+/// `SerialExecutor`, so a ``PeerConnection`` actor runs its methods on this thread and
+/// can touch the loop-confined transport directly.
+///
+/// One loop can serve several peer connections. Call ``shutdown()`` after closing them.
+public final class GLibLoop: SerialExecutor, @unchecked Sendable {
+    // @unchecked: `context` and `loop` are set once; GLib's context/source functions used
+    // from other threads (g_source_attach, g_main_loop_quit, g_main_context_is_owner) are
+    // documented thread-safe. Everything else runs on the loop thread.
+    let context: OpaquePointer
+    private let loop: OpaquePointer
+    private let finished = Mutex<Bool>(false)
+    private let finishedCondition = NSCondition()
+    public let name: String
+
+    public init(name: String = "bedrud-ice") {
+        self.name = name
+        context = g_main_context_new()
+        loop = g_main_loop_new(context, 0)
+        let handles = LoopHandles(context: context, loop: loop, owner: self)
+        let thread = Thread {
+            g_main_context_push_thread_default(handles.context)
+            g_main_loop_run(handles.loop)
+            g_main_context_pop_thread_default(handles.context)
+            handles.finish()
+        }
+        thread.name = name
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    deinit {
+        g_main_loop_quit(loop)
+        g_main_loop_unref(loop)
+        g_main_context_unref(context)
+    }
+
+    /// Stops the loop and waits (up to `timeoutSeconds`) for its thread to exit. Must not be
+    /// called from the loop thread itself. Sources still attached are dropped.
+    public func shutdown(timeoutSeconds: Double = 5) {
+        precondition(!isCurrent, "GLibLoop.shutdown() called on its own thread")
+        g_main_loop_quit(loop)
+        let deadline = Date(timeIntervalSinceNow: timeoutSeconds)
+        finishedCondition.lock()
+        while !finished.withLock({ $0 }) {
+            if !finishedCondition.wait(until: deadline) { break }
+        }
+        finishedCondition.unlock()
+    }
+
+    fileprivate func markFinished() {
+        finishedCondition.lock()
+        finished.withLock { $0 = true }
+        finishedCondition.broadcast()
+        finishedCondition.unlock()
+    }
+
+    /// True on the loop's thread.
+    public var isCurrent: Bool { shim_context_is_owner(context) != 0 }
+
+    // MARK: - SerialExecutor
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        let executor = asUnownedSerialExecutor()
+        post { unowned.runSynchronously(on: executor) }
+    }
+
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
+
+    public func checkIsolated() {
+        precondition(isCurrent, "expected to run on GLibLoop \(name)")
+    }
+
+    // MARK: - Work and timers
+
+    /// Runs `body` on the loop thread, soon (an idle source; never inline).
+    public func post(_ body: @escaping @Sendable () -> Void) {
+        let box = Unmanaged.passRetained(ClosureBox(body)).toOpaque()
+        _ = shim_idle_add(context, { ud in
+            Unmanaged<ClosureBox>.fromOpaque(ud!).takeUnretainedValue().body()
+            return 0  // G_SOURCE_REMOVE
+        }, box, { ud in Unmanaged<ClosureBox>.fromOpaque(ud!).release() })
+    }
+
+    /// Calls `tick` on the loop thread every `intervalMs` until it returns false or the
+    /// returned id is cancelled with ``cancelTimer(_:)``. Not for per-packet use.
+    @discardableResult
+    public func addTimer(intervalMs: UInt32, _ tick: @escaping () -> Bool) -> UInt32 {
+        let box = Unmanaged.passRetained(TimerBox(tick)).toOpaque()
+        return shim_timeout_add(context, max(1, intervalMs), { ud in
+            Unmanaged<TimerBox>.fromOpaque(ud!).takeUnretainedValue().tick() ? 1 : 0
+        }, box, { ud in Unmanaged<TimerBox>.fromOpaque(ud!).release() })
+    }
+
+    /// Removes a timer added with ``addTimer(intervalMs:_:)``; harmless if it already ended.
+    public func cancelTimer(_ id: UInt32) {
+        guard id != 0 else { return }
+        shim_source_remove(context, id)
+    }
+}
+
+private final class LoopHandles: @unchecked Sendable {
+    // @unchecked: immutable pointers handed to the loop thread once; GLib reference counts them.
+    let context: OpaquePointer
+    let loop: OpaquePointer
+    weak var owner: GLibLoop?
+
+    init(context: OpaquePointer, loop: OpaquePointer, owner: GLibLoop) {
+        self.context = context
+        self.loop = loop
+        self.owner = owner
+        g_main_context_ref(context)
+        g_main_loop_ref(loop)
+    }
+
+    func finish() {
+        owner?.markFinished()
+        g_main_loop_unref(loop)
+        g_main_context_unref(context)
+    }
+}
+
+private final class ClosureBox {
+    let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+}
+
+private final class TimerBox {
+    let tick: () -> Bool
+    init(_ tick: @escaping () -> Bool) { self.tick = tick }
+}

@@ -1,0 +1,226 @@
+import BedrudProtocol
+
+/// Settings of one ``PeerConnection``.
+public struct PeerConnectionConfiguration: Sendable {
+    public var ice = ICEConfiguration()
+    public var answer = AnswerPolicy()
+    /// How long after the answer (or offer) ICE and DTLS may take before the connection fails.
+    public var connectTimeoutSeconds: Double = 30
+    /// Receiver report interval; each report is sent after 0.5–1.5 × this (RFC 3550 §6.3.5).
+    public var rtcpIntervalMs: UInt32 = 1000
+    /// NACK behaviour for audio (used only where the offer allows NACK).
+    public var nack = NACKTracker.Configuration()
+    /// Largest SRTP datagram accepted (bigger ones are counted and dropped).
+    public var maxDatagramBytes = 1500
+    /// Events kept for a slow consumer before the oldest are dropped (and counted).
+    public var eventBufferSize = 4096
+    /// Local SCTP port for data channels.
+    public var sctpPort: UInt16 = 5000
+    /// Label for logs, e.g. "subscriber".
+    public var name = "pc"
+
+    public init() {}
+}
+
+/// A remote media track announced in an offer: one SSRC with its msid.
+///
+/// LiveKit's subscriber offer carries `a=msid:PA_<participant>|TR_<track> TR_<track>`
+/// (and the same in `a=ssrc … msid:`); ``participantSID`` and ``trackSID`` are read from it.
+public struct RemoteTrack: Sendable, Equatable, Hashable {
+    public var ssrc: UInt32
+    public var mid: String?
+    /// `audio` or `video`.
+    public var kind: String
+    /// msid stream id as written (e.g. `PA_abc|TR_def`).
+    public var streamID: String?
+    /// msid track id as written (e.g. `TR_def`).
+    public var trackID: String?
+    /// `PA_…` from the stream id, if present.
+    public var participantSID: String?
+    /// `TR_…` from the stream id's right half or the track id.
+    public var trackSID: String?
+    public var payloadType: UInt8
+    public var clockRate: Int
+    /// True when the answer accepted stereo (`sprop-stereo=1` offered).
+    public var stereo: Bool
+    /// True when NACKs are sent for this track.
+    public var nack: Bool
+
+    public func hash(into h: inout Hasher) { h.combine(ssrc) }
+
+    /// Splits LiveKit's msid `PA_x|TR_y` (or `PA_x|<stream>` with the track id `TR_y`).
+    static func liveKitIDs(streamID: String?, trackID: String?) -> (participant: String?, track: String?) {
+        var participant: String?
+        var track: String?
+        if let s = streamID, let bar = s.firstIndex(of: "|") {
+            let left = String(s[..<bar]), right = String(s[s.index(after: bar)...])
+            if left.hasPrefix("PA_") { participant = left }
+            if right.hasPrefix("TR") { track = right }
+        }
+        if track == nil, let t = trackID, t.hasPrefix("TR_") { track = t }
+        return (participant, track)
+    }
+
+    /// The tracks an offer sends us, for the sections the answer accepted.
+    static func tracks(in offer: SessionDescription, decisions: [SectionDecision]) -> [RemoteTrack] {
+        var out: [RemoteTrack] = []
+        for d in decisions {
+            guard case .audio(let pt, let clock, let stereo, let nack) = d.outcome else { continue }
+            let m = offer.media[d.index]
+            guard m.direction.sends else { continue }
+            for s in m.ssrcs {
+                let ids = liveKitIDs(streamID: s.streamID, trackID: s.trackID)
+                out.append(RemoteTrack(
+                    ssrc: s.ssrc, mid: m.mid, kind: m.kind, streamID: s.streamID, trackID: s.trackID,
+                    participantSID: ids.participant, trackSID: ids.track, payloadType: pt, clockRate: clock, stereo: stereo, nack: nack))
+            }
+        }
+        return out
+    }
+}
+
+/// Overall state of a ``PeerConnection``.
+public enum PeerConnectionState: String, Sendable, Equatable {
+    case new, connecting, connected, failed, closed
+}
+
+/// A message received on a data channel. LiveKit's `_reliable`/`_lossy` carry serialized
+/// `DataPacket`s; decoding them belongs to the protocol layer.
+public struct DataChannelMessage: Sendable, Equatable {
+    public var label: String
+    public var channelID: UInt16
+    public var data: [UInt8]
+    public var isBinary: Bool
+}
+
+/// What a ``PeerConnection`` tells the control plane, in order.
+public enum PeerConnectionEvent: Sendable, Equatable {
+    /// A local candidate to trickle (LiveKit `TrickleRequest.candidateInit` = `candidate.json`).
+    /// Candidates gathered before the answer/offer was created are inside that SDP instead.
+    case localCandidate(ICECandidateInit)
+    /// Local gathering finished.
+    case localCandidatesComplete
+    case iceStateChanged(ICEConnectionState)
+    /// The selected candidate pair, described for logs ("ip:port type/transport <-> …").
+    case selectedCandidatePair(String)
+    case dtlsStateChanged(DTLSState)
+    /// ICE and DTLS are up and SRTP keys are installed; media can flow.
+    case connected(srtpProfile: SRTPProfile?)
+    /// The connection failed for good; the error says why in one sentence.
+    case failed(PeerConnectionError)
+    /// Tracks added or removed by an applied remote offer.
+    case tracksChanged(added: [RemoteTrack], removed: [RemoteTrack])
+    /// Packets arrived for an SSRC no offer announced (reported once per SSRC).
+    case unknownSSRC(UInt32, payloadType: UInt8)
+    /// RTCP BYE for an SSRC.
+    case remoteBye(UInt32)
+    case dataChannelOpened(DataChannelInfo)
+    case dataChannelClosed(DataChannelInfo)
+    case dataChannelMessage(DataChannelMessage)
+    case closed
+}
+
+/// Why a ``PeerConnection`` call or the connection failed.
+public struct PeerConnectionError: Error, Sendable, Equatable, CustomStringConvertible {
+    enum Code: Sendable, Equatable {
+        case invalidSDP(SDPError)
+        case invalidCandidate(ICECandidateError)
+        case ice(ICEError)
+        case dtls(DTLSError)
+        case srtp(SRTPError)
+        case sctp(SCTPError)
+        case wrongState(String)
+        case closed
+    }
+    let code: Code
+    init(_ code: Code) { self.code = code }
+
+    /// True when the DTLS peer's certificate did not match its SDP fingerprint.
+    public var isFingerprintMismatch: Bool {
+        if case .dtls(let e) = code { return e.isFingerprintMismatch }
+        return false
+    }
+
+    public var isTimeout: Bool {
+        switch code {
+        case .ice(let e): return e.code == .timeout
+        case .dtls(let e): return e.code == .timeout
+        default: return false
+        }
+    }
+
+    public var description: String {
+        switch code {
+        case .invalidSDP(let e): "Remote description refused: \(e)"
+        case .invalidCandidate(let e): "Remote ICE candidate refused: \(e)"
+        case .ice(let e): e.description
+        case .dtls(let e): e.description
+        case .srtp(let e): e.description
+        case .sctp(let e): e.description
+        case .wrongState(let what): "Peer connection call out of order: \(what)."
+        case .closed: "Peer connection is closed."
+        }
+    }
+}
+
+/// Receive statistics of one track.
+public struct TrackStats: Sendable, Equatable {
+    public var ssrc: UInt32
+    public var participantSID: String?
+    public var trackSID: String?
+    public var attached: Bool
+    public var packetsReceived: UInt64
+    /// Payload bytes.
+    public var bytesReceived: UInt64
+    /// Cumulative loss (RFC 3550; negative when duplicates outnumber losses).
+    public var packetsLost: Int64
+    public var jitterMs: Double
+    /// Over the last RTCP interval.
+    public var packetsPerSecond: Double
+    /// Sequence numbers requested in NACKs (retries included).
+    public var nackedPackets: UInt64
+    /// Missing packets that later arrived (retransmitted or late).
+    public var recoveredPackets: UInt64
+    /// Packets dropped because the ring was full (or too long for its slots).
+    public var ringDrops: UInt64
+    public var senderReports: UInt64
+}
+
+/// Transport-level counters of one ``PeerConnection``.
+public struct TransportStats: Sendable, Equatable {
+    public var datagramsReceived: UInt64 = 0
+    public var bytesReceived: UInt64 = 0
+    public var rtpPackets: UInt64 = 0
+    public var rtcpPackets: UInt64 = 0
+    public var dtlsDatagrams: UInt64 = 0
+    /// Datagrams that were neither STUN, DTLS nor SRTP, or too large.
+    public var unknownDatagrams: UInt64 = 0
+    public var srtpAuthFailures: UInt64 = 0
+    public var srtpReplays: UInt64 = 0
+    public var srtpOtherErrors: UInt64 = 0
+    /// SRTP before keys were installed.
+    public var srtpBeforeKeys: UInt64 = 0
+    public var malformedRTP: UInt64 = 0
+    public var malformedRTCP: UInt64 = 0
+    /// RTP for SSRCs no offer announced.
+    public var unknownSSRCPackets: UInt64 = 0
+    /// RTP for announced tracks with no ring attached.
+    public var unattachedPackets: UInt64 = 0
+    public var receiverReportsSent: UInt64 = 0
+    public var nacksSent: UInt64 = 0
+    public var rtcpSendFailures: UInt64 = 0
+    public var dtlsDroppedDatagrams: UInt64 = 0
+    public var sctpDroppedPackets: UInt64 = 0
+    public var dataChannelDroppedMessages: UInt64 = 0
+    public var eventsDropped: UInt64 = 0
+}
+
+/// A snapshot of a ``PeerConnection``'s statistics.
+public struct PeerConnectionStats: Sendable, Equatable {
+    public var state: PeerConnectionState
+    public var iceState: ICEConnectionState
+    public var selectedPair: String?
+    public var srtpProfile: SRTPProfile?
+    public var transport: TransportStats
+    public var tracks: [TrackStats]
+}

@@ -1,0 +1,141 @@
+import BedrudProtocol
+
+/// Microbenchmark of the per-packet receive path, for docs/BENCHMARKS.md and the bench
+/// command: demux → copy into the reused buffer → SRTP unprotect → RTP parse → stats and
+/// NACK bookkeeping → push into the track's ``PacketRing`` (and the consumer's pop).
+///
+/// Runs on the calling thread with pre-protected packets (protect cost is not measured).
+/// Each variant reports nanoseconds per packet; ratios between variants come from the
+/// same run. Allocations are counted from outside the process: `scripts/rtc_bench_allocs`
+/// counts malloc calls with perf uprobes over two run lengths and reports the difference
+/// per packet (glibc has no in-process counter, and the Swift runtime's allocation hook
+/// switches retain/release to adapters that are not safe to toggle in a running process).
+public enum RTCBenchmark {
+    public struct Variant: Sendable, CustomStringConvertible {
+        /// `libsrtp2 AEAD_AES_128_GCM`, `libsrtp2 AES128_CM_SHA1_80`, or `no SRTP (parse + stats + ring only)`.
+        public let name: String
+        public let packets: Int
+        public let nanosPerPacket: Double
+
+        public var description: String {
+            let ns = (nanosPerPacket * 10).rounded() / 10
+            return "\(name): \(ns) ns/packet (\(packets) packets)"
+        }
+    }
+
+    public struct Result: Sendable, CustomStringConvertible {
+        public let payloadBytes: Int
+        public let variants: [Variant]
+        public var description: String {
+            var lines = variants.map(\.description)
+            if let base = variants.last, base.nanosPerPacket > 0 {
+                for v in variants.dropLast() {
+                    lines.append("ratio \(v.name) / \(base.name): \((v.nanosPerPacket / base.nanosPerPacket * 100).rounded() / 100)")
+                }
+            }
+            return "receive path, \(payloadBytes)-byte payloads\n" + lines.joined(separator: "\n")
+        }
+    }
+
+    /// Measures `packets` packets per variant after `warmup` unmeasured ones.
+    /// Which SRTP the measured path uses.
+    public enum Protection: String, Sendable, CaseIterable {
+        case gcm, cm, none
+        var profile: SRTPProfile? {
+            switch self {
+            case .gcm: .aeadAES128GCM
+            case .cm: .aes128CMHMACSHA1_80
+            case .none: nil
+            }
+        }
+    }
+
+    /// Measures `packets` packets per variant after `warmup` unmeasured ones.
+    public static func receivePath(packets: Int = 200_000, warmup: Int = 2_000, payloadBytes: Int = 80, variants: [Protection] = Protection.allCases) -> Result {
+        let n = max(1, packets)
+        let measured = variants.compactMap { run(profile: $0.profile, packets: n, warmup: warmup, payloadBytes: payloadBytes) }
+        return Result(payloadBytes: payloadBytes, variants: measured)
+    }
+
+    static func run(profile: SRTPProfile?, packets: Int, warmup: Int, payloadBytes: Int) -> Variant? {
+        let total = packets + warmup
+        let senderTransform: (any SRTPTransform)?
+        let receiverTransform: any SRTPTransform
+        let overhead: Int
+        if let profile {
+            let len = profile.keyLength + profile.saltLength
+            let k1 = (0..<len).map { _ in UInt8.random(in: 0...255) }, k2 = (0..<len).map { _ in UInt8.random(in: 0...255) }
+            guard let s = try? LibSRTPTransform(profile: profile, localKey: k1, remoteKey: k2),
+                let r = try? LibSRTPTransform(profile: profile, localKey: k2, remoteKey: k1)
+            else { return nil }
+            senderTransform = s
+            receiverTransform = r
+            overhead = profile.rtpOverhead
+        } else {
+            senderTransform = nil
+            receiverTransform = PlainTransform()
+            overhead = 0
+        }
+        // Pre-build every packet: distinct sequence numbers, so replay checks pass.
+        let stride = 12 + payloadBytes + overhead + 16
+        let wire = UnsafeMutableRawPointer.allocate(byteCount: stride * total + 256, alignment: 16)
+        defer { wire.deallocate() }
+        var lengths = [Int](repeating: 0, count: total)
+        for i in 0..<total {
+            let p = wire + i * stride
+            let b = UnsafeMutableRawBufferPointer(start: p, count: stride)
+            b[0] = 0x80
+            b[1] = 111
+            b.storeBE16(UInt16(truncatingIfNeeded: i), at: 2)
+            b.storeBE32(UInt32(truncatingIfNeeded: i * 960), at: 4)
+            b.storeBE32(0xB0B0_B0B0, at: 8)
+            for k in 12..<(12 + payloadBytes) { b[k] = UInt8(truncatingIfNeeded: k &* 31 &+ i) }
+            var len = 12 + payloadBytes
+            if let s = senderTransform {
+                guard case .ok(let l) = s.protectRTP(p, length: len, capacity: stride + 200) else { return nil }
+                len = l
+            }
+            lengths[i] = len
+        }
+        let receiver = MediaReceiver(maxDatagram: 1500, nack: .init())
+        receiver.srtp = receiverTransform
+        let track = RemoteTrack(ssrc: 0xB0B0_B0B0, mid: "0", kind: "audio", streamID: nil, trackID: nil, participantSID: nil, trackSID: nil, payloadType: 111, clockRate: 48000, stereo: false, nack: true)
+        receiver.setTracks([track])
+        let ring = PacketRing(capacity: 1024, maxPayload: 1500)
+        _ = receiver.attach(ring, ssrc: track.ssrc)
+        var sink = 0
+
+        @inline(__always) func step(_ i: Int, now: UInt64) {
+            let p = wire + i * stride
+            let d = UnsafeRawBufferPointer(start: p, count: lengths[i])
+            switch DatagramKind.classify(d) {
+            case .rtp: receiver.handle(p, count: lengths[i], isRTCP: false, nowNanos: now)
+            default: break
+            }
+            ring.pop { h, payload in sink &+= Int(h.sequenceNumber) &+ payload.count }
+        }
+
+        var now = MonotonicClock.nanos()
+        for i in 0..<warmup { step(i, now: now &+ UInt64(i) &* 20_000_000) }
+        now &+= UInt64(warmup) &* 20_000_000
+        let t0 = MonotonicClock.nanos()
+        for i in warmup..<total {
+            now &+= 20_000_000
+            step(i, now: now)
+        }
+        let t1 = MonotonicClock.nanos()
+        let name = profile.map { "libsrtp2 \($0.openSSLName)" } ?? "no SRTP (parse + stats + ring only)"
+        guard receiver.counters.rtpPackets == UInt64(total), sink != -1 else { return nil }
+        return Variant(
+            name: name, packets: packets, nanosPerPacket: Double(t1 - t0) / Double(packets))
+    }
+}
+
+/// An identity transform: what the path costs without SRTP.
+private final class PlainTransform: SRTPTransform {
+    var profile: SRTPProfile { .aeadAES128GCM }
+    func unprotectRTP(_ buffer: UnsafeMutableRawPointer, length: Int) -> SRTPStatus { .ok(length: length) }
+    func unprotectRTCP(_ buffer: UnsafeMutableRawPointer, length: Int) -> SRTPStatus { .ok(length: length) }
+    func protectRTP(_ buffer: UnsafeMutableRawPointer, length: Int, capacity: Int) -> SRTPStatus { .ok(length: length) }
+    func protectRTCP(_ buffer: UnsafeMutableRawPointer, length: Int, capacity: Int) -> SRTPStatus { .ok(length: length) }
+}

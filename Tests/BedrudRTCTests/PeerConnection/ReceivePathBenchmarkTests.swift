@@ -1,0 +1,26 @@
+import Foundation
+import Testing
+@testable import BedrudRTC
+
+@Suite("Receive path benchmark")
+struct ReceivePathBenchmarkTests {
+    /// Always runs (small, not timed): a variant that lost a packet would be missing.
+    @Test("Every benchmark variant delivers all its packets to the ring")
+    func smoke() {
+        let r = RTCBenchmark.receivePath(packets: 3000, warmup: 500)
+        #expect(r.variants.count == 3)
+        for v in r.variants { #expect(v.nanosPerPacket > 0) }
+    }
+
+    /// The measurement itself, for scripts/rtc_bench_allocs and BENCHMARKS.md: runs only with
+    /// BEDRUD_RTC_BENCH_PACKETS set (and optionally BEDRUD_RTC_BENCH_VARIANT=gcm|cm|none).
+    @Test("Receive path figures", .enabled(if: ProcessInfo.processInfo.environment["BEDRUD_RTC_BENCH_PACKETS"] != nil))
+    func figures() {
+        let env = ProcessInfo.processInfo.environment
+        let n = Int(env["BEDRUD_RTC_BENCH_PACKETS"] ?? "") ?? 200_000
+        let variants = env["BEDRUD_RTC_BENCH_VARIANT"].flatMap { RTCBenchmark.Protection(rawValue: $0) }.map { [$0] } ?? RTCBenchmark.Protection.allCases
+        let r = RTCBenchmark.receivePath(packets: n, variants: variants)
+        print("RTCBENCH \(r)")
+        #expect(r.variants.count == variants.count)
+    }
+}

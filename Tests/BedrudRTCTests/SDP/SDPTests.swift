@@ -1,0 +1,244 @@
+import Testing
+@testable import BedrudRTC
+
+@Suite("SDP parse and write")
+struct SDPParseTests {
+    @Test("aiortc's offer and answer round-trip byte for byte", arguments: [SDPFixtures.aiortcOffer, SDPFixtures.aiortcAnswer])
+    func roundTripAiortc(text: String) throws {
+        let sdp = try SessionDescription(parsing: text)
+        #expect(sdp.text == text)
+        #expect(try SessionDescription(parsing: sdp.text) == sdp)
+    }
+
+    @Test("LiveKit's subscriber offer shape round-trips and reads as expected")
+    func liveKitShape() throws {
+        let text = SDPFixtures.liveKitSubscriberOffer
+        let sdp = try SessionDescription(parsing: text)
+        #expect(sdp.text == text)
+        #expect(sdp.bundleGroups == [["0", "1", "2", "3"]])
+        #expect(sdp.media.map(\.kind) == ["application", "audio", "audio", "video"])
+        #expect(sdp.media[0].isDataChannel && sdp.media[0].sctpPort == 5000 && sdp.media[0].maxMessageSize == 65535)
+        let a = sdp.media[1]
+        #expect(a.mid == "1" && a.direction == .sendonly && a.isRTCPMux && a.isReducedSizeRTCP)
+        #expect(a.rtpMaps.map(\.payloadType) == [111, 63, 0, 8])
+        #expect(a.rtpMaps[0] == RTPMap(payloadType: 111, encoding: "opus", clockRate: 48000, channels: 2))
+        #expect(a.formatParameters(for: 111) == "minptime=10;useinbandfec=1")
+        #expect(a.rtcpFeedback(for: 111) == ["nack"])
+        #expect(a.headerExtensions.map(\.id) == [5])
+        #expect(a.ssrcs == [SSRCDescription(ssrc: 3_735_928_559, cname: "PA_f3Xq9KcR2LmN|TR_AMkT7nWzQ4pVbY", streamID: "PA_f3Xq9KcR2LmN|TR_AMkT7nWzQ4pVbY", trackID: "TR_AMkT7nWzQ4pVbY")])
+        // Session-level fingerprint applies to every section.
+        #expect(sdp.fingerprints(for: 2).first?.algorithm == "sha-256")
+        #expect(sdp.fingerprints(for: 2).first?.bytes.count == 32)
+        #expect(sdp.iceCredentials(for: 3)?.ufrag == "yxBfQGNGfTLmWnRJ")
+        // The RTX SSRC of the FID group is not a track of its own.
+        #expect(sdp.media[3].ssrcs.map(\.ssrc) == [2_864_434_397])
+    }
+
+    @Test("LF-only line endings and blank lines parse the same")
+    func lfEndings() throws {
+        let crlf = try SessionDescription(parsing: SDPFixtures.aiortcOffer)
+        let lf = try SessionDescription(parsing: SDPFixtures.aiortcOffer.replacingOccurrences(of: "\r\n", with: "\n\n"))
+        #expect(lf == crlf)
+    }
+
+    @Test("Malformed SDP is refused with the line number", arguments: [
+        ("", 0), ("x", 1), ("v=1\r\n", 1), ("o=- 1 1 IN IP4 0.0.0.0\r\n", 1), ("v=0\r\ns=-\r\n", 0),
+        ("v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\nm=audio\r\n", 3), ("v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\nm=audio 70000 RTP/AVP 0\r\n", 3),
+        ("v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\nA=x\r\n", 3), ("v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\na=\r\n", 3), ("v=0\r\nv=0\r\n", 2),
+    ])
+    func malformed(text: String, line: Int) {
+        #expect(throws: SDPError.self) { try SessionDescription(parsing: text) }
+        do {
+            _ = try SessionDescription(parsing: text)
+        } catch {
+            #expect(error.line == line)
+            #expect(!error.description.isEmpty)
+        }
+    }
+
+    @Test("Fingerprints parse and print as in SDP")
+    func fingerprint() throws {
+        let f = try #require(DTLSFingerprint(attributeValue: "SHA-256 0A:1b:FF:00:0A:1B:FF:00:0A:1B:FF:00:0A:1B:FF:00:0A:1B:FF:00:0A:1B:FF:00:0A:1B:FF:00:0A:1B:FF:00"))
+        #expect(f.algorithm == "sha-256" && f.bytes.count == 32 && f.bytes[1] == 0x1B)
+        #expect(f.hex.hasPrefix("0A:1B:FF:00"))
+        #expect(DTLSFingerprint(attributeValue: "sha-256 0A:1") == nil)
+        #expect(DTLSFingerprint(attributeValue: "sha-256") == nil)
+        #expect(DTLSFingerprint(attributeValue: "sha-256 GG:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00") == nil)
+    }
+}
+
+@Suite("SDP offer/answer")
+struct SDPNegotiationTests {
+    let identityFingerprint = DTLSFingerprint(algorithm: "sha-256", bytes: Array(repeating: 0xAB, count: 32))
+
+    func local(candidates: [String] = ["candidate:1 1 UDP 2015363327 127.0.0.1 40000 typ host"], eoc: Bool = true) -> LocalTransportParameters {
+        LocalTransportParameters(iceUfrag: "ufrg", icePassword: "0123456789abcdefghijkl", fingerprint: identityFingerprint, setup: .active, candidates: candidates, endOfCandidates: eoc)
+    }
+
+    @Test("LiveKit offer: Opus accepted with its PT, RED and video declined, data kept, BUNDLE without rejected mids")
+    func answerLiveKit() throws {
+        let offer = try SessionDescription(parsing: SDPFixtures.liveKitSubscriberOffer)
+        let (answer, decisions) = try SDPNegotiation.answer(to: offer, local: local(), policy: AnswerPolicy(), sessionID: 42, sessionVersion: 2)
+        #expect(answer.media.count == 4)
+        #expect(answer.media.map(\.mid) == ["0", "1", "2", "3"])
+        // Data.
+        #expect(answer.media[0].isDataChannel && answer.media[0].port == 9 && answer.media[0].sctpPort == 5000)
+        #expect(answer.media[0].maxMessageSize == 262_144)
+        #expect(decisions[0].outcome == .data(remotePort: 5000, remoteMaxMessageSize: 65535))
+        // Audio: Opus only, fec, NACK where offered, stereo only where sprop-stereo.
+        for i in [1, 2] {
+            let m = answer.media[i]
+            #expect(m.formats == ["111"] && m.port == 9 && m.direction == .recvonly)
+            #expect(m.rtpMaps == [RTPMap(payloadType: 111, encoding: "opus", clockRate: 48000, channels: 2)])
+            #expect(m.isRTCPMux && m.isReducedSizeRTCP)
+            #expect(m.headerExtensions.isEmpty)
+        }
+        #expect(answer.media[1].formatParameters(for: 111) == "minptime=10;useinbandfec=1")
+        #expect(answer.media[2].formatParameters(for: 111) == "minptime=10;useinbandfec=1;stereo=1")
+        #expect(answer.media[1].rtcpFeedback(for: 111) == ["nack"])
+        #expect(answer.media[2].rtcpFeedback(for: 111).isEmpty)
+        #expect(decisions[2].outcome == .audio(payloadType: 111, clockRate: 48000, stereo: true, nack: false))
+        // Video rejected with port 0 and left out of BUNDLE.
+        #expect(answer.media[3].port == 0 && answer.media[3].isRejected)
+        #expect(answer.bundleGroups == [["0", "1", "2"]])
+        // Transport: our credentials and fingerprint everywhere, candidates once.
+        for m in answer.media.prefix(3) {
+            #expect(m.iceUfrag == "ufrg" && m.setup == .active && m.fingerprints == [identityFingerprint])
+        }
+        #expect(answer.media[0].candidates.count == 1 && answer.media[0].hasEndOfCandidates)
+        #expect(answer.media[1].candidates.isEmpty)
+        // It parses back, and as an offer-side view it is one consistent transport.
+        let reparsed = try SessionDescription(parsing: answer.text)
+        #expect(reparsed == answer)
+        let transport = try RemoteTransportParameters(from: reparsed)
+        #expect(transport.setup == .active && transport.sctpPort == 5000 && transport.candidates.count == 1)
+    }
+
+    @Test("Remote tracks come from a=ssrc and a=msid with LiveKit's PA_/TR_ ids")
+    func tracks() throws {
+        let offer = try SessionDescription(parsing: SDPFixtures.liveKitSubscriberOffer)
+        let (_, decisions) = try SDPNegotiation.answer(to: offer, local: local(), policy: AnswerPolicy(), sessionID: 1, sessionVersion: 1)
+        let tracks = RemoteTrack.tracks(in: offer, decisions: decisions)
+        #expect(tracks.count == 2)
+        #expect(tracks[0].ssrc == 3_735_928_559 && tracks[0].participantSID == "PA_f3Xq9KcR2LmN" && tracks[0].trackSID == "TR_AMkT7nWzQ4pVbY")
+        #expect(tracks[0].nack && !tracks[0].stereo && tracks[0].mid == "1")
+        #expect(tracks[1].ssrc == 16_909_060 && tracks[1].stereo && !tracks[1].nack)
+    }
+
+    @Test("msid forms: PA_x|TR_y, sync-stream PA_x|camera with TR_ track id, malformed")
+    func liveKitIDs() {
+        #expect(RemoteTrack.liveKitIDs(streamID: "PA_a|TR_b", trackID: "TR_b") == ("PA_a", "TR_b"))
+        #expect(RemoteTrack.liveKitIDs(streamID: "PA_a|camera", trackID: "TR_c") == ("PA_a", "TR_c"))
+        #expect(RemoteTrack.liveKitIDs(streamID: "nobar", trackID: "uuid") == (nil, nil))
+        #expect(RemoteTrack.liveKitIDs(streamID: "XX_a|TR_b", trackID: nil) == (nil, "TR_b"))
+    }
+
+    @Test("Video as the BUNDLE-tagged section is answered inactive, not rejected")
+    func taggedVideo() throws {
+        var offer = try SessionDescription(parsing: SDPFixtures.liveKitSubscriberOffer)
+        offer.attributes = offer.attributes.map { $0.name == "group" ? SDPAttribute("group", "BUNDLE 3 0 1 2") : $0 }
+        let (answer, decisions) = try SDPNegotiation.answer(to: offer, local: local(), policy: AnswerPolicy(), sessionID: 1, sessionVersion: 1)
+        #expect(answer.media[3].port == 9 && answer.media[3].direction == .inactive)
+        #expect(decisions[3].outcome == .inactive(reason: "video is not received by a recorder"))
+        #expect(answer.bundleGroups == [["3", "0", "1", "2"]])
+    }
+
+    @Test("Decline policy .inactive keeps video in the bundle")
+    func inactivePolicy() throws {
+        let offer = try SessionDescription(parsing: SDPFixtures.liveKitSubscriberOffer)
+        var policy = AnswerPolicy()
+        policy.video = .inactive
+        let (answer, _) = try SDPNegotiation.answer(to: offer, local: local(), policy: policy, sessionID: 1, sessionVersion: 1)
+        #expect(answer.media[3].port == 9 && answer.media[3].direction == .inactive && answer.media[3].formats == ["96"])
+        #expect(answer.bundleGroups == [["0", "1", "2", "3"]])
+    }
+
+    @Test("aiortc's offer (PT 96, no fmtp) is answered with PT 96 and fec; inline candidates of the tagged section only")
+    func answerAiortc() throws {
+        let offer = try SessionDescription(parsing: SDPFixtures.aiortcOffer)
+        let (answer, _) = try SDPNegotiation.answer(to: offer, local: local(), policy: AnswerPolicy(), sessionID: 1, sessionVersion: 1)
+        #expect(answer.media[0].formats == ["96"] && answer.media[0].formatParameters(for: 96) == "minptime=10;useinbandfec=1")
+        let remote = try RemoteTransportParameters(from: offer)
+        #expect(remote.candidates.count == 1 && remote.candidates[0].mid == "0")
+        #expect(remote.endOfCandidates && remote.setup == .actpass && remote.fingerprints.count == 3)
+    }
+
+    @Test("A re-offer that recycles a section and adds one is answered in place")
+    func reoffer() throws {
+        var offer = try SessionDescription(parsing: SDPFixtures.liveKitSubscriberOffer)
+        // Track in section 1 unpublished: the server marks it inactive without SSRCs.
+        offer.media[1].attributes.removeAll { $0.name == "ssrc" || $0.name == "msid" || $0.name == "sendonly" }
+        offer.media[1].attributes.append(SDPAttribute("inactive"))
+        var added = offer.media[2]
+        added.attributes = added.attributes.map { a in
+            switch a.name {
+            case "mid": return SDPAttribute("mid", "4")
+            case "ssrc": return SDPAttribute("ssrc", a.value!.replacingOccurrences(of: "16909060", with: "5"))
+            default: return a
+            }
+        }
+        offer.media.append(added)
+        offer.attributes = offer.attributes.map { $0.name == "group" ? SDPAttribute("group", "BUNDLE 0 1 2 3 4") : $0 }
+        let (answer, decisions) = try SDPNegotiation.answer(to: offer, local: local(), policy: AnswerPolicy(), sessionID: 1, sessionVersion: 3)
+        #expect(answer.media.count == 5)
+        #expect(answer.media[1].direction == .inactive && answer.media[1].port == 9)
+        #expect(answer.media[4].mid == "4" && answer.media[4].direction == .recvonly)
+        let tracks = RemoteTrack.tracks(in: offer, decisions: decisions)
+        #expect(tracks.map(\.ssrc) == [16_909_060, 5])
+        #expect(answer.bundleGroups == [["0", "1", "2", "4"]])
+    }
+
+    @Test("A section the offer rejected stays rejected; an offer with nothing usable is refused")
+    func rejected() throws {
+        var offer = try SessionDescription(parsing: SDPFixtures.liveKitSubscriberOffer)
+        offer.media[1].port = 0
+        let (answer, _) = try SDPNegotiation.answer(to: offer, local: local(), policy: AnswerPolicy(), sessionID: 1, sessionVersion: 1)
+        #expect(answer.media[1].port == 0 && answer.media[1].mid == "1")
+        offer.media = [offer.media[3]]
+        offer.attributes = offer.attributes.filter { $0.name != "group" }
+        #expect(throws: SDPError.self) { try SDPNegotiation.answer(to: offer, local: local(), policy: AnswerPolicy(), sessionID: 1, sessionVersion: 1) }
+    }
+
+    @Test("DTLS setup roles (RFC 5763 §5)")
+    func setupRoles() throws {
+        #expect(try SDPNegotiation.answerSetup(for: .actpass) == .active)
+        #expect(try SDPNegotiation.answerSetup(for: .passive) == .active)
+        #expect(try SDPNegotiation.answerSetup(for: .active) == .passive)
+        #expect(throws: SDPError.self) { try SDPNegotiation.answerSetup(for: .holdconn) }
+    }
+
+    @Test("Transport parameters: missing credentials or fingerprint, or two transports, are refused")
+    func transportErrors() throws {
+        var offer = try SessionDescription(parsing: SDPFixtures.aiortcOffer)
+        offer.media[1].attributes = offer.media[1].attributes.map { $0.name == "ice-ufrag" ? SDPAttribute("ice-ufrag", "other") : $0 }
+        #expect(throws: SDPError.self) { try RemoteTransportParameters(from: offer) }
+        var noFP = try SessionDescription(parsing: SDPFixtures.aiortcOffer)
+        for i in noFP.media.indices { noFP.media[i].attributes.removeAll { $0.name == "fingerprint" } }
+        #expect(throws: SDPError.self) { try RemoteTransportParameters(from: noFP) }
+        var noICE = try SessionDescription(parsing: SDPFixtures.aiortcOffer)
+        for i in noICE.media.indices { noICE.media[i].attributes.removeAll { $0.name == "ice-pwd" } }
+        #expect(throws: SDPError.self) { try RemoteTransportParameters(from: noICE) }
+    }
+
+    @Test("Our offer: data section, actpass, BUNDLE; aiortc's answer to an offer reads back")
+    func offerAndAnswer() throws {
+        var l = local()
+        l.setup = .actpass
+        let offer = SDPNegotiation.offer(sections: [.data(mid: "0"), .audio(mid: "1", direction: .sendonly, payloadType: 111, ssrc: 1234, cname: "c", streamID: "PA_me|TR_mine", trackID: "TR_mine")], local: l, sessionID: 9, sessionVersion: 1)
+        let parsed = try SessionDescription(parsing: offer.text)
+        #expect(parsed.bundleGroups == [["0", "1"]])
+        #expect(parsed.media[0].isDataChannel && parsed.media[0].setup == .actpass)
+        #expect(parsed.media[1].ssrcs == [SSRCDescription(ssrc: 1234, cname: "c", streamID: "PA_me|TR_mine", trackID: "TR_mine")])
+        let answer = try RemoteTransportParameters(from: try SessionDescription(parsing: SDPFixtures.aiortcAnswer))
+        #expect(answer.setup == .active && answer.sctpPort == 5000 && answer.maxMessageSize == 262_144)
+    }
+
+    @Test("Format parameters keep order and update in place")
+    func formatParameters() {
+        var f = FormatParameters("minptime=10; useinbandfec=0;sprop-stereo=1")
+        f.set("useinbandfec", "1")
+        f.set("stereo", "1")
+        #expect(f.text == "minptime=10;useinbandfec=1;sprop-stereo=1;stereo=1")
+        #expect(f.value("SPROP-STEREO") == "1")
+    }
+}
