@@ -63,21 +63,35 @@ enum JoinCommand {
             server that is not a configured instance joins as a guest there.
 
             Prints one line per room event (joins, leaves, mutes, who speaks, chat, moderation,
-            reconnects) until the room ends, --duration passes, or Ctrl-C (which leaves cleanly).
+            reconnects) until the room ends, --duration passes, everyone else has been gone for
+            alone_timeout, or Ctrl-C (which leaves cleanly and finishes the files).
+
+            --record writes <output_dir>/<room>/<date>_<time>/: one Ogg Opus file per participant
+            (their original packets, gaps filled so every file lines up with the others),
+            room.opus (everyone mixed), events.jsonl (every event with UTC time and offset),
+            transcript.vtt (who spoke when) and summary.json. Files are written as *.part and
+            renamed when finished; 'bedrud-bot repair' finishes one left by a crash.
 
             --dry-run resolves the room, logs in and asks the server for a LiveKit token, prints
             what it would join (never the token), and stops. --no-media joins the signalling only
             (no audio); LiveKit removes such a participant after about 60 s.
 
             Examples:
+              bedrud-bot join standup --record --duration 90m
+              bedrud-bot join https://meet.example.com/m/standup --record --output /srv/rec
+              bedrud-bot join standup --stats              # receive and show network figures
               bedrud-bot join standup --dry-run
-              bedrud-bot join https://meet.example.com/m/standup --no-media --duration 30s
             """,
         arguments: [ArgumentSpec("ROOM|LINK", help: "room name or meeting link")],
         options: [
+            OptionSpec("record", short: "r", help: "Write the recording: per-participant and mixed Ogg Opus, events.jsonl, transcript.vtt, summary.json."),
+            OptionSpec("output", short: "o", value: "DIR", help: "Recording folder root (default: record.output_dir, 'recordings')."),
+            OptionSpec("duration", short: "d", value: "DURATION", help: "Leave after this long (e.g. 30s, 90m); default: record.max_duration, else until the room ends."),
+            OptionSpec("alone-timeout", value: "DURATION", help: "Leave when nobody else has been here this long (default: record.alone_timeout, 60s; 0 = never)."),
+            OptionSpec("no-mix", help: "Do not write room.opus."),
+            OptionSpec("stats", help: "Print per-track network figures (packets/s, loss, jitter, NACKs) every 5 s."),
             OptionSpec("dry-run", help: "Only resolve, log in and get the join token; print the plan."),
             OptionSpec("no-media", help: "Signalling only: room events without audio."),
-            OptionSpec("duration", short: "d", value: "DURATION", help: "Leave after this long (e.g. 30s, 90m); default: until the room ends or Ctrl-C."),
             OptionSpec("guest-name", value: "NAME", help: "Display name when joining a link's server as a guest (default: bedrud-bot)."),
             OptionSpec("ca-file", value: "FILE", help: "For a link to an unconfigured server: trust this PEM CA."),
             OptionSpec("pin-sha256", value: "FINGERPRINT", help: "For a link to an unconfigured server: trust this certificate."),
@@ -85,15 +99,39 @@ enum JoinCommand {
         ],
         action: run)
 
+    static func parseDuration(_ inv: Invocation, _ flag: String) throws -> Double? {
+        guard let d = inv.value(flag) else { return nil }
+        guard let v = ConfigValues.duration(d) else {
+            throw CommandFailure(.usage, "--\(flag) expects a duration like 30s, 10m or 1h30m, got '\(d)'")
+        }
+        return v
+    }
+
     static func run(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
-        var duration: Double?
-        if let d = inv.value("duration") {
-            guard let v = ConfigValues.duration(d), v > 0 else {
-                throw CommandFailure(.usage, "--duration expects a duration like 30s, 10m or 1h30m, got '\(d)'")
-            }
-            duration = v
+        if inv.flag("no-media") && inv.flag("record") {
+            throw CommandFailure(.usage, "--record needs media; drop --no-media")
         }
+        var duration = try parseDuration(inv, "duration")
+        if duration == nil, let d = try? ctx.config.duration("record", "max_duration"), d > 0 { duration = d }
+        if let d = duration, d <= 0 { throw CommandFailure(.usage, "--duration must be longer than 0") }
+        var options = RoomRunOptions()
+        options.record = inv.flag("record")
+        options.duration = duration
+        options.aloneTimeout = try parseDuration(inv, "alone-timeout") ?? ctx.config.duration("record", "alone_timeout")
+        options.outputDir = inv.value("output") ?? ctx.config.string("record", "output_dir") ?? "recordings"
+        options.pathTemplate = ctx.config.string("record", "path_template") ?? options.pathTemplate
+        options.mix = !inv.flag("no-mix") && (ctx.config.string("record", "mix").flatMap(ConfigValues.bool) ?? true)
+        options.mixChannels = Int(ctx.config.string("record", "mix_channels") ?? "1") ?? 1
+        if let b = ctx.config.string("record", "mix_bitrate") {
+            guard let v = ConfigValues.bitrate(b), (6000...510_000).contains(v) else {
+                throw CommandFailure(.config, "record.mix_bitrate: expected a bit rate between 6k and 510k, got '\(b)'")
+            }
+            options.mixBitrate = v
+        }
+        options.jitterWaitMillis = Int(((try? ctx.config.duration("record", "jitter_wait")) ?? 0.06) * 1000)
+        options.showStats = inv.flag("stats")
+
         let plan = try JoinPlan.make(ctx, target: inv.positionals[0])
         let join = try await plan.requestToken()
         let claims = JWTClaims(token: join.token)
@@ -106,16 +144,15 @@ enum JoinCommand {
             inv.console.out(summary)
             return .success
         }
-        guard inv.flag("no-media") else {
-            throw CommandFailure(.failure, "recording media is not available in this build yet; use --no-media (room events only) or --dry-run")
-        }
         inv.console.err(summary)
-
-        var options = RoomManagerOptions()
-        options.waitForTransport = false
-        options.signalConnectTimeout = try ctx.config.duration("network", "connect_timeout") + 5
+        if !inv.flag("no-media") {
+            return try await RoomRun(plan: plan, join: join, options: options, console: inv.console).run()
+        }
+        var roomOptions = RoomManagerOptions()
+        roomOptions.waitForTransport = false
+        roomOptions.signalConnectTimeout = try ctx.config.duration("network", "connect_timeout") + 5
         let room = RoomManager(
-            livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string, options: options,
+            livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string, options: roomOptions,
             transport: nil, tokenProvider: { try await plan.requestToken().token })
         return try await follow(room, token: join.token, duration: duration, console: inv.console)
     }

@@ -79,6 +79,26 @@ public struct SettingSpec: Sendable {
         SettingSpec(section: "network", key: "max_response_size", kind: .size, defaultValue: "16MiB",
                     help: "Largest REST answer accepted.", example: "4MiB"),
 
+        SettingSpec(section: "record", key: "output_dir", kind: .path, defaultValue: "recordings",
+                    help: "Where recordings go (relative paths are relative to the working directory). Each session gets its own folder inside.",
+                    example: "/var/lib/bedrud-bot/recordings"),
+        SettingSpec(section: "record", key: "path_template", kind: .string, defaultValue: "{room}/{date}_{time}",
+                    help: "The session folder inside output_dir. Placeholders: {room}, {instance}, {date} (yyyy-mm-dd), {time} (HHMMSS), UTC.",
+                    example: "{instance}/{room}/{date}/{time}"),
+        SettingSpec(section: "record", key: "mix", kind: .bool, defaultValue: "yes",
+                    help: "Also write room.opus, every speaker mixed (re-encoded with libopus).", example: "no"),
+        SettingSpec(section: "record", key: "mix_channels", kind: .choice(["1", "2"]), defaultValue: "1",
+                    help: "1 for a mono mix; 2 for stereo with each speaker panned.", example: "2"),
+        SettingSpec(section: "record", key: "mix_bitrate", kind: .string, defaultValue: "32k",
+                    help: "Bit rate of room.opus (per-participant files keep the original packets).", example: "48k"),
+        SettingSpec(section: "record", key: "max_duration", kind: .duration, defaultValue: "0",
+                    help: "Leave (and finish the files) after this long; 0 means no limit. --duration overrides it.", example: "90m"),
+        SettingSpec(section: "record", key: "alone_timeout", kind: .duration, defaultValue: "60s",
+                    help: "Leave when nobody else has been in the room for this long (after someone was there); 0 means never.",
+                    example: "30s"),
+        SettingSpec(section: "record", key: "jitter_wait", kind: .duration, defaultValue: "60ms",
+                    help: "How long a missing packet is waited for before it counts as lost.", example: "100ms"),
+
         SettingSpec(section: "instance", key: "url", kind: .url, defaultValue: nil,
                     help: "The Bedrud server's address (required).", example: "https://meet.example.com"),
         SettingSpec(section: "instance", key: "display_name", kind: .string, defaultValue: nil,
@@ -101,7 +121,7 @@ public struct SettingSpec: Sendable {
                     example: "yes"),
     ]
 
-    public static let sections: [String] = ["", "network", "instance"]
+    public static let sections: [String] = ["", "network", "record", "instance"]
 
     public static func spec(section: String, key: String) -> SettingSpec? {
         all.first { $0.section == section && $0.key == key }

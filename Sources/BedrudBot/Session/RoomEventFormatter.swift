@@ -75,6 +75,7 @@ public struct RoomEventFormatter: Sendable {
             if !stopped.isEmpty { parts.append("stopped: " + stopped.map(name).joined(separator: ", ")) }
             return parts.isEmpty ? nil : parts.joined(separator: "; ")
         case .connectionQualityChanged: return nil
+        case .dataReceived(let d) where d.topic == "chat" || d.topic == "system": return nil  // shown decoded
         case .dataReceived(let d): return "data from \(name(d.senderIdentity)) on topic '\(d.topic ?? "")' (\(d.payload.count) bytes)"
         case .chatReceived(let c):
             let attachments = c.attachments.isEmpty ? "" : " [\(c.attachments.count) attachment\(c.attachments.count == 1 ? "" : "s")]"

@@ -1,0 +1,58 @@
+import BedrudCore
+import BedrudMedia
+import BedrudProtocol
+import BedrudRTC
+import Synchronization
+
+/// Connects the WebRTC layer to the media pipeline: every subscribed audio track gets a
+/// ``PacketRing`` (attached before the answer, so no first packet is lost) that the
+/// pipeline drains on its media thread. Names come from the room model.
+final class MediaRouter: TrackRouter, @unchecked Sendable {
+    // @unchecked: `room` is set once before the session connects; `tracks` is behind a mutex.
+    private let pipeline: MediaPipeline
+    private let ringSlots: Int
+    nonisolated(unsafe) var room: RoomManager?
+    private let tracks = Mutex<[String: String]>([:])  // track sid → identity
+    private let logger = Logger("session")
+
+    init(pipeline: MediaPipeline, ringSlots: Int = 32) {
+        self.pipeline = pipeline
+        self.ringSlots = ringSlots
+    }
+
+    /// Identities with at least one recorded track.
+    var identities: Set<String> { Set(tracks.withLock { $0.values }) }
+
+    func route(added: [RemoteTrack], removed: [RemoteTrack]) async -> [UInt32: PacketRing] {
+        let state = await room?.current
+        var rings: [UInt32: PacketRing] = [:]
+        for t in added where t.kind == "audio" {
+            let sid = t.trackSID ?? "ssrc-\(t.ssrc)"
+            let participant = state?.participants.first { p in p.sid == t.participantSID || p.tracks.contains { $0.sid == sid } }
+            let identity = participant?.identity ?? t.participantSID ?? "ssrc-\(t.ssrc)"
+            let ring = PacketRing(capacity: ringSlots, maxPayload: 1500)
+            pipeline.send(.addTrack(MediaTrackSpec(trackSid: sid, participantIdentity: identity, participantName: participant?.name ?? ""), ring))
+            tracks.withLock { $0[sid] = identity }
+            rings[t.ssrc] = ring
+            logger.debug("receiving \(sid) of \(identity) on SSRC \(t.ssrc)")
+        }
+        for t in removed where t.kind == "audio" {
+            let sid = t.trackSID ?? "ssrc-\(t.ssrc)"
+            pipeline.send(.removeTrack(trackSid: sid))
+            tracks.withLock { _ = $0.removeValue(forKey: sid) }
+        }
+        return rings
+    }
+}
+
+/// A sink factory that writes nothing: `join` without `--record` still decodes for
+/// levels and speech, but keeps no files.
+final class DiscardingSinkFactory: RecordingSinkFactory, Sendable {
+    func makeSink(for output: RecordingOutput) throws -> PageSink { DiscardingSink() }
+}
+
+final class DiscardingSink: PageSink {
+    func write(_ bytes: UnsafeRawBufferPointer) throws {}
+    func sync() throws {}
+    func close(clean: Bool) throws {}
+}

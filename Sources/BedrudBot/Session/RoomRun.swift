@@ -1,0 +1,324 @@
+import BedrudCore
+import BedrudMedia
+import BedrudNet
+import BedrudProtocol
+import BedrudRTC
+import Foundation
+import Synchronization
+
+/// What a `join` run should do once in the room.
+struct RoomRunOptions: Sendable {
+    var record = false
+    var outputDir = "recordings"
+    var pathTemplate = "{room}/{date}_{time}"
+    var mix = true
+    var mixChannels = 1
+    var mixBitrate = 32000
+    var jitterWaitMillis = 60
+    var duration: Double?
+    var aloneTimeout: Double = 60
+    var showStats = false
+    var statsIntervalSeconds: Double = 5
+}
+
+/// One joined room with media: the RoomManager (signalling), the WebRTC transport, the
+/// media pipeline, and — when recording — the session folder with the per-participant and
+/// mixed Ogg Opus files, `events.jsonl`, `transcript.vtt` and `summary.json`.
+///
+/// Runs until the room ends, `duration` passes, everyone else has been gone for
+/// `aloneTimeout`, or a signal arrives; then leaves, finishes the files and reports.
+final class RoomRun: @unchecked Sendable {
+    // @unchecked: the mutable bookkeeping below is only touched by the run's own event
+    // tasks, serialized through `lock`.
+    let plan: JoinPlan
+    let join: JoinRoomResponse
+    let options: RoomRunOptions
+    let console: Console
+    private let lock = Mutex<Void>(())
+    private var remote: [String: String] = [:]  // identity → name, currently in the room
+    private var everyone: [String: String] = [:]  // identity → name, ever seen
+    private var aloneSince: UInt64?
+    private var sawSomeone = false
+    private var chatCount = 0
+    private var reconnects = 0
+    private var speaking: Set<String> = []
+    private var endNote: String?
+    private let logger = Logger("session")
+
+    init(plan: JoinPlan, join: JoinRoomResponse, options: RoomRunOptions, console: Console) {
+        self.plan = plan
+        self.join = join
+        self.options = options
+        self.console = console
+    }
+
+    static func isLoopback(_ livekitHost: String) -> Bool {
+        guard let url = try? SignalURL.base(livekitHost: livekitHost) else { return false }
+        return url.host == "127.0.0.1" || url.host == "localhost" || url.host == "::1"
+    }
+
+    func run() async throws -> ExitCode {
+        let startUnixNanos = Int64(Date().timeIntervalSince1970 * 1e9)
+        var directory: String?
+        if options.record {
+            directory = try RecordingLayout.directory(outputDir: options.outputDir, template: options.pathTemplate, room: join.room.name,
+                                                      instance: plan.instance.name, startUnixSeconds: Double(startUnixNanos) / 1e9)
+        }
+        var pc = MediaPipelineConfig()
+        pc.room = join.room.name
+        pc.sessionStartUnixNanos = startUnixNanos
+        pc.mix = options.record && options.mix
+        pc.mixChannels = options.mixChannels
+        pc.mixBitrate = options.mixBitrate
+        pc.jitterWaitMillis = options.jitterWaitMillis
+        let sinks: RecordingSinkFactory & Sendable = directory.map { DirectorySinkFactory(directory: $0) } ?? DiscardingSinkFactory()
+        let pipeline = MediaPipeline(config: pc, sinks: sinks)
+        let transcript = try directory.map {
+            try TranscriptWriter(path: $0 + "/events.jsonl", startUnixNanos: startUnixNanos, startMonotonicNanos: pipeline.startNanos)
+        }
+        let router = MediaRouter(pipeline: pipeline)
+        let transport = WebRTCTransport(router: router, localAddresses: Self.isLoopback(join.livekitHost) ? ["127.0.0.1"] : [])
+        let plan = self.plan
+        let room = RoomManager(livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string,
+                               transport: transport, tokenProvider: { try await plan.requestToken().token })
+        router.room = room
+
+        let claims = JWTClaims(token: join.token)
+        transcript?.write("session_started", [
+            "room": join.room.name, "server": plan.instance.server, "livekit_host": join.livekitHost,
+            "bot_identity": claims?.subject ?? "", "bot_name": claims?.name ?? "", "version": BedrudBotVersion.string,
+            "note": "Chat sent before the bot joined is not stored by Bedrud or LiveKit and cannot be captured.",
+        ])
+        if let directory { console.err("Recording into \(directory)") }
+
+        // Stop triggers: a signal, the duration, being alone.
+        let stopCause = StopCause()
+        let stop: @Sendable (String) -> Void = { why in
+            if stopCause.set(why) { Task { await room.leave() } }
+        }
+        let watcher = SignalWatcher { sig in stop(sig == SIGINT ? "interrupted (Ctrl-C)" : "terminated (SIGTERM)") }
+        defer { watcher.cancel() }
+
+        let roomEvents = Task { await self.consumeRoomEvents(room: room, pipeline: pipeline, transcript: transcript) }
+        let mediaEvents = Task { await self.consumeMediaEvents(pipeline: pipeline, transcript: transcript) }
+        let status = StatusReporter(console: console, showStats: options.showStats, interval: options.statsIntervalSeconds)
+        let ticker = Task {
+            var tick = 0
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                tick += 1
+                if self.aloneLongEnough() { stop("everyone else left (alone for \(ConfigValues.formatDuration(self.options.aloneTimeout)))") }
+                await status.tick(tick, room: room, pipeline: pipeline, transport: transport, run: self)
+            }
+        }
+        var timer: Task<Void, Never>?
+        if let duration = options.duration {
+            timer = Task {
+                try? await Task.sleep(for: .milliseconds(Int(duration * 1000)))
+                if !Task.isCancelled { stop("duration of \(ConfigValues.formatDuration(duration)) reached") }
+            }
+        }
+
+        await room.connect(token: join.token)
+        let reason = await room.waitUntilFinished() ?? .left
+        timer?.cancel()
+        ticker.cancel()
+        status.finish()
+        await roomEvents.value
+
+        // Finish the media: files end now, are closed and renamed.
+        await pipeline.stop()
+        await mediaEvents.value
+        let rtcStats = await transport.stats()
+        await transport.shutdown()
+        let cause = stopCause.value
+        let (code, message) = await outcome(reason, cause: cause, room: room, transport: transport)
+        let media = pipeline.stats
+        transcript?.write("session_ended", ["reason": reason.description, "exit_code": Int(code.rawValue), "detail": message,
+                                             "duration_ms": transcript?.offsetNow() ?? 0])
+        if let directory, let transcript {
+            transcript.sync()
+            try? writeFile(directory + "/transcript.vtt", transcript.vtt())
+            let summary = Self.summary(run: self, directory: directory, sinks: sinks as? DirectorySinkFactory, media: media, rtc: rtcStats,
+                                       reason: reason, code: code, message: message, startUnixNanos: startUnixNanos,
+                                       durationMs: transcript.offsetNow())
+            try? writeFile(directory + "/summary.json", summary)
+            console.err(Self.filesLine(directory: directory, sinks: sinks as? DirectorySinkFactory))
+        }
+        if code != .success && code != .interrupted { throw CommandFailure(code, message) }
+        console.err("Left the room: \(message).")
+        return code
+    }
+
+    // MARK: - Events
+
+    private func consumeRoomEvents(room: RoomManager, pipeline: MediaPipeline, transcript: TranscriptWriter?) async {
+        var formatter = RoomEventFormatter()
+        for await event in room.events {
+            if let line = formatter.text(event) { console.out(JoinCommand.stamp(Date()) + " " + line) }
+            handle(event, pipeline: pipeline)
+            if let transcript { TranscriptEvents.write(event, to: transcript, formatter: formatter) }
+        }
+    }
+
+    private func handle(_ event: RoomEvent, pipeline: MediaPipeline) {
+        lock.withLock { _ in
+            switch event {
+            case .participantJoined(let p), .participantRejoined(let p, _):
+                remote[p.identity] = p.name
+                everyone[p.identity] = p.name
+                sawSomeone = true
+                aloneSince = nil
+            case .participantUpdated(let p, _):
+                if remote[p.identity] != nil { remote[p.identity] = p.name }
+                everyone[p.identity] = p.name
+            case .participantLeft(let p, _):
+                remote.removeValue(forKey: p.identity)
+                pipeline.send(.participantLeft(identity: p.identity))
+                if remote.isEmpty { aloneSince = MonotonicClock.nanos() }
+            case .trackMuted(let t, let who) where t.kind == .audio:
+                pipeline.send(.setMuted(identity: who, muted: true))
+            case .trackUnmuted(let t, let who) where t.kind == .audio:
+                pipeline.send(.setMuted(identity: who, muted: false))
+            case .reconnecting:
+                reconnects += 1
+                for identity in remote.keys { pipeline.send(.participantReconnecting(identity: identity)) }
+            case .chatReceived:
+                chatCount += 1
+            default:
+                break
+            }
+        }
+    }
+
+    private func consumeMediaEvents(pipeline: MediaPipeline, transcript: TranscriptWriter?) async {
+        for await event in pipeline.events {
+            guard let transcript else { continue }
+            let name = { (identity: String) in self.lock.withLock { _ in self.everyone[identity] ?? "" } }
+            switch event {
+            case .fileStarted(let identity, let output, let start):
+                transcript.write("file_started", offsetMs: start, ["participant": identity, "output": Self.outputName(output)])
+            case .fileFinished(let identity, let output, let start, let duration):
+                transcript.write("file_finished", offsetMs: start + duration,
+                                 ["participant": identity, "output": Self.outputName(output), "start_offset_ms": start, "duration_ms": duration])
+            case .gap(let identity, let trackSid, let start, let duration, let cause):
+                transcript.write("gap", offsetMs: start, ["participant": identity, "track_sid": trackSid, "duration_ms": duration, "cause": cause.rawValue])
+            case .speakingTurn(let identity, let start, let end):
+                transcript.write("speaking_turn", offsetMs: start, ["participant": identity, "name": name(identity), "start_ms": start, "end_ms": end])
+                transcript.noteTurn(identity: identity, name: name(identity).isEmpty ? identity : name(identity), startMs: start, endMs: end)
+            case .warning(let text):
+                transcript.write("warning", ["message": text])
+                logger.warning(text)
+            }
+        }
+    }
+
+    static func outputName(_ o: RecordingOutput) -> String {
+        switch o {
+        case .room: "room"
+        case .participant(let identity, let name): name.isEmpty ? identity : name
+        }
+    }
+
+    // MARK: - Lifecycle bookkeeping
+
+    func aloneLongEnough() -> Bool {
+        guard options.aloneTimeout > 0 else { return false }
+        return lock.withLock { _ in
+            guard sawSomeone, remote.isEmpty, let since = aloneSince else { return false }
+            return Double(MonotonicClock.nanos() &- since) / 1e9 >= options.aloneTimeout
+        }
+    }
+
+    var presentNames: [String] { lock.withLock { _ in remote.values.map { $0 }.sorted() } }
+
+    private func outcome(_ reason: RoomDisconnectReason, cause: String?, room: RoomManager, transport: WebRTCTransport) async -> (ExitCode, String) {
+        switch reason {
+        case .left:
+            if let cause {
+                if cause.hasPrefix("interrupted") || cause.hasPrefix("terminated") {
+                    // Ctrl-C is the normal end of an open-ended run; it interrupts a timed one.
+                    return (options.duration == nil ? .success : .interrupted, cause)
+                }
+                return (.success, cause)
+            }
+            return (.success, "left the room")
+        case .kicked, .roomDeleted, .roomClosed, .duplicateIdentity:
+            return (.removed, RoomEventFormatter.explain(reason))
+        case .notAllowed:
+            return (.auth, RoomEventFormatter.explain(reason) + (await room.lastConnectError.map { ": \($0)" } ?? ""))
+        case .roomNotFound:
+            return (.notFound, RoomEventFormatter.explain(reason))
+        case .joinFailure:
+            return (.forbidden, RoomEventFormatter.explain(reason))
+        case .network:
+            let connectError = await room.lastConnectError
+            let why = transport.lastError ?? connectError ?? ""
+            return (.network, RoomEventFormatter.explain(reason) + (why.isEmpty ? "" : ": \(why)"))
+        case .protocolError, .serverShutdown, .server:
+            return (.server, RoomEventFormatter.explain(reason))
+        }
+    }
+
+    // MARK: - Outputs
+
+    private func writeFile(_ path: String, _ text: String) throws {
+        let tmp = path + ".part"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: tmp))
+        _ = rename(tmp, path)
+    }
+
+    static func filesLine(directory: String, sinks: DirectorySinkFactory?) -> String {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory).sorted()) ?? []
+        return "Files in \(directory): " + files.joined(separator: ", ")
+    }
+
+    static func summary(run: RoomRun, directory: String, sinks: DirectorySinkFactory?, media: MediaStats, rtc: PeerConnectionStats?,
+                        reason: RoomDisconnectReason, code: ExitCode, message: String, startUnixNanos: Int64, durationMs: Int64) -> String {
+        let paths = sinks?.paths ?? [:]
+        var participants: [[String: Any]] = []
+        let names = run.lock.withLock { _ in run.everyone }
+        for p in media.participants {
+            var gaps: [String: Any] = [:]
+            for (cause, ms) in p.gapMillis { gaps[cause.rawValue] = ms }
+            let file = paths.first { if case .participant(let id, _) = $0.key { id == p.identity } else { false } }?.value
+            participants.append([
+                "identity": p.identity, "name": names[p.identity] ?? "", "file": file.map { ($0 as NSString).lastPathComponent } ?? NSNull(),
+                "duration_ms": p.fileDurationMillis, "packets": p.packets, "lost": p.lost, "late": p.late, "duplicates": p.duplicates,
+                "fec_recovered": p.fecRecovered, "concealed_ms": p.concealedMillis, "gaps_ms": gaps,
+            ])
+        }
+        let obj: [String: Any] = [
+            "room": run.join.room.name, "server": run.plan.instance.server,
+            "started": TranscriptWriter.iso(startUnixNanos), "ended": TranscriptWriter.iso(startUnixNanos + durationMs * 1_000_000),
+            "duration_ms": durationMs, "end_reason": reason.description, "exit_code": Int(code.rawValue), "message": message,
+            "participants": participants,
+            "files": Set(((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { !$0.hasSuffix(".part") } + ["summary.json"]).sorted(),
+            "room_file": paths[.room].map { ($0 as NSString).lastPathComponent } ?? NSNull(),
+            "reconnects": run.lock.withLock { _ in run.reconnects }, "chat_messages": run.lock.withLock { _ in run.chatCount },
+            "network": rtc.map { s -> [String: Any] in
+                ["srtp_profile": s.srtpProfile.map { "\($0)" } ?? NSNull(), "selected_pair": s.selectedPair ?? NSNull(),
+                 "tracks": s.tracks.map { t in
+                     ["ssrc": Int(t.ssrc), "track_sid": t.trackSID ?? NSNull(), "packets": Int(t.packetsReceived), "lost": Int(t.packetsLost),
+                      "jitter_ms": t.jitterMs, "nacked": Int(t.nackedPackets), "recovered": Int(t.recoveredPackets)] as [String: Any]
+                 }]
+            } ?? NSNull(),
+        ]
+        let data = (try? JSONSerialization.data(withJSONObject: obj, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+}
+
+/// Why a run was asked to stop (the first reason wins).
+final class StopCause: Sendable {
+    private let cause = Mutex<String?>(nil)
+    /// Records `why` unless a reason is already set; true if this was the first.
+    func set(_ why: String) -> Bool {
+        cause.withLock { c in
+            guard c == nil else { return false }
+            c = why
+            return true
+        }
+    }
+    var value: String? { cause.withLock { $0 } }
+}

@@ -1,0 +1,101 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import BedrudCore
+import BedrudMedia
+import BedrudProtocol
+import Foundation
+
+/// Writes `events.jsonl`: one JSON object per line, each with the absolute UTC time and
+/// the offset from the session start, flushed line by line so a crash loses nothing that
+/// was written (docs/EVENTS.md). Also collects what `transcript.vtt` and `summary.json`
+/// need. Used from one task (the session's event loop).
+public final class TranscriptWriter: @unchecked Sendable {
+    // @unchecked: used only by the session task that owns it (serial by construction).
+    public let path: String
+    private let fd: Int32
+    private let startUnixNanos: Int64
+    private let startMonotonicNanos: UInt64
+    private(set) var turns: [(identity: String, name: String, startMs: Int64, endMs: Int64)] = []
+    private(set) var chats: [(offsetMs: Int64, name: String, text: String)] = []
+    public private(set) var lines = 0
+
+    /// - Parameters:
+    ///   - startUnixNanos: wall-clock time of session start (offset 0).
+    ///   - startMonotonicNanos: the same instant on the monotonic clock.
+    public init(path: String, startUnixNanos: Int64, startMonotonicNanos: UInt64) throws {
+        self.path = path
+        self.startUnixNanos = startUnixNanos
+        self.startMonotonicNanos = startMonotonicNanos
+        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw CommandFailure(.failure, "cannot write \(path): \(String(cString: strerror(errno)))") }
+    }
+
+    deinit { close(fd) }
+
+    /// Milliseconds since session start, now.
+    public func offsetNow() -> Int64 { Int64((MonotonicClock.nanos() &- startMonotonicNanos) / 1_000_000) }
+
+    static func iso(_ unixNanos: Int64) -> String {
+        var t = time_t(unixNanos / 1_000_000_000)
+        var tmv = tm()
+        gmtime_r(&t, &tmv)
+        let ms = Int((unixNanos / 1_000_000) % 1000)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tmv.tm_year + 1900, tmv.tm_mon + 1, tmv.tm_mday, tmv.tm_hour, tmv.tm_min, tmv.tm_sec, ms)
+    }
+
+    /// Appends one event. `offsetMs` defaults to now; media events pass their own.
+    public func write(_ type: String, offsetMs: Int64? = nil, _ fields: [String: Any] = [:]) {
+        let off = offsetMs ?? offsetNow()
+        var obj: [String: Any] = fields
+        obj["type"] = type
+        obj["time"] = Self.iso(startUnixNanos + off * 1_000_000)
+        obj["offset_ms"] = off
+        guard let data = try? JSONSerialization.data(withJSONObject: obj, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        var bytes = [UInt8](data)
+        bytes.append(10)
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n <= 0 { return }
+                offset += n
+            }
+        }
+        lines += 1
+    }
+
+    public func noteTurn(identity: String, name: String, startMs: Int64, endMs: Int64) {
+        turns.append((identity, name, startMs, endMs))
+    }
+
+    public func noteChat(offsetMs: Int64, name: String, text: String) {
+        chats.append((offsetMs, name, text))
+    }
+
+    public func sync() { fsync(fd) }
+
+    // MARK: - transcript.vtt
+
+    static func vttTime(_ ms: Int64) -> String {
+        let m = max(0, ms)
+        return String(format: "%02d:%02d:%02d.%03d", m / 3_600_000, (m / 60_000) % 60, (m / 1000) % 60, m % 1000)
+    }
+
+    static func vttEscape(_ s: String) -> String {
+        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+            .replacingOccurrences(of: "-->", with: "→").replacingOccurrences(of: "\n", with: " ")
+    }
+
+    /// WebVTT of the speaking turns (`<v Name>`), with chat messages as short cues.
+    public func vtt() -> String {
+        var cues: [(Int64, Int64, String)] = turns.map { ($0.startMs, max($0.endMs, $0.startMs + 100), "<v \(Self.vttEscape($0.name))>(speaking)") }
+        cues += chats.map { ($0.offsetMs, $0.offsetMs + 3000, "<v \(Self.vttEscape($0.name))>[chat] \(Self.vttEscape($0.text))") }
+        cues.sort { $0.0 < $1.0 }
+        var out = "WEBVTT\n\n"
+        for (i, c) in cues.enumerated() {
+            out += "\(i + 1)\n\(Self.vttTime(c.0)) --> \(Self.vttTime(c.1))\n\(c.2)\n\n"
+        }
+        return out
+    }
+}
