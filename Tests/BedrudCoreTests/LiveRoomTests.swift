@@ -1,0 +1,180 @@
+import BedrudCore
+import BedrudNet
+import BedrudProtocol
+import BedrudRTC
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+
+/// A RoomManager with real WebRTC against the devserver's scripted rooms: the packets
+/// aiortc sent arrive, data channels carry chat and moderation, late joiners are
+/// answered, and RTCP goes back to the server. Serialized: each test runs a live room.
+@Suite(.serialized) struct LiveRoomTests {
+    /// Drains every ring on a thread of its own and counts packets per SSRC.
+    final class CountingRouter: TrackRouter, @unchecked Sendable {
+        // @unchecked: rings/counts are guarded by `lock`; the drain thread only reads the ring list under it.
+        let lock = Mutex<(rings: [UInt32: PacketRing], counts: [UInt32: Int], trackSids: [UInt32: String], srs: Int)>(([:], [:], [:], 0))
+        let running = Atomic<Bool>(true)
+
+        init() {
+            let t = Thread { [self] in
+                while running.load(ordering: .relaxed) {
+                    let rings = lock.withLock { $0.rings }
+                    for (ssrc, ring) in rings {
+                        var n = 0, sr = 0
+                        while ring.pop({ h, _ in if h.kind == .rtp { n += 1 } else { sr += 1 } }) {}
+                        if n > 0 || sr > 0 { lock.withLock { $0.counts[ssrc, default: 0] += n; $0.srs += sr } }
+                    }
+                    usleep(5000)
+                }
+            }
+            t.start()
+        }
+
+        deinit { running.store(false, ordering: .relaxed) }
+
+        func route(added: [RemoteTrack], removed: [RemoteTrack]) async -> [UInt32: PacketRing] {
+            var out: [UInt32: PacketRing] = [:]
+            for t in added where t.kind == "audio" {
+                let r = PacketRing(capacity: 256)
+                out[t.ssrc] = r
+                lock.withLock { $0.rings[t.ssrc] = r; $0.trackSids[t.ssrc] = t.trackSID ?? "" }
+            }
+            return out
+        }
+
+        func count(trackSid: String) -> Int {
+            lock.withLock { s in s.trackSids.filter { $0.value == trackSid }.map { s.counts[$0.key] ?? 0 }.reduce(0, +) }
+        }
+    }
+
+    /// Collects room events; waits for one with a deadline.
+    actor EventLog {
+        var events: [RoomEvent] = []
+        func add(_ e: RoomEvent) { events.append(e) }
+        func first(where p: @Sendable (RoomEvent) -> Bool) -> RoomEvent? { events.first(where: p) }
+    }
+
+    struct Live {
+        let server: DevServer
+        let room: RoomManager
+        let transport: WebRTCTransport
+        let router: CountingRouter
+        let log: EventLog
+        let collector: Task<Void, Never>
+
+        func waitFor(_ what: String, timeout: Double = 30, _ p: @escaping @Sendable (RoomEvent) -> Bool) async throws -> RoomEvent {
+            let deadline = Date().addingTimeInterval(timeout)
+            while Date() < deadline {
+                if let e = await log.first(where: p) { return e }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            throw TestSupportError("no event '\(what)' within \(timeout) s; got \(await log.events.count) events; server log: \(server.log.suffix(1500))")
+        }
+
+        func stop() async {
+            await room.leave()
+            await collector.value
+            await transport.shutdown()
+        }
+    }
+
+    static func start(_ scenario: String, room roomName: String) async throws -> Live {
+        let server = try await DevServer.start(["--scenario", Repo.root.appendingPathComponent("samples/scenarios/\(scenario).scenario").path])
+        let api = APIClient(server: WebURL(server.baseURL)!, http: HTTPClient())
+        let auth = AuthManager(instanceKey: "t", api: api, store: MemoryCredentialStore(), fallbackLogin: .guest(name: "test-bot"),
+                               now: { Date().timeIntervalSince1970 })
+        let rooms = RoomAPI(auth: auth)
+        let join = try await rooms.join(roomName: roomName)
+        let router = CountingRouter()
+        let transport = WebRTCTransport(router: router, localAddresses: ["127.0.0.1"])
+        let room = RoomManager(livekitHost: join.livekitHost, tls: .system, clientVersion: "test", transport: transport,
+                               tokenProvider: { try await rooms.join(roomName: roomName).token })
+        let log = EventLog()
+        let collector = Task { for await e in room.events { await log.add(e) } }
+        await room.connect(token: join.token)
+        return Live(server: server, room: room, transport: transport, router: router, log: log, collector: collector)
+    }
+
+    /// The devserver's view of what it sent to (and received from) our bot.
+    static func subscriberStats(_ server: DevServer, room: String) throws -> [[String: Any]] {
+        let state = try server.dev("GET", "/_dev/state") as? [String: Any]
+        let rooms = state?["rooms"] as? [[String: Any]] ?? []
+        let r = rooms.first { ($0["name"] as? String) == room }
+        let participants = r?["participants"] as? [[String: Any]] ?? []
+        let bot = participants.first { ($0["client"] as? Bool) == true }
+        return bot?["subscriptions"] as? [[String: Any]] ?? []
+    }
+
+    @Test func receivesEveryPacketAiortcSent() async throws {
+        let live = try await Self.start("two-person-standup", room: "standup")
+        _ = try await live.waitFor("connected") { if case .connected = $0 { true } else { false } }
+        _ = try await live.waitFor("chat", timeout: 40) { if case .chatReceived(let c) = $0 { c.text == "notes are in the wiki" } else { false } }
+        // Compare while both are still in the room: what the server sent vs what arrived.
+        try await Task.sleep(for: .milliseconds(500))
+        let subs = try Self.subscriberStats(live.server, room: "standup")
+        #expect(subs.count == 2, "\(subs)")
+        for s in subs {
+            let sid = s["track"] as? String ?? ""
+            let sent = s["packetsSent"] as? Int ?? 0
+            let received = live.router.count(trackSid: sid)
+            #expect(sent > 500, "\(s)")
+            // Loopback, no faults: everything but the last few in flight must be there.
+            #expect(received >= sent - 10 && received <= sent, "track \(sid): server sent \(sent), we received \(received)")
+            #expect((s["rtcp_receiver_reports"] as? Int ?? 0) > 3, "the server saw our receiver reports: \(s)")
+        }
+        let stats = try #require(await live.transport.stats())
+        #expect(stats.srtpProfile != nil)
+        #expect(stats.tracks.allSatisfy { $0.packetsLost == 0 })
+        #expect(live.router.lock.withLock { $0.srs } > 0, "sender reports reach the rings")
+        await live.stop()
+    }
+
+    @Test func lateJoinerChatAndModeration() async throws {
+        let live = try await Self.start("late-joiner", room: "late-joiner")
+        let joined = try await live.waitFor("late joiner", timeout: 40) { if case .participantJoined(let p) = $0 { p.identity == "late" } else { false } }
+        _ = joined
+        let chat = try await live.waitFor("chat from late", timeout: 40) { if case .chatReceived = $0 { true } else { false } }
+        if case .chatReceived(let c) = chat {
+            #expect(c.senderIdentity == "late" && c.text == "sorry I am late" && c.senderName == "Late Joiner")
+        }
+        let spotlight = try await live.waitFor("spotlight", timeout: 40) { if case .systemMessage(let m, _) = $0 { m.event.name == "spotlight" } else { false } }
+        if case .systemMessage(let m, _) = spotlight { #expect(m.target == "late" && m.actor == "host") }
+        _ = try await live.waitFor("muted", timeout: 40) { if case .trackMuted(_, let who) = $0 { who == "late" } else { false } }
+        // The late joiner's track came in a re-offer; its packets arrive.
+        let state = await live.room.current
+        let lateTrack = try #require(state.remoteParticipants["late"]?.tracks.first?.sid)
+        let deadline = Date().addingTimeInterval(20)
+        while live.router.count(trackSid: lateTrack) < 50 && Date() < deadline { try await Task.sleep(for: .milliseconds(200)) }
+        #expect(live.router.count(trackSid: lateTrack) >= 50)
+        await live.stop()
+    }
+
+    @Test func lossyNetworkProducesNACKsTheServerSees() async throws {
+        let live = try await Self.start("lossy-network", room: "lossy")
+        _ = try await live.waitFor("connected") { if case .connected = $0 { true } else { false } }
+        try await Task.sleep(for: .seconds(6))
+        let subs = try Self.subscriberStats(live.server, room: "lossy")
+        let nacks = subs.map { $0["nacks"] as? Int ?? 0 }.reduce(0, +)
+        let rrs = subs.map { $0["rtcp_receiver_reports"] as? Int ?? 0 }.reduce(0, +)
+        #expect(nacks > 0, "\(subs)")
+        #expect(rrs > 2, "\(subs)")
+        let stats = try #require(await live.transport.stats())
+        #expect(stats.tracks.contains { $0.nackedPackets > 0 })
+        await live.stop()
+    }
+
+    @Test func resumeAfterAShortDropKeepsTheSession() async throws {
+        let live = try await Self.start("kicked-bot", room: "kicked-bot")
+        let joined = try await live.waitFor("joined") { if case .roomJoined = $0 { true } else { false } }
+        guard case .roomJoined(_, let local) = joined else { return }
+        _ = try await live.waitFor("reconnecting", timeout: 20) { if case .reconnecting = $0 { true } else { false } }
+        let back = try await live.waitFor("reconnected", timeout: 30) { if case .reconnected = $0 { true } else { false } }
+        #expect(back == .reconnected(.resumed), "a 4 s outage is resumed, not rejoined")
+        #expect(await live.room.current.localParticipant?.sid == local.sid, "same participant SID after the resume")
+        let end = try await live.waitFor("kicked", timeout: 30) { if case .disconnected = $0 { true } else { false } }
+        #expect(end == .disconnected(.kicked))
+        await live.stop()
+    }
+}
