@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `join --record` as a user runs it: the files a recording leaves, checked with
+/// independent tools (opusinfo from opus-tools) as well as our own verify.
+@Suite(.serialized) struct CLIRecordTests {
+    func opusinfo(_ path: String) throws -> ProcessResult {
+        try Subprocess.run(URL(fileURLWithPath: "/usr/bin/opusinfo"), [path], timeout: 30)
+    }
+
+    /// "Playback length: 0m:25.913s" → 25.913
+    func playbackSeconds(_ info: String) -> Double? {
+        guard let line = info.split(separator: "\n").first(where: { $0.contains("Playback length") }) else { return nil }
+        let t = line.split(separator: ":").dropFirst().joined(separator: ":").trimmingCharacters(in: .whitespaces)  // "0m:25.913s"
+        let parts = t.replacingOccurrences(of: "s", with: "").split(separator: "m:")
+        guard parts.count == 2, let m = Double(parts[0]), let s = Double(parts[1]) else { return nil }
+        return m * 60 + s
+    }
+
+    @Test func recordsATwoPersonStandup() async throws {
+        let server = try await DevServer.start(["--scenario", Repo.root.appendingPathComponent("samples/scenarios/two-person-standup.scenario").path])
+        let user = try CLIUser()
+        let out = user.home.appendingPathComponent("rec").path
+        let r = try await user.expect(0, ["join", server.baseURL + "/m/standup", "--record", "--output", out, "--alone-timeout", "2s"], timeout: 90)
+        #expect(r.stderr.contains("everyone else left"), "\(r.stderr)")
+        let sessions = try FileManager.default.contentsOfDirectory(atPath: out + "/standup")
+        #expect(sessions.count == 1)
+        let dir = out + "/standup/" + sessions[0]
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+        #expect(files == ["Alice Martin.opus", "Bob Chen.opus", "events.jsonl", "room.opus", "summary.json", "transcript.vtt"], "\(files)")
+
+        // Independent check: opusinfo accepts every file.
+        var lengths: [String: Double] = [:]
+        for f in files where f.hasSuffix(".opus") {
+            let info = try opusinfo(dir + "/" + f)
+            #expect(info.exitCode == 0, "\(f): \(info.stdout)\(info.stderr)")
+            #expect(!info.stdout.lowercased().contains("warning") && !info.stderr.lowercased().contains("warning"), "\(f): \(info.stdout)")
+            lengths[f] = playbackSeconds(info.stdout)
+        }
+        // Alice is there from the start to her leave at 26 s, Bob to 24 s; the room file
+        // runs until the bot left, 2 s after the last person.
+        let alice = try #require(lengths["Alice Martin.opus"]), bob = try #require(lengths["Bob Chen.opus"]), room = try #require(lengths["room.opus"])
+        #expect(alice > 24 && alice < 28, "\(alice)")
+        #expect(bob > 22 && bob < 26, "\(bob)")
+        #expect(room > alice && room < alice + 6, "\(room)")
+        let verify = try await user.expect(0, ["verify", dir + "/room.opus", dir + "/Alice Martin.opus", dir + "/Bob Chen.opus"])
+        #expect(verify.stdout.contains("valid"))
+
+        // The transcript: chat, who spoke, joins and leaves, with times.
+        let events = try String(contentsOfFile: dir + "/events.jsonl", encoding: .utf8).split(separator: "\n")
+        let objects = events.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(objects.count == events.count, "every line is one JSON object")
+        #expect(objects.allSatisfy { $0["time"] is String && $0["offset_ms"] is Int && $0["type"] is String })
+        let types = objects.map { $0["type"] as? String ?? "" }
+        for t in ["session_started", "joined", "participant_joined", "speaking_turn", "chat", "participant_left", "file_finished", "session_ended"] {
+            #expect(types.contains(t), "events.jsonl has no \(t)")
+        }
+        #expect(objects.contains { $0["type"] as? String == "chat" && $0["message"] as? String == "notes are in the wiki" && $0["name"] as? String == "Bob Chen" })
+        let vtt = try String(contentsOfFile: dir + "/transcript.vtt", encoding: .utf8)
+        #expect(vtt.hasPrefix("WEBVTT"))
+        #expect(vtt.contains("<v Alice Martin>") && vtt.contains("<v Bob Chen>"))
+        let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/summary.json"))) as? [String: Any]
+        #expect(summary?["exit_code"] as? Int == 0)
+        #expect((summary?["participants"] as? [[String: Any]])?.count == 2)
+    }
+
+    @Test func killMinus9LeavesRepairableFiles() async throws {
+        let server = try await DevServer.start(["--scenario", Repo.root.appendingPathComponent("samples/scenarios/two-person-standup.scenario").path])
+        let user = try CLIUser()
+        let out = user.home.appendingPathComponent("rec").path
+        let p = Process()
+        p.executableURL = Repo.binary
+        p.arguments = ["join", server.baseURL + "/m/standup", "--record", "--output", out]
+        p.environment = user.environment
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        // Wait until the participant files exist and have had a few seconds of audio.
+        let deadline = Date().addingTimeInterval(40)
+        var parts: [String] = []
+        var dir = ""
+        while Date() < deadline {
+            if let s = try? FileManager.default.contentsOfDirectory(atPath: out + "/standup").first {
+                dir = out + "/standup/" + s
+                parts = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".opus.part") }
+                if parts.count == 3 { break }
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        try await Task.sleep(for: .seconds(6))
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        #expect(parts.count == 3, "\(parts)")
+        for part in parts {
+            let r = try await user.expect(0, ["repair", dir + "/" + part])
+            #expect(r.stdout.contains(" -> ") && r.stdout.contains("end of stream marked"), "\(r.stdout)")
+            let final = dir + "/" + part.replacingOccurrences(of: ".part", with: "")
+            let info = try opusinfo(final)
+            #expect(info.exitCode == 0, "\(info.stdout)")
+            #expect((playbackSeconds(info.stdout) ?? 0) > 3, "\(part) kept the audio before the kill: \(info.stdout)")
+        }
+        // The event transcript was flushed line by line: it is intact up to the kill.
+        let events = try String(contentsOfFile: dir + "/events.jsonl", encoding: .utf8).split(separator: "\n")
+        #expect(events.count > 5)
+        #expect(events.allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) != nil })
+    }
+}
