@@ -97,14 +97,27 @@ import TestSupport
         return Live(server: server, room: room, transport: transport, router: router, log: log, collector: collector)
     }
 
+    /// The devserver's view of one subscription of our bot.
+    struct SubStat: Sendable, CustomStringConvertible {
+        var track: String
+        var sent: Int
+        var receiverReports: Int
+        var nacks: Int
+        var description: String { "\(track): sent \(sent), RRs \(receiverReports), NACKs \(nacks)" }
+    }
+
     /// The devserver's view of what it sent to (and received from) our bot.
-    static func subscriberStats(_ server: DevServer, room: String) throws -> [[String: Any]] {
+    static func subscriberStats(_ server: DevServer, room: String) throws -> [SubStat] {
         let state = try server.dev("GET", "/_dev/state") as? [String: Any]
         let rooms = state?["rooms"] as? [[String: Any]] ?? []
         let r = rooms.first { ($0["name"] as? String) == room }
         let participants = r?["participants"] as? [[String: Any]] ?? []
         let bot = participants.first { ($0["client"] as? Bool) == true }
-        return bot?["subscriptions"] as? [[String: Any]] ?? []
+        let subs = bot?["subscriptions"] as? [[String: Any]] ?? []
+        return subs.map {
+            SubStat(track: $0["track"] as? String ?? "", sent: $0["packetsSent"] as? Int ?? 0,
+                    receiverReports: $0["rtcp_receiver_reports"] as? Int ?? 0, nacks: $0["nacks"] as? Int ?? 0)
+        }
     }
 
     @Test func receivesEveryPacketAiortcSent() async throws {
@@ -118,14 +131,14 @@ import TestSupport
         let subs = try await offPool { try Self.subscriberStats(live.server, room: "standup") }
         #expect(subs.count == 2, "\(subs)")
         for s in subs {
-            let sid = s["track"] as? String ?? ""
-            let sent = s["packetsSent"] as? Int ?? 0
+            let sid = s.track
+            let sent = s.sent
             let received = ours[sid] ?? 0
             #expect(sent > 500, "\(s)")
             // Loopback, no faults: all of it, but for what was sent while the server's
             // answer was on its way (50 packets a second).
             #expect(received <= sent && received >= sent - 50, "track \(sid): server sent \(sent), we received \(received)")
-            #expect((s["rtcp_receiver_reports"] as? Int ?? 0) > 3, "the server saw our receiver reports: \(s)")
+            #expect(s.receiverReports > 3, "the server saw our receiver reports: \(s)")
         }
         let stats = try #require(await live.transport.stats())
         #expect(stats.srtpProfile != nil)
@@ -159,8 +172,8 @@ import TestSupport
         _ = try await live.waitFor("connected") { if case .connected = $0 { true } else { false } }
         try await Task.sleep(for: .seconds(6))
         let subs = try await offPool { try Self.subscriberStats(live.server, room: "lossy") }
-        let nacks = subs.map { $0["nacks"] as? Int ?? 0 }.reduce(0, +)
-        let rrs = subs.map { $0["rtcp_receiver_reports"] as? Int ?? 0 }.reduce(0, +)
+        let nacks = subs.map(\.nacks).reduce(0, +)
+        let rrs = subs.map(\.receiverReports).reduce(0, +)
         #expect(nacks > 0, "\(subs)")
         #expect(rrs > 2, "\(subs)")
         let stats = try #require(await live.transport.stats())
