@@ -10,6 +10,11 @@ public struct PeerConnectionConfiguration: Sendable {
     public var rtcpIntervalMs: UInt32 = 1000
     /// NACK behaviour for audio (used only where the offer allows NACK).
     public var nack = NACKTracker.Configuration()
+    /// SRTP implementation: OpenSSL EVP for GCM (no allocation per packet; libsrtp2 allocates
+    /// about 10 times per GCM packet here) with libsrtp2 for CM-SHA1-80, or libsrtp2 throughout.
+    public var srtpBackend: SRTPBackend = .openSSLForGCM
+    /// SRTP profiles offered in the DTLS handshake, preferred first.
+    public var srtpProfiles: [SRTPProfile] = SRTPProfile.allCases
     /// Largest SRTP datagram accepted (bigger ones are counted and dropped).
     public var maxDatagramBytes = 1500
     /// Events kept for a slow consumer before the oldest are dropped (and counted).

@@ -124,7 +124,7 @@ final class PeerTransport {
             // Validated above: actpass/passive → we are active (client), active → passive (server).
             let role: DTLSRole = params.setup == .active ? .server : .client
             do {
-                let t = try DTLSTransport(identity: identity, role: role, remoteFingerprints: params.fingerprints)
+                let t = try DTLSTransport(identity: identity, role: role, remoteFingerprints: params.fingerprints, profiles: configuration.srtpProfiles)
                 t.delegate = self
                 dtls = t
                 dtlsRole = role
@@ -235,7 +235,7 @@ final class PeerTransport {
             case .holdconn: throw PeerConnectionError(.invalidSDP(SDPError(.unsupportedSetup)))
             }
             do {
-                let t = try DTLSTransport(identity: identity, role: role, remoteFingerprints: params.fingerprints)
+                let t = try DTLSTransport(identity: identity, role: role, remoteFingerprints: params.fingerprints, profiles: configuration.srtpProfiles)
                 t.delegate = self
                 dtls = t
                 dtlsRole = role
@@ -523,7 +523,7 @@ extension PeerTransport: DTLSTransportDelegate {
         if let keys {
             let k = keys.keys(isClient: role == .client)
             do {
-                receiver.srtp = try LibSRTPTransform(profile: keys.profile, localKey: k.local, remoteKey: k.remote)
+                receiver.srtp = try configuration.srtpBackend.makeTransform(profile: keys.profile, localKey: k.local, remoteKey: k.remote)
             } catch {
                 fail(PeerConnectionError(.srtp(error)))
                 return

@@ -12,9 +12,14 @@ struct AiortcInteropTests {
         ["participant": "PA_bob", "track": "TR_bob", "freq": 660, "stereo": true],
     ] }
 
-    @Test("ICE+DTLS complete, every RTP packet aiortc sent arrives decryptable, data arrives with its label")
-    func fullSession() async throws {
-        try await InteropSession.run { s in
+    static let srtpSetups: [(SRTPProfile, SRTPBackend)] = [(.aeadAES128GCM, .openSSLForGCM), (.aeadAES128GCM, .libsrtp), (.aes128CMHMACSHA1_80, .libsrtp)]
+
+    @Test("ICE+DTLS complete, every RTP packet aiortc sent arrives decryptable, data arrives with its label", arguments: srtpSetups)
+    func fullSession(profile: SRTPProfile, backend: SRTPBackend) async throws {
+        var cfg = InteropSession.loopbackConfiguration()
+        cfg.srtpProfiles = [profile]
+        cfg.srtpBackend = backend
+        try await InteropSession.run(configuration: cfg) { s in
             let (tracks, answer) = try await s.negotiate(["cmd": "offer", "tracks": Self.twoTracks, "data": true, "red": true])
 
             // Tracks from a=ssrc/a=msid, LiveKit style.
@@ -33,7 +38,7 @@ struct AiortcInteropTests {
 
             try await s.pc.waitUntilConnected(timeoutSeconds: 30)
             let connected = try await s.events.first(where: { if case .connected = $0 { true } else { false } }, timeout: 5)
-            #expect(connected == .connected(srtpProfile: .aeadAES128GCM))
+            #expect(connected == .connected(srtpProfile: profile))
             _ = try await s.peer.next("state", timeout: 20) { $0["connection"] as? String == "connected" }
 
             // Data channels the peer (server side) created arrive with their labels.

@@ -8,12 +8,12 @@ struct ReceivePathBenchmarkTests {
     @Test("Every benchmark variant delivers all its packets to the ring")
     func smoke() {
         let r = RTCBenchmark.receivePath(packets: 3000, warmup: 500)
-        #expect(r.variants.count == 3)
+        #expect(r.variants.count == 4)
         for v in r.variants { #expect(v.nanosPerPacket > 0) }
     }
 
     /// The measurement itself, for scripts/rtc_bench_allocs and BENCHMARKS.md: runs only with
-    /// BEDRUD_RTC_BENCH_PACKETS set (and optionally BEDRUD_RTC_BENCH_VARIANT=gcm|cm|none).
+    /// BEDRUD_RTC_BENCH_PACKETS set (and optionally BEDRUD_RTC_BENCH_VARIANT=evpgcm|gcm|cm|none).
     @Test("Receive path figures", .enabled(if: ProcessInfo.processInfo.environment["BEDRUD_RTC_BENCH_PACKETS"] != nil))
     func figures() {
         let env = ProcessInfo.processInfo.environment
