@@ -49,13 +49,15 @@ public enum RTCBenchmark {
     }
 
     /// Measures `packets` packets per variant after `warmup` unmeasured ones.
-    public static func receivePath(packets: Int = 200_000, warmup: Int = 2_000, payloadBytes: Int = 80, variants: [Protection] = Protection.allCases) -> Result {
+    /// With `senderOnly`, only the packets are prepared (nothing is received): an external
+    /// allocation count of that run is what to subtract from a full run's.
+    public static func receivePath(packets: Int = 200_000, warmup: Int = 2_000, payloadBytes: Int = 80, variants: [Protection] = Protection.allCases, senderOnly: Bool = false) -> Result {
         let n = max(1, packets)
-        let measured = variants.compactMap { run($0, packets: n, warmup: warmup, payloadBytes: payloadBytes) }
+        let measured = variants.compactMap { run($0, packets: n, warmup: warmup, payloadBytes: payloadBytes, senderOnly: senderOnly) }
         return Result(payloadBytes: payloadBytes, variants: measured)
     }
 
-    static func run(_ protection: Protection, packets: Int, warmup: Int, payloadBytes: Int) -> Variant? {
+    static func run(_ protection: Protection, packets: Int, warmup: Int, payloadBytes: Int, senderOnly: Bool = false) -> Variant? {
         let total = packets + warmup
         let senderTransform: (any SRTPTransform)?
         let receiverTransform: any SRTPTransform
@@ -65,8 +67,9 @@ public enum RTCBenchmark {
             let len = profile.keyLength + profile.saltLength
             let k1 = (0..<len).map { _ in UInt8.random(in: 0...255) }, k2 = (0..<len).map { _ in UInt8.random(in: 0...255) }
             let backend: SRTPBackend = protection == .evpgcm ? .openSSLForGCM : .libsrtp
-            // The sender is always libsrtp2: the receive side is what is measured.
-            guard let s = try? LibSRTPTransform(profile: profile, localKey: k1, remoteKey: k2),
+            // Packets are prepared with the allocation-free EVP transform for GCM (libsrtp2 for CM);
+            // that happens before the timed loop, and `senderOnly` runs let a count subtract it.
+            guard let s = try? SRTPBackend.openSSLForGCM.makeTransform(profile: profile, localKey: k1, remoteKey: k2),
                 let r = try? backend.makeTransform(profile: profile, localKey: k2, remoteKey: k1)
             else { return nil }
             senderTransform = s
@@ -98,6 +101,7 @@ public enum RTCBenchmark {
             }
             lengths[i] = len
         }
+        if senderOnly { return Variant(name: "prepare only (\(protection.rawValue))", packets: packets, nanosPerPacket: 0) }
         let receiver = MediaReceiver(maxDatagram: 1500, nack: .init())
         receiver.srtp = receiverTransform
         let track = RemoteTrack(ssrc: 0xB0B0_B0B0, mid: "0", kind: "audio", streamID: nil, trackID: nil, participantSID: nil, trackSID: nil, payloadType: 111, clockRate: 48000, stereo: false, nack: true)

@@ -19,7 +19,8 @@ struct ReceivePathBenchmarkTests {
         let env = ProcessInfo.processInfo.environment
         let n = Int(env["BEDRUD_RTC_BENCH_PACKETS"] ?? "") ?? 200_000
         let variants = env["BEDRUD_RTC_BENCH_VARIANT"].flatMap { RTCBenchmark.Protection(rawValue: $0) }.map { [$0] } ?? RTCBenchmark.Protection.allCases
-        let r = RTCBenchmark.receivePath(packets: n, variants: variants)
+        let senderOnly = env["BEDRUD_RTC_BENCH_SENDER_ONLY"] == "1"
+        let r = RTCBenchmark.receivePath(packets: n, variants: variants, senderOnly: senderOnly)
         print("RTCBENCH \(r)")
         #expect(r.variants.count == variants.count)
     }
