@@ -211,6 +211,8 @@ public struct TransportStats: Sendable, Equatable {
     public var unknownSSRCPackets: UInt64 = 0
     /// RTP for announced tracks with no ring attached.
     public var unattachedPackets: UInt64 = 0
+    /// RTP packets with no payload (padding only): counted in the track statistics, not queued.
+    public var paddingOnlyPackets: UInt64 = 0
     public var receiverReportsSent: UInt64 = 0
     public var nacksSent: UInt64 = 0
     public var rtcpSendFailures: UInt64 = 0
