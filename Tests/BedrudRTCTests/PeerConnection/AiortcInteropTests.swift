@@ -138,6 +138,10 @@ struct AiortcInteropTests {
             let ts = await s.pc.stats().tracks.first { $0.ssrc == t.ssrc }
             let track = try #require(ts)
             #expect(track.nackedPackets > 0 && track.recoveredPackets > 0)
+            // 20 ms Opus: about 50 packets per second; loopback jitter stays small.
+            #expect(track.packetsPerSecond > 35 && track.packetsPerSecond < 65, "pps \(track.packetsPerSecond)")
+            #expect(track.jitterMs >= 0 && track.jitterMs < 40)
+            #expect(track.packetsLost <= Int64(dropped))
             #expect(track.packetsReceived >= UInt64(sent))
             #expect(track.packetsReceived <= UInt64(sent + retransmitted))
             print("lossy run: sent \(sent) dropped \(dropped) retransmitted \(retransmitted) nacks \(stats.int("nack_packets"))/\(stats.int("nack_seqs")) rr \(stats.int("rr_packets")); received \(track.packetsReceived) lost \(track.packetsLost) nacked \(track.nackedPackets) recovered \(track.recoveredPackets) jitter \(track.jitterMs) ms pps \(track.packetsPerSecond)")
