@@ -17,6 +17,8 @@ public struct PeerConnectionConfiguration: Sendable {
     public var srtpProfiles: [SRTPProfile] = SRTPProfile.allCases
     /// Largest SRTP datagram accepted (bigger ones are counted and dropped).
     public var maxDatagramBytes = 1500
+    /// When set, a ``PeerConnectionEvent/stats(_:)`` event every this many milliseconds while connected.
+    public var statsIntervalMs: UInt32?
     /// Events kept for a slow consumer before the oldest are dropped (and counted).
     public var eventBufferSize = 4096
     /// Local SCTP port for data channels.
@@ -122,6 +124,8 @@ public enum PeerConnectionEvent: Sendable, Equatable {
     case dataChannelOpened(DataChannelInfo)
     case dataChannelClosed(DataChannelInfo)
     case dataChannelMessage(DataChannelMessage)
+    /// Periodic statistics (``PeerConnectionConfiguration/statsIntervalMs``).
+    case stats(PeerConnectionStats)
     case closed
 }
 

@@ -50,6 +50,7 @@ final class PeerTransport {
     private var connectTimer: UInt32 = 0
     private var reportTimer: UInt32 = 0
     private var nackTimer: UInt32 = 0
+    private var statsTimer: UInt32 = 0
 
     init(loop: GLibLoop, configuration: PeerConnectionConfiguration, identity: DTLSIdentity, continuation: AsyncStream<PeerConnectionEvent>.Continuation) {
         self.loop = loop
@@ -387,7 +388,8 @@ final class PeerTransport {
     // MARK: - Failure and close
 
     private func cancelTimers() {
-        for id in [dtlsTimer, connectTimer, reportTimer, nackTimer] { loop.cancelTimer(id) }
+        for id in [dtlsTimer, connectTimer, reportTimer, nackTimer, statsTimer] { loop.cancelTimer(id) }
+        statsTimer = 0
         dtlsTimer = 0
         connectTimer = 0
         reportTimer = 0
@@ -544,6 +546,13 @@ extension PeerTransport: DTLSTransportDelegate {
             nackTimer = loop.addTimer(intervalMs: 20) { [weak self] in
                 guard let self, state == .connected else { return false }
                 receiver.sendNACKs(nowNanos: MonotonicClock.nanos())
+                return true
+            }
+        }
+        if let ms = configuration.statsIntervalMs, ms > 0 {
+            statsTimer = loop.addTimer(intervalMs: ms) { [weak self] in
+                guard let self, state == .connected else { return false }
+                emit(.stats(stats()))
                 return true
             }
         }

@@ -81,7 +81,9 @@ struct AiortcInteropTests {
 
     @Test("A re-offer with a new track is answered in place and its packets arrive")
     func reofferAddsTrack() async throws {
-        try await InteropSession.run { s in
+        var cfg = InteropSession.loopbackConfiguration()
+        cfg.statsIntervalMs = 200
+        try await InteropSession.run(configuration: cfg) { s in
             try await s.negotiate(["cmd": "offer", "tracks": [Self.twoTracks[0]], "data": true])
             try await s.pc.waitUntilConnected(timeoutSeconds: 30)
             let (tracks, answer) = try await s.negotiate(["cmd": "add_track", "tracks": [["participant": "PA_carol", "track": "TR_carol", "freq": 550]]])
@@ -99,6 +101,9 @@ struct AiortcInteropTests {
             let f = try #require(estimateToneFrequency(s.drain(carolRing).payloads))
             #expect(abs(f - 550) < 550 * 0.03)
             #expect(await s.pc.state == .connected)
+            // Periodic stats events name the tracks with their LiveKit ids.
+            let statsEvent = try await s.events.first(where: { if case .stats(let st) = $0 { st.tracks.contains { $0.trackSID == "TR_carol" && $0.packetsReceived > 0 } } else { false } }, timeout: 10)
+            if case .stats(let st) = statsEvent { #expect(st.state == .connected && st.tracks.allSatisfy { $0.participantSID != nil }) }
         }
     }
 
