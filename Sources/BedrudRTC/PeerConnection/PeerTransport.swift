@@ -148,6 +148,9 @@ final class PeerTransport {
             agent.remoteGatheringDone()
         }
 
+        startSCTPIfNeeded()
+        if let m = params.maxMessageSize { sctp?.remoteMaxMessageSize = m }
+
         let next = RemoteTrack.tracks(in: offer, decisions: decisions)
         let old = Set(tracks)
         let new = Set(next)
@@ -556,14 +559,19 @@ extension PeerTransport: DTLSTransportDelegate {
                 return true
             }
         }
-        if let port = remote?.sctpPort {
-            let t = SCTPTransport(
-                loop: loop, localPort: configuration.sctpPort, remotePort: port, isDTLSClient: role == .client,
-                maxMessageSize: configuration.answer.maxMessageSize, remoteMaxMessageSize: remote?.maxMessageSize)
-            t.delegate = self
-            sctp = t
-            do { try t.start() } catch { log.warning("data channels unavailable: \(error)") }
-        }
+        startSCTPIfNeeded()
+    }
+
+    /// Starts SCTP once DTLS is up and the remote description has a data section (the first
+    /// one, or a later re-offer/answer that adds it).
+    private func startSCTPIfNeeded() {
+        guard sctp == nil, state == .connected, let role = dtlsRole, let port = remote?.sctpPort else { return }
+        let t = SCTPTransport(
+            loop: loop, localPort: configuration.sctpPort, remotePort: port, isDTLSClient: role == .client,
+            maxMessageSize: configuration.answer.maxMessageSize, remoteMaxMessageSize: remote?.maxMessageSize)
+        t.delegate = self
+        sctp = t
+        do { try t.start() } catch { log.warning("data channels unavailable: \(error)") }
     }
 
     func dtlsReceived(_ data: UnsafeRawBufferPointer) {
