@@ -54,7 +54,7 @@ final class DTLSTransport {
 
     static let mtu = 1200
 
-    init(identity: DTLSIdentity, role: DTLSRole, remoteFingerprints: [DTLSFingerprint]) throws(DTLSError) {
+    init(identity: DTLSIdentity, role: DTLSRole, remoteFingerprints: [DTLSFingerprint], profiles: [SRTPProfile] = SRTPProfile.allCases) throws(DTLSError) {
         self.role = role
         self.remoteFingerprints = remoteFingerprints
         ERR_clear_error()
@@ -65,7 +65,8 @@ final class DTLSTransport {
         ok = ok && SSL_CTX_use_PrivateKey(ctx, identity.privateKey) == 1
         ok = ok && SSL_CTX_check_private_key(ctx) == 1
         // Inverted convention: 0 means success.
-        ok = ok && SSL_CTX_set_tlsext_use_srtp(ctx, SRTPProfile.openSSLList) == 0
+        let list = (profiles.isEmpty ? SRTPProfile.allCases : profiles).map(\.openSSLName).joined(separator: ":")
+        ok = ok && SSL_CTX_set_tlsext_use_srtp(ctx, list) == 0
         ok = ok && SSL_CTX_set_cipher_list(ctx, "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-CHACHA20-POLY1305") == 1
         ok = ok && shim_SSL_CTX_set1_groups_list(ctx, "X25519:P-256:P-384") == 1
         guard ok else {

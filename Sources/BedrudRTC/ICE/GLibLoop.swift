@@ -83,9 +83,15 @@ public final class GLibLoop: SerialExecutor, @unchecked Sendable {
 
     /// Runs `body` on the loop thread, soon (an idle source; never inline).
     public func post(_ body: @escaping @Sendable () -> Void) {
-        let box = Unmanaged.passRetained(ClosureBox(body)).toOpaque()
+        let closure = ClosureBox(body)
+        closure.published.store(true, ordering: .releasing)
+        let box = Unmanaged.passRetained(closure).toOpaque()
         _ = shim_idle_add(context, { ud in
-            Unmanaged<ClosureBox>.fromOpaque(ud!).takeUnretainedValue().body()
+            let b = Unmanaged<ClosureBox>.fromOpaque(ud!).takeUnretainedValue()
+            // GLib's context lock orders this already; the atomic makes the hand-off visible
+            // to Thread Sanitizer, which cannot see inside GLib.
+            _ = b.published.load(ordering: .acquiring)
+            b.body()
             return 0  // G_SOURCE_REMOVE
         }, box, { ud in Unmanaged<ClosureBox>.fromOpaque(ud!).release() })
     }
@@ -130,6 +136,7 @@ private final class LoopHandles: @unchecked Sendable {
 
 private final class ClosureBox {
     let body: @Sendable () -> Void
+    let published = Atomic<Bool>(false)
     init(_ body: @escaping @Sendable () -> Void) { self.body = body }
 }
 

@@ -146,6 +146,12 @@ final class MediaReceiver {
         }
         let r = s.stats.record(sequenceNumber: h.sequenceNumber, rtpTimestamp: h.timestamp, payloadBytes: h.payloadLength, arrivalNanos: nowNanos)
         if s.track.nack { s.nack.packetArrived(r.extended, nowNanos: nowNanos) }
+        // Padding-only packets (bandwidth probes, keep-alives) carry no media: counted in the
+        // statistics above, not handed to the media thread.
+        guard h.payloadLength > 0 else {
+            counters.paddingOnlyPackets &+= 1
+            return
+        }
         guard let ring = s.ring else {
             counters.unattachedPackets &+= 1
             return

@@ -10,8 +10,15 @@ public struct PeerConnectionConfiguration: Sendable {
     public var rtcpIntervalMs: UInt32 = 1000
     /// NACK behaviour for audio (used only where the offer allows NACK).
     public var nack = NACKTracker.Configuration()
+    /// SRTP implementation: OpenSSL EVP for GCM (no allocation per packet; libsrtp2 allocates
+    /// about 10 times per GCM packet here) with libsrtp2 for CM-SHA1-80, or libsrtp2 throughout.
+    public var srtpBackend: SRTPBackend = .openSSLForGCM
+    /// SRTP profiles offered in the DTLS handshake, preferred first.
+    public var srtpProfiles: [SRTPProfile] = SRTPProfile.allCases
     /// Largest SRTP datagram accepted (bigger ones are counted and dropped).
     public var maxDatagramBytes = 1500
+    /// When set, a ``PeerConnectionEvent/stats(_:)`` event every this many milliseconds while connected.
+    public var statsIntervalMs: UInt32?
     /// Events kept for a slow consumer before the oldest are dropped (and counted).
     public var eventBufferSize = 4096
     /// Local SCTP port for data channels.
@@ -117,6 +124,8 @@ public enum PeerConnectionEvent: Sendable, Equatable {
     case dataChannelOpened(DataChannelInfo)
     case dataChannelClosed(DataChannelInfo)
     case dataChannelMessage(DataChannelMessage)
+    /// Periodic statistics (``PeerConnectionConfiguration/statsIntervalMs``).
+    case stats(PeerConnectionStats)
     case closed
 }
 
@@ -206,6 +215,8 @@ public struct TransportStats: Sendable, Equatable {
     public var unknownSSRCPackets: UInt64 = 0
     /// RTP for announced tracks with no ring attached.
     public var unattachedPackets: UInt64 = 0
+    /// RTP packets with no payload (padding only): counted in the track statistics, not queued.
+    public var paddingOnlyPackets: UInt64 = 0
     public var receiverReportsSent: UInt64 = 0
     public var nacksSent: UInt64 = 0
     public var rtcpSendFailures: UInt64 = 0

@@ -50,6 +50,7 @@ final class PeerTransport {
     private var connectTimer: UInt32 = 0
     private var reportTimer: UInt32 = 0
     private var nackTimer: UInt32 = 0
+    private var statsTimer: UInt32 = 0
 
     init(loop: GLibLoop, configuration: PeerConnectionConfiguration, identity: DTLSIdentity, continuation: AsyncStream<PeerConnectionEvent>.Continuation) {
         self.loop = loop
@@ -124,7 +125,7 @@ final class PeerTransport {
             // Validated above: actpass/passive → we are active (client), active → passive (server).
             let role: DTLSRole = params.setup == .active ? .server : .client
             do {
-                let t = try DTLSTransport(identity: identity, role: role, remoteFingerprints: params.fingerprints)
+                let t = try DTLSTransport(identity: identity, role: role, remoteFingerprints: params.fingerprints, profiles: configuration.srtpProfiles)
                 t.delegate = self
                 dtls = t
                 dtlsRole = role
@@ -146,6 +147,9 @@ final class PeerTransport {
             remoteEndOfCandidates = true
             agent.remoteGatheringDone()
         }
+
+        startSCTPIfNeeded()
+        if let m = params.maxMessageSize { sctp?.remoteMaxMessageSize = m }
 
         let next = RemoteTrack.tracks(in: offer, decisions: decisions)
         let old = Set(tracks)
@@ -235,7 +239,7 @@ final class PeerTransport {
             case .holdconn: throw PeerConnectionError(.invalidSDP(SDPError(.unsupportedSetup)))
             }
             do {
-                let t = try DTLSTransport(identity: identity, role: role, remoteFingerprints: params.fingerprints)
+                let t = try DTLSTransport(identity: identity, role: role, remoteFingerprints: params.fingerprints, profiles: configuration.srtpProfiles)
                 t.delegate = self
                 dtls = t
                 dtlsRole = role
@@ -387,7 +391,8 @@ final class PeerTransport {
     // MARK: - Failure and close
 
     private func cancelTimers() {
-        for id in [dtlsTimer, connectTimer, reportTimer, nackTimer] { loop.cancelTimer(id) }
+        for id in [dtlsTimer, connectTimer, reportTimer, nackTimer, statsTimer] { loop.cancelTimer(id) }
+        statsTimer = 0
         dtlsTimer = 0
         connectTimer = 0
         reportTimer = 0
@@ -523,7 +528,7 @@ extension PeerTransport: DTLSTransportDelegate {
         if let keys {
             let k = keys.keys(isClient: role == .client)
             do {
-                receiver.srtp = try LibSRTPTransform(profile: keys.profile, localKey: k.local, remoteKey: k.remote)
+                receiver.srtp = try configuration.srtpBackend.makeTransform(profile: keys.profile, localKey: k.local, remoteKey: k.remote)
             } catch {
                 fail(PeerConnectionError(.srtp(error)))
                 return
@@ -547,14 +552,26 @@ extension PeerTransport: DTLSTransportDelegate {
                 return true
             }
         }
-        if let port = remote?.sctpPort {
-            let t = SCTPTransport(
-                loop: loop, localPort: configuration.sctpPort, remotePort: port, isDTLSClient: role == .client,
-                maxMessageSize: configuration.answer.maxMessageSize, remoteMaxMessageSize: remote?.maxMessageSize)
-            t.delegate = self
-            sctp = t
-            do { try t.start() } catch { log.warning("data channels unavailable: \(error)") }
+        if let ms = configuration.statsIntervalMs, ms > 0 {
+            statsTimer = loop.addTimer(intervalMs: ms) { [weak self] in
+                guard let self, state == .connected else { return false }
+                emit(.stats(stats()))
+                return true
+            }
         }
+        startSCTPIfNeeded()
+    }
+
+    /// Starts SCTP once DTLS is up and the remote description has a data section (the first
+    /// one, or a later re-offer/answer that adds it).
+    private func startSCTPIfNeeded() {
+        guard sctp == nil, state == .connected, let role = dtlsRole, let port = remote?.sctpPort else { return }
+        let t = SCTPTransport(
+            loop: loop, localPort: configuration.sctpPort, remotePort: port, isDTLSClient: role == .client,
+            maxMessageSize: configuration.answer.maxMessageSize, remoteMaxMessageSize: remote?.maxMessageSize)
+        t.delegate = self
+        sctp = t
+        do { try t.start() } catch { log.warning("data channels unavailable: \(error)") }
     }
 
     func dtlsReceived(_ data: UnsafeRawBufferPointer) {

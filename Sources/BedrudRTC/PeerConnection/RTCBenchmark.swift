@@ -40,33 +40,37 @@ public enum RTCBenchmark {
     /// Measures `packets` packets per variant after `warmup` unmeasured ones.
     /// Which SRTP the measured path uses.
     public enum Protection: String, Sendable, CaseIterable {
-        case gcm, cm, none
-        var profile: SRTPProfile? {
-            switch self {
-            case .gcm: .aeadAES128GCM
-            case .cm: .aes128CMHMACSHA1_80
-            case .none: nil
-            }
-        }
+        /// EVPGCMTransform (the default for GCM).
+        case evpgcm
+        /// libsrtp2 GCM and CM-SHA1-80.
+        case gcm, cm
+        /// No SRTP: parse + stats + ring only.
+        case none
     }
 
     /// Measures `packets` packets per variant after `warmup` unmeasured ones.
-    public static func receivePath(packets: Int = 200_000, warmup: Int = 2_000, payloadBytes: Int = 80, variants: [Protection] = Protection.allCases) -> Result {
+    /// With `senderOnly`, only the packets are prepared (nothing is received): an external
+    /// allocation count of that run is what to subtract from a full run's.
+    public static func receivePath(packets: Int = 200_000, warmup: Int = 2_000, payloadBytes: Int = 80, variants: [Protection] = Protection.allCases, senderOnly: Bool = false) -> Result {
         let n = max(1, packets)
-        let measured = variants.compactMap { run(profile: $0.profile, packets: n, warmup: warmup, payloadBytes: payloadBytes) }
+        let measured = variants.compactMap { run($0, packets: n, warmup: warmup, payloadBytes: payloadBytes, senderOnly: senderOnly) }
         return Result(payloadBytes: payloadBytes, variants: measured)
     }
 
-    static func run(profile: SRTPProfile?, packets: Int, warmup: Int, payloadBytes: Int) -> Variant? {
+    static func run(_ protection: Protection, packets: Int, warmup: Int, payloadBytes: Int, senderOnly: Bool = false) -> Variant? {
         let total = packets + warmup
         let senderTransform: (any SRTPTransform)?
         let receiverTransform: any SRTPTransform
         let overhead: Int
+        let profile: SRTPProfile? = protection == .cm ? .aes128CMHMACSHA1_80 : (protection == .none ? nil : .aeadAES128GCM)
         if let profile {
             let len = profile.keyLength + profile.saltLength
             let k1 = (0..<len).map { _ in UInt8.random(in: 0...255) }, k2 = (0..<len).map { _ in UInt8.random(in: 0...255) }
-            guard let s = try? LibSRTPTransform(profile: profile, localKey: k1, remoteKey: k2),
-                let r = try? LibSRTPTransform(profile: profile, localKey: k2, remoteKey: k1)
+            let backend: SRTPBackend = protection == .evpgcm ? .openSSLForGCM : .libsrtp
+            // Packets are prepared with the allocation-free EVP transform for GCM (libsrtp2 for CM);
+            // that happens before the timed loop, and `senderOnly` runs let a count subtract it.
+            guard let s = try? SRTPBackend.openSSLForGCM.makeTransform(profile: profile, localKey: k1, remoteKey: k2),
+                let r = try? backend.makeTransform(profile: profile, localKey: k2, remoteKey: k1)
             else { return nil }
             senderTransform = s
             receiverTransform = r
@@ -97,6 +101,7 @@ public enum RTCBenchmark {
             }
             lengths[i] = len
         }
+        if senderOnly { return Variant(name: "prepare only (\(protection.rawValue))", packets: packets, nanosPerPacket: 0) }
         let receiver = MediaReceiver(maxDatagram: 1500, nack: .init())
         receiver.srtp = receiverTransform
         let track = RemoteTrack(ssrc: 0xB0B0_B0B0, mid: "0", kind: "audio", streamID: nil, trackID: nil, participantSID: nil, trackSID: nil, payloadType: 111, clockRate: 48000, stereo: false, nack: true)
@@ -124,7 +129,12 @@ public enum RTCBenchmark {
             step(i, now: now)
         }
         let t1 = MonotonicClock.nanos()
-        let name = profile.map { "libsrtp2 \($0.openSSLName)" } ?? "no SRTP (parse + stats + ring only)"
+        let name: String
+        switch protection {
+        case .evpgcm: name = "OpenSSL EVP SRTP_AEAD_AES_128_GCM"
+        case .gcm, .cm: name = "libsrtp2 \(profile?.openSSLName ?? "")"
+        case .none: name = "no SRTP (parse + stats + ring only)"
+        }
         guard receiver.counters.rtpPackets == UInt64(total), sink != -1 else { return nil }
         return Variant(
             name: name, packets: packets, nanosPerPacket: Double(t1 - t0) / Double(packets))

@@ -390,8 +390,10 @@ final class SCTPMailbox: @unchecked Sendable {
     // is written once on the loop thread before usrsctp can call back and read only there.
     let loop: GLibLoop
     weak var transport: SCTPTransport?
-    private let inbox = Mutex<[SCTPInboxItem]>([])
-    private let outbox = Mutex<[[UInt8]]>([])
+    // NSLock (a pthread mutex) rather than Mutex: Thread Sanitizer sees it, and this is not the media path.
+    private let lock = NSLock()
+    private var inbox: [SCTPInboxItem] = []
+    private var outbox: [[UInt8]] = []
     private let drainScheduled = Atomic<Bool>(false)
 
     init(loop: GLibLoop) { self.loop = loop }
@@ -400,18 +402,19 @@ final class SCTPMailbox: @unchecked Sendable {
         if loop.isCurrent, let t = transport {
             t.outputNow(packet)
         } else {
-            outbox.withLock { $0.append(Array(packet)) }
+            let copy = Array(packet)
+            lock.withLock { outbox.append(copy) }
             scheduleDrain()
         }
     }
 
     func received(_ item: SCTPInboxItem) {
-        inbox.withLock { $0.append(item) }
+        lock.withLock { inbox.append(item) }
         scheduleDrain()
     }
 
-    func takeInbox() -> [SCTPInboxItem] { inbox.withLock { i in defer { i.removeAll() }; return i } }
-    func takeOutbox() -> [[UInt8]] { outbox.withLock { o in defer { o.removeAll() }; return o } }
+    func takeInbox() -> [SCTPInboxItem] { lock.withLock { defer { inbox.removeAll() }; return inbox } }
+    func takeOutbox() -> [[UInt8]] { lock.withLock { defer { outbox.removeAll() }; return outbox } }
 
     private func scheduleDrain() {
         guard !drainScheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
@@ -425,7 +428,17 @@ final class SCTPMailbox: @unchecked Sendable {
 /// usrsctp's process-wide state: one initialisation, and a registry from the address
 /// token usrsctp hands back to the mailbox of the transport that owns it.
 enum USRSCTP {
-    private static let registry = Mutex<(initialized: Bool, next: UInt, mailboxes: [UInt: SCTPMailbox])>((false, 1, [:]))
+    private final class Registry: @unchecked Sendable {
+        // @unchecked: every field is guarded by `lock` (a pthread mutex Thread Sanitizer sees).
+        let lock = NSLock()
+        var initialized = false
+        var next: UInt = 1
+        var mailboxes: [UInt: SCTPMailbox] = [:]
+
+        func withLock<T>(_ body: (Registry) -> T) -> T { lock.withLock { body(self) } }
+    }
+
+    private static let registry = Registry()
 
     static func register(_ mailbox: SCTPMailbox) -> UnsafeMutableRawPointer {
         let id = registry.withLock { r -> UInt in

@@ -1,5 +1,5 @@
 import CSRTP
-import Synchronization
+import Foundation
 
 /// ``SRTPTransform`` on libsrtp2: one inbound session (`ssrc_any_inbound`, replay window
 /// 1024) and one outbound (`ssrc_any_outbound`).
@@ -91,13 +91,18 @@ public final class LibSRTPTransform: SRTPTransform {
 
 /// Process-wide libsrtp2 initialisation (the library keeps global state).
 enum LibSRTP {
-    private static let state = Mutex<Bool>(false)
+    private final class State: @unchecked Sendable {
+        // @unchecked: `done` is guarded by `lock`.
+        let lock = NSLock()
+        var done = false
+    }
+    private static let state = State()
 
     static func initialize() throws(SRTPError) {
-        let ok = state.withLock { done -> Bool in
-            if done { return true }
-            done = srtp_init() == srtp_err_status_ok
-            return done
+        let ok = state.lock.withLock { () -> Bool in
+            if state.done { return true }
+            state.done = srtp_init() == srtp_err_status_ok
+            return state.done
         }
         if !ok { throw SRTPError(.initFailed) }
     }

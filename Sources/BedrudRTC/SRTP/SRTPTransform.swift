@@ -1,6 +1,7 @@
-// The SRTP/SRTCP (RFC 3711, RFC 7714) interface the packet path uses, so that the
-// libsrtp2 implementation can later give way to one on OpenSSL EVP (no allocation per
-// packet) with libsrtp2 kept as its test oracle.
+// The SRTP/SRTCP (RFC 3711, RFC 7714) interface the packet path uses. Two implementations:
+// LibSRTPTransform (libsrtp2; Debian builds it on NSS, which allocates several times per
+// packet) and EVPGCMTransform (AEAD_AES_128_GCM on OpenSSL EVP, no allocation per packet),
+// for which libsrtp2 is the test oracle. SRTPBackend picks one per negotiated profile.
 
 /// DTLS-SRTP protection profiles (RFC 5764 §4.1.2, RFC 7714 §14.2) we negotiate,
 /// in order of preference.
@@ -76,4 +77,21 @@ public protocol SRTPTransform: AnyObject {
     func protectRTP(_ buffer: UnsafeMutableRawPointer, length: Int, capacity: Int) -> SRTPStatus
     /// Same for RTCP.
     func protectRTCP(_ buffer: UnsafeMutableRawPointer, length: Int, capacity: Int) -> SRTPStatus
+}
+
+/// Which implementation protects and unprotects.
+public enum SRTPBackend: String, Sendable, Equatable {
+    /// ``EVPGCMTransform`` (OpenSSL EVP, no allocation per packet) for AEAD_AES_128_GCM,
+    /// libsrtp2 for AES128_CM_SHA1_80.
+    case openSSLForGCM
+    /// libsrtp2 for every profile.
+    case libsrtp
+
+    /// A transform for `profile` with these keys (key || salt each).
+    public func makeTransform(profile: SRTPProfile, localKey: [UInt8], remoteKey: [UInt8]) throws(SRTPError) -> any SRTPTransform {
+        if self == .openSSLForGCM, profile == .aeadAES128GCM {
+            return try EVPGCMTransform(localKey: localKey, remoteKey: remoteKey)
+        }
+        return try LibSRTPTransform(profile: profile, localKey: localKey, remoteKey: remoteKey)
+    }
 }

@@ -12,9 +12,14 @@ struct AiortcInteropTests {
         ["participant": "PA_bob", "track": "TR_bob", "freq": 660, "stereo": true],
     ] }
 
-    @Test("ICE+DTLS complete, every RTP packet aiortc sent arrives decryptable, data arrives with its label")
-    func fullSession() async throws {
-        try await InteropSession.run { s in
+    static let srtpSetups: [(SRTPProfile, SRTPBackend)] = [(.aeadAES128GCM, .openSSLForGCM), (.aeadAES128GCM, .libsrtp), (.aes128CMHMACSHA1_80, .libsrtp)]
+
+    @Test("ICE+DTLS complete, every RTP packet aiortc sent arrives decryptable, data arrives with its label", arguments: srtpSetups)
+    func fullSession(profile: SRTPProfile, backend: SRTPBackend) async throws {
+        var cfg = InteropSession.loopbackConfiguration()
+        cfg.srtpProfiles = [profile]
+        cfg.srtpBackend = backend
+        try await InteropSession.run(configuration: cfg) { s in
             let (tracks, answer) = try await s.negotiate(["cmd": "offer", "tracks": Self.twoTracks, "data": true, "red": true])
 
             // Tracks from a=ssrc/a=msid, LiveKit style.
@@ -33,7 +38,7 @@ struct AiortcInteropTests {
 
             try await s.pc.waitUntilConnected(timeoutSeconds: 30)
             let connected = try await s.events.first(where: { if case .connected = $0 { true } else { false } }, timeout: 5)
-            #expect(connected == .connected(srtpProfile: .aeadAES128GCM))
+            #expect(connected == .connected(srtpProfile: profile))
             _ = try await s.peer.next("state", timeout: 20) { $0["connection"] as? String == "connected" }
 
             // Data channels the peer (server side) created arrive with their labels.
@@ -76,7 +81,9 @@ struct AiortcInteropTests {
 
     @Test("A re-offer with a new track is answered in place and its packets arrive")
     func reofferAddsTrack() async throws {
-        try await InteropSession.run { s in
+        var cfg = InteropSession.loopbackConfiguration()
+        cfg.statsIntervalMs = 200
+        try await InteropSession.run(configuration: cfg) { s in
             try await s.negotiate(["cmd": "offer", "tracks": [Self.twoTracks[0]], "data": true])
             try await s.pc.waitUntilConnected(timeoutSeconds: 30)
             let (tracks, answer) = try await s.negotiate(["cmd": "add_track", "tracks": [["participant": "PA_carol", "track": "TR_carol", "freq": 550]]])
@@ -94,6 +101,9 @@ struct AiortcInteropTests {
             let f = try #require(estimateToneFrequency(s.drain(carolRing).payloads))
             #expect(abs(f - 550) < 550 * 0.03)
             #expect(await s.pc.state == .connected)
+            // Periodic stats events name the tracks with their LiveKit ids.
+            let statsEvent = try await s.events.first(where: { if case .stats(let st) = $0 { st.tracks.contains { $0.trackSID == "TR_carol" && $0.packetsReceived > 0 } } else { false } }, timeout: 10)
+            if case .stats(let st) = statsEvent { #expect(st.state == .connected && st.tracks.allSatisfy { $0.participantSID != nil }) }
         }
     }
 
@@ -133,6 +143,10 @@ struct AiortcInteropTests {
             let ts = await s.pc.stats().tracks.first { $0.ssrc == t.ssrc }
             let track = try #require(ts)
             #expect(track.nackedPackets > 0 && track.recoveredPackets > 0)
+            // 20 ms Opus: about 50 packets per second; loopback jitter stays small.
+            #expect(track.packetsPerSecond > 35 && track.packetsPerSecond < 65, "pps \(track.packetsPerSecond)")
+            #expect(track.jitterMs >= 0 && track.jitterMs < 40)
+            #expect(track.packetsLost <= Int64(dropped))
             #expect(track.packetsReceived >= UInt64(sent))
             #expect(track.packetsReceived <= UInt64(sent + retransmitted))
             print("lossy run: sent \(sent) dropped \(dropped) retransmitted \(retransmitted) nacks \(stats.int("nack_packets"))/\(stats.int("nack_seqs")) rr \(stats.int("rr_packets")); received \(track.packetsReceived) lost \(track.packetsLost) nacked \(track.nackedPackets) recovered \(track.recoveredPackets) jitter \(track.jitterMs) ms pps \(track.packetsPerSecond)")

@@ -8,18 +8,19 @@ struct ReceivePathBenchmarkTests {
     @Test("Every benchmark variant delivers all its packets to the ring")
     func smoke() {
         let r = RTCBenchmark.receivePath(packets: 3000, warmup: 500)
-        #expect(r.variants.count == 3)
+        #expect(r.variants.count == 4)
         for v in r.variants { #expect(v.nanosPerPacket > 0) }
     }
 
     /// The measurement itself, for scripts/rtc_bench_allocs and BENCHMARKS.md: runs only with
-    /// BEDRUD_RTC_BENCH_PACKETS set (and optionally BEDRUD_RTC_BENCH_VARIANT=gcm|cm|none).
+    /// BEDRUD_RTC_BENCH_PACKETS set (and optionally BEDRUD_RTC_BENCH_VARIANT=evpgcm|gcm|cm|none).
     @Test("Receive path figures", .enabled(if: ProcessInfo.processInfo.environment["BEDRUD_RTC_BENCH_PACKETS"] != nil))
     func figures() {
         let env = ProcessInfo.processInfo.environment
         let n = Int(env["BEDRUD_RTC_BENCH_PACKETS"] ?? "") ?? 200_000
         let variants = env["BEDRUD_RTC_BENCH_VARIANT"].flatMap { RTCBenchmark.Protection(rawValue: $0) }.map { [$0] } ?? RTCBenchmark.Protection.allCases
-        let r = RTCBenchmark.receivePath(packets: n, variants: variants)
+        let senderOnly = env["BEDRUD_RTC_BENCH_SENDER_ONLY"] == "1"
+        let r = RTCBenchmark.receivePath(packets: n, variants: variants, senderOnly: senderOnly)
         print("RTCBENCH \(r)")
         #expect(r.variants.count == variants.count)
     }

@@ -85,3 +85,113 @@ struct SRTPTests {
         #expect(throws: SRTPError.self) { try LibSRTPTransform(profile: .aeadAES128GCM, localKey: [1, 2], remoteKey: [3]) }
     }
 }
+
+func hexBytes(_ s: String) -> [UInt8] {
+    var out: [UInt8] = []
+    var i = s.startIndex
+    while i < s.endIndex {
+        let j = s.index(i, offsetBy: 2)
+        out.append(UInt8(s[i..<j], radix: 16)!)
+        i = j
+    }
+    return out
+}
+
+@Suite("SRTP AEAD_AES_128_GCM on OpenSSL EVP, checked against libsrtp2")
+struct EVPGCMTests {
+    @Test("SRTP key derivation: RFC 3711 Appendix B.3 vectors")
+    func kdfVectors() throws {
+        let key = hexBytes("E1F97A0D3E018BE0D64FA32C06DE4139")
+        let salt = hexBytes("0EC675AD498AFEEBB6960B3AABE6")
+        #expect(EVPGCMTransform.kdf(masterKey: key, masterSalt: salt, label: 0, length: 16) == hexBytes("C61E7A93744F39EE10734AFE3FF7A087"))
+        #expect(EVPGCMTransform.kdf(masterKey: key, masterSalt: salt, label: 2, length: 14) == hexBytes("30CBBC08863D8C85D49DB34A9AE1"))
+        #expect(EVPGCMTransform.kdf(masterKey: key, masterSalt: salt, label: 1, length: 20) == hexBytes("CEBE321F6FF7716B6FD4AB49AF256A156D38BAA4"))
+    }
+
+    func pair() throws -> (evp: EVPGCMTransform, lib: LibSRTPTransform) {
+        let k1 = (0..<28).map { UInt8(($0 * 37 + 11) & 0xFF) }
+        let k2 = (0..<28).map { UInt8(($0 * 91 + 3) & 0xFF) }
+        return (try EVPGCMTransform(localKey: k1, remoteKey: k2), try LibSRTPTransform(profile: .aeadAES128GCM, localKey: k2, remoteKey: k1))
+    }
+
+    func protectWith(_ t: any SRTPTransform, _ packet: [UInt8], rtcp: Bool = false) -> [UInt8]? {
+        var buf = packet + [UInt8](repeating: 0, count: 200)
+        let s = buf.withUnsafeMutableBytes { b in
+            rtcp ? t.protectRTCP(b.baseAddress!, length: packet.count, capacity: b.count) : t.protectRTP(b.baseAddress!, length: packet.count, capacity: b.count)
+        }
+        guard case .ok(let n) = s else { return nil }
+        return Array(buf[0..<n])
+    }
+
+    func unprotectWith(_ t: any SRTPTransform, _ packet: [UInt8], rtcp: Bool = false) -> (SRTPStatus, [UInt8]) {
+        var buf = packet
+        let s = buf.withUnsafeMutableBytes { b -> SRTPStatus in
+            guard let p = b.baseAddress else { return .malformed }
+            return rtcp ? t.unprotectRTCP(p, length: b.count) : t.unprotectRTP(p, length: b.count)
+        }
+        if case .ok(let n) = s { return (s, Array(buf[0..<n])) }
+        return (s, [])
+    }
+
+    @Test("RTP both ways across a sequence-number wrap, with CSRCs and extensions, several SSRCs")
+    func rtpInterop() throws {
+        let (evp, lib) = try pair()
+        for ssrc: UInt32 in [0x1111_1111, 0xDEAD_BEEF, 7] {
+            for k in 0..<400 {
+                let seq = UInt16(truncatingIfNeeded: 65_300 + k)
+                let ext: (UInt16, [UInt8])? = k % 3 == 0 ? (0xBEDE, [0x10, 0xAB, 0, 0]) : nil
+                let rtp = makeRTP(seq: seq, ts: UInt32(k * 960), ssrc: ssrc, csrcs: k % 5 == 0 ? [1, 2] : [], extensionBlock: ext, payload: (0..<(k % 90 + 1)).map { UInt8(truncatingIfNeeded: $0 + k) })
+                let fromLib = try #require(protectWith(lib, rtp))
+                let (s1, p1) = unprotectWith(evp, fromLib)
+                #expect(s1 == .ok(length: rtp.count) && p1 == rtp, "libsrtp → EVP, SSRC \(ssrc) seq \(seq)")
+                let fromEVP = try #require(protectWith(evp, rtp))
+                let (s2, p2) = unprotectWith(lib, fromEVP)
+                #expect(s2 == .ok(length: rtp.count) && p2 == rtp, "EVP → libsrtp, SSRC \(ssrc) seq \(seq)")
+            }
+        }
+    }
+
+    @Test("RTCP both ways; replays, tampering and truncation are refused")
+    func rtcpAndErrors() throws {
+        let (evp, lib) = try pair()
+        for k in 0..<50 {
+            let rr: [UInt8] = [0x81, 201, 0, 7, 0, 0, 0, UInt8(k)] + [UInt8](repeating: UInt8(k), count: 24)
+            let fromLib = try #require(protectWith(lib, rr, rtcp: true))
+            #expect(unprotectWith(evp, fromLib, rtcp: true).1 == rr)
+            #expect(unprotectWith(evp, fromLib, rtcp: true).0 == .replayed)
+            let fromEVP = try #require(protectWith(evp, rr, rtcp: true))
+            #expect(unprotectWith(lib, fromEVP, rtcp: true).1 == rr)
+        }
+        let rtp = makeRTP(seq: 10, ts: 1, ssrc: 99, payload: Array(repeating: 1, count: 50))
+        let sealed = try #require(protectWith(lib, rtp))
+        let ancient = try #require(protectWith(lib, makeRTP(seq: 11, ts: 1, ssrc: 99)))
+        var tampered = sealed
+        tampered[30] ^= 4
+        #expect(unprotectWith(evp, tampered).0 == .authenticationFailed)
+        var badHeader = sealed
+        badHeader[1] ^= 1  // the header is authenticated too
+        #expect(unprotectWith(evp, badHeader).0 == .authenticationFailed)
+        #expect(unprotectWith(evp, Array(sealed[0..<20])).0 == .malformed)
+        #expect(unprotectWith(evp, sealed).0 == .ok(length: rtp.count))
+        #expect(unprotectWith(evp, sealed).0 == .replayed)
+        // Late but inside the window is fine; older than the window is refused.
+        let later = try #require(protectWith(lib, makeRTP(seq: 2000, ts: 1, ssrc: 99)))
+        #expect(unprotectWith(evp, later).0 == .ok(length: later.count - 16))
+        let late = try #require(protectWith(lib, makeRTP(seq: 1500, ts: 1, ssrc: 99)))
+        #expect(unprotectWith(evp, late).0 == .ok(length: late.count - 16))
+        #expect(unprotectWith(evp, ancient).0 == .replayed)
+    }
+
+    @Test("Random input never authenticates", arguments: fuzzSeeds)
+    func fuzz(seed: UInt64) throws {
+        var g = SeededGenerator(seed: seed)
+        let (evp, lib) = try pair()
+        let good = try #require(protectWith(lib, makeRTP(seq: 1, ts: 1, ssrc: 5, payload: Array(repeating: 3, count: 60))))
+        for i in 0..<2000 {
+            var p = i % 2 == 0 ? g.bytes(Int.random(in: 0..<120, using: &g)) : g.mutate(good, edits: 2)
+            if i % 3 == 0, !p.isEmpty { p[0] = 0x80 | (p[0] & 0x3F) }
+            if p == good { continue }
+            if case .ok = unprotectWith(evp, p, rtcp: i % 5 == 0).0 { Issue.record("garbage authenticated (seed \(seed), iteration \(i))") }
+        }
+    }
+}
