@@ -3,7 +3,7 @@ import BedrudProtocol
 /// What the WebRTC layer reports back to the room.
 public enum TransportEvent: Sendable {
     case stateChanged(LiveKit.SignalTarget, TransportState)
-    case localCandidate(BedrudProtocol.ICECandidateInit, LiveKit.SignalTarget)
+    case localCandidate(ICECandidateInit, LiveKit.SignalTarget)
     case dataChannelOpened(LiveKit.DataChannelInfo)
     case dataReceived([UInt8], reliable: Bool)
 }
@@ -18,7 +18,7 @@ public protocol RoomTransport: AnyObject, Sendable {
     /// Applies a server offer (every one, re-offers included) and returns the answer SDP.
     func applyRemoteOffer(_ offer: LiveKit.SessionDescription, target: LiveKit.SignalTarget) async throws -> String
     func applyRemoteAnswer(_ answer: LiveKit.SessionDescription, target: LiveKit.SignalTarget) async throws
-    func addRemoteCandidate(_ candidate: BedrudProtocol.ICECandidateInit, target: LiveKit.SignalTarget) async
+    func addRemoteCandidate(_ candidate: ICECandidateInit, target: LiveKit.SignalTarget) async
     func updateICEServers(_ servers: [LiveKit.ICEServer]) async
     func restartICE(_ target: LiveKit.SignalTarget) async
     /// Closes every peer connection; no events afterwards.

@@ -67,7 +67,7 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
             for await event in pc.events {
                 switch event {
                 case .localCandidate(let c):
-                    events(.localCandidate(BedrudProtocol.ICECandidateInit(candidate: c.candidate, sdpMid: c.sdpMid, sdpMLineIndex: c.sdpMLineIndex, usernameFragment: c.usernameFragment), .subscriber))
+                    events(.localCandidate(c, .subscriber))
                 case .connected(let profile):
                     logger.info("media connected (SRTP \(profile.map { "\($0)" } ?? "none"))")
                     events(.stateChanged(.subscriber, .connected))
@@ -93,7 +93,7 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
                     logger.debug("packets for unannounced SSRC \(ssrc) (PT \(pt)) dropped")
                 case .closed:
                     events(.stateChanged(.subscriber, .closed))
-                case .tracksChanged, .localCandidatesComplete, .dtlsStateChanged, .remoteBye, .dataChannelClosed:
+                case .tracksChanged, .localCandidatesComplete, .dtlsStateChanged, .remoteBye, .dataChannelClosed, .stats:
                     break
                 }
             }
@@ -141,11 +141,9 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
         throw TransportError("an answer for the \(target) connection, which this receive-only client never offered")
     }
 
-    public func addRemoteCandidate(_ candidate: BedrudProtocol.ICECandidateInit, target: LiveKit.SignalTarget) async {
+    public func addRemoteCandidate(_ candidate: ICECandidateInit, target: LiveKit.SignalTarget) async {
         guard target == .subscriber, let pc = state.withLock({ $0.subscriber }) else { return }
-        let c = BedrudRTC.ICECandidateInit(candidate: candidate.candidate, sdpMid: candidate.sdpMid, sdpMLineIndex: candidate.sdpMLineIndex,
-                                           usernameFragment: candidate.usernameFragment)
-        do { try await pc.addRemoteCandidate(c) } catch { logger.debug("remote candidate ignored: \(error)") }
+        do { try await pc.addRemoteCandidate(candidate) } catch { logger.debug("remote candidate ignored: \(error)") }
     }
 
     public func updateICEServers(_ servers: [LiveKit.ICEServer]) async {

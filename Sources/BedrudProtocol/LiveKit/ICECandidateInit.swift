@@ -42,7 +42,7 @@ public struct ICECandidateInit: Sendable, Equatable {
     }
 
     /// True for the end-of-candidates marker (empty `candidate`).
-    public var isEndOfCandidates: Bool { candidate.isEmpty }
+    public var isEndOfCandidates: Bool { candidate.allSatisfy { $0 == " " || $0 == "\t" } }
 
     private struct Wire: Decodable {
         var candidate: String?

@@ -122,42 +122,5 @@ public struct ICECandidateError: Error, Sendable, Equatable, CustomStringConvert
     }
 }
 
-/// An `RTCIceCandidateInit` as LiveKit trickles it: JSON text in `TrickleRequest.candidateInit`,
-/// e.g. `{"candidate":"candidate:…","sdpMid":"0","sdpMLineIndex":0,"usernameFragment":null}`.
-/// An empty `candidate` means end-of-candidates.
-public struct ICECandidateInit: Sendable, Equatable {
-    public var candidate: String
-    public var sdpMid: String?
-    public var sdpMLineIndex: Int?
-    public var usernameFragment: String?
-
-    public init(candidate: String, sdpMid: String?, sdpMLineIndex: Int?, usernameFragment: String? = nil) {
-        self.candidate = candidate
-        self.sdpMid = sdpMid
-        self.sdpMLineIndex = sdpMLineIndex
-        self.usernameFragment = usernameFragment
-    }
-
-    /// True for the end-of-candidates marker (empty `candidate`).
-    public var isEndOfCandidates: Bool { candidate.trimmingSpaces().isEmpty }
-
-    /// Parses the JSON text; tolerates `null` and missing optional members.
-    public init(json: String) throws(ICECandidateError) {
-        guard json.utf8.count <= 4096, let data = json.data(using: .utf8),
-            let obj = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-        else { throw ICECandidateError(.badJSON) }
-        guard let c = obj["candidate"] as? String else { throw ICECandidateError(.badJSON) }
-        candidate = c
-        sdpMid = obj["sdpMid"] as? String
-        if let n = obj["sdpMLineIndex"] as? NSNumber { sdpMLineIndex = n.intValue }
-        usernameFragment = obj["usernameFragment"] as? String
-    }
-
-    /// JSON text with `sdpMid` always a string (the Rust SDK panics on null).
-    public var json: String {
-        var obj: [String: Any] = ["candidate": candidate, "sdpMid": sdpMid ?? "0", "sdpMLineIndex": sdpMLineIndex ?? 0]
-        obj["usernameFragment"] = usernameFragment ?? NSNull()
-        guard let data = try? JSONSerialization.data(withJSONObject: obj, options: [.sortedKeys, .withoutEscapingSlashes]) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
-    }
-}
+// The trickled candidate JSON (`RTCIceCandidateInit`) is `BedrudProtocol.ICECandidateInit`,
+// shared with the signalling layer.

@@ -105,8 +105,7 @@ public actor PeerConnection {
 
     /// Adds a trickled remote candidate (LiveKit `TrickleRequest.candidateInit`).
     public func addRemoteCandidate(json: String) throws(PeerConnectionError) {
-        let c: ICECandidateInit
-        do { c = try ICECandidateInit(json: json) } catch { throw PeerConnectionError(.invalidCandidate(error)) }
+        guard let c = ICECandidateInit(json: json) else { throw PeerConnectionError(.invalidCandidate(ICECandidateError(.badJSON))) }
         try core.addRemoteCandidate(c)
     }
 

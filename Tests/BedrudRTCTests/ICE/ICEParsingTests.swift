@@ -1,3 +1,4 @@
+import BedrudProtocol
 import Testing
 @testable import BedrudRTC
 
@@ -51,15 +52,15 @@ struct ICEParsingTests {
 
     @Test("LiveKit trickle JSON: null usernameFragment, end-of-candidates, and our own output")
     func json() throws {
-        let server = try ICECandidateInit(json: #"{"candidate":"candidate:1 1 udp 2130706431 203.0.113.7 50123 typ host","sdpMid":"0","sdpMLineIndex":0,"usernameFragment":null}"#)
+        let server = try #require(ICECandidateInit(json: #"{"candidate":"candidate:1 1 udp 2130706431 203.0.113.7 50123 typ host","sdpMid":"0","sdpMLineIndex":0,"usernameFragment":null}"#))
         #expect(server.sdpMid == "0" && server.sdpMLineIndex == 0 && server.usernameFragment == nil && !server.isEndOfCandidates)
-        let end = try ICECandidateInit(json: #"{"candidate":"","sdpMid":"0"}"#)
+        let end = try #require(ICECandidateInit(json: #"{"candidate":"","sdpMid":"0"}"#))
         #expect(end.isEndOfCandidates)
-        let ours = ICECandidateInit(candidate: "candidate:1 1 UDP 1 127.0.0.1 9 typ host", sdpMid: nil, sdpMLineIndex: nil, usernameFragment: "u/f")
+        let ours = ICECandidateInit(candidate: "candidate:1 1 UDP 1 127.0.0.1 9 typ host", sdpMid: "0", sdpMLineIndex: 0, usernameFragment: "u/f")
         #expect(ours.json.contains(#""sdpMid":"0""#) && ours.json.contains(#""usernameFragment":"u/f""#) && ours.json.contains(#""sdpMLineIndex":0"#))
-        #expect(try ICECandidateInit(json: ours.json) == ICECandidateInit(candidate: ours.candidate, sdpMid: "0", sdpMLineIndex: 0, usernameFragment: "u/f"))
+        #expect(ICECandidateInit(json: ours.json) == ours)
         for bad in ["", "[]", "{}", #"{"candidate":5}"#, "{\"candidate\":", String(repeating: "x", count: 5000)] {
-            #expect(throws: ICECandidateError.self) { try ICECandidateInit(json: bad) }
+            #expect(ICECandidateInit(json: bad) == nil)
         }
     }
 
