@@ -29,7 +29,7 @@ async def handler(ws):
         await ws.close(4001, "bye now")
         return
     elif path == "/big":
-        await ws.send(bytes(range(256)) * (3 * 4096))
+        await ws.send(bytes(range(256)) * (3 * 4096))  # 3 MiB
     async for message in ws:
         await ws.send(message)
 
@@ -43,7 +43,9 @@ def process_request(connection, request):
 
 
 async def main():
-    async with serve(handler, "127.0.0.1", 0, process_request=process_request, max_size=8 * 1024 * 1024) as server:
+    # No keepalive pings or timeouts of its own: a loaded test machine must not make it hang up.
+    async with serve(handler, "127.0.0.1", 0, process_request=process_request, max_size=8 * 1024 * 1024,
+                     ping_interval=None, open_timeout=60, close_timeout=30) as server:
         port = server.sockets[0].getsockname()[1]
         print(f"ws://127.0.0.1:{port}", flush=True)
         await asyncio.Future()
