@@ -1,4 +1,5 @@
 import BedrudMedia
+import BedrudRTC
 import BedrudProtocol
 import Foundation
 
@@ -52,6 +53,7 @@ enum MediaCommands {
             OptionSpec("complexity", value: "C", help: "libopus complexity of the mix encoder (0-10, default 5)."),
             OptionSpec("speech", value: "WAV", help: "Encode this 48 kHz 16-bit WAV (e.g. espeak-ng speech) instead of the built-in signal."),
             OptionSpec("no-alloc-probe", help: "Skip the allocation count."),
+            OptionSpec("no-network", help: "Skip the WebRTC receive-path figures (g)."),
             OptionSpec("alloc-probe", value: "MODE", help: "(internal) run one allocation probe: passthrough, full or calibration."),
             OptionSpec("steps", value: "K", help: "(internal) steps of the allocation probe."),
         ],
@@ -181,7 +183,19 @@ enum MediaCommands {
         }
         let last = lines.removeLast()
         lines.insert(allocLine, at: lines.count - 1)
-        lines.append(last + " " + allocRatio)
+        var networkRatio = ""
+        if !inv.flag("no-network") {
+            // (g) the network thread's work per packet, in the same run: SRTP unprotect,
+            // RTP parse, statistics and NACK bookkeeping, ring push (and the consumer's pop).
+            let packets = inv.flag("quick") ? 50_000 : 200_000
+            let r = await Task.detached { RTCBenchmark.receivePath(packets: packets, variants: [.evpgcm, .gcm, .none]) }.value
+            let parts = r.variants.map { String(format: "%@ %.0f ns", $0.name, $0.nanosPerPacket) }.joined(separator: ", ")
+            lines.append("(g) WebRTC receive path per RTP packet (\(r.payloadBytes)-byte payloads): \(parts)")
+            if r.variants.count == 3, case let (g, n) = (r.variants[0].nanosPerPacket, r.variants[2].nanosPerPacket), n > 0 {
+                networkRatio = String(format: " rx-ns/packet=%.0f srtp-gcm/plain=%.2f", g, g / n)
+            }
+        }
+        lines.append(last + " " + allocRatio + networkRatio)
         for l in lines { inv.console.out(l) }
         return .success
     }
