@@ -1,21 +1,12 @@
 import BedrudProtocol
 import Foundation
 import Testing
+import TestSupport
 @testable import BedrudCore
 
 /// Random input sequences: RoomState must never crash, and a few invariants must hold
 /// after every step. Seeds are printed; replay one with BEDRUD_FUZZ_SEED=<seed>.
 @Suite struct RoomStateFuzzTests {
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     static let seeds: [UInt64] = {
         if let text = ProcessInfo.processInfo.environment["BEDRUD_FUZZ_SEED"], let seed = UInt64(text) { return [seed] }
@@ -26,7 +17,7 @@ import Testing
 
     @Test(arguments: seeds)
     func randomInputSequencesKeepTheInvariants(seed: UInt64) {
-        var rng = SplitMix(state: seed)
+        var rng = SeededGenerator(seed: seed)
         var t = RoomTranscript { $0.maxQueuedRequests = 16 }
         var reconnecting = false
         for step in 0..<4000 {
@@ -99,7 +90,7 @@ import Testing
 
     static let identities = ["alice", "bob", "carol", "bot"]
 
-    static func randomInput(_ rng: inout SplitMix, _ state: RoomState) -> RoomInput {
+    static func randomInput(_ rng: inout SeededGenerator, _ state: RoomState) -> RoomInput {
         switch Int.random(in: 0..<100, using: &rng) {
         case 0..<3: return .connect(token: "tok-\(Int.random(in: 0..<3, using: &rng))")
         case 3..<5: return .leave
@@ -140,7 +131,7 @@ import Testing
     }
 
     /// The input a well-behaved peer would most likely produce next.
-    static func likelyInput(_ rng: inout SplitMix, _ state: RoomState) -> RoomInput {
+    static func likelyInput(_ rng: inout SeededGenerator, _ state: RoomState) -> RoomInput {
         switch state.connectionState {
         case .idle, .disconnected:
             return .connect(token: "tok")
@@ -173,7 +164,7 @@ import Testing
         }
     }
 
-    static func randomParticipant(_ rng: inout SplitMix) -> LiveKit.ParticipantInfo {
+    static func randomParticipant(_ rng: inout SeededGenerator) -> LiveKit.ParticipantInfo {
         let identity = identities[Int.random(in: 0..<identities.count, using: &rng)]
         let states: [LiveKit.ParticipantInfo.State] = [.joining, .joined, .active, .active, .disconnected, .unrecognized(9)]
         let trackCount = Int.random(in: 0...2, using: &rng)
@@ -186,7 +177,7 @@ import Testing
             joinedAtMs: Int64.random(in: 0...3, using: &rng) * 1000)
     }
 
-    static func randomMessage(_ rng: inout SplitMix) -> LiveKit.SignalResponse {
+    static func randomMessage(_ rng: inout SeededGenerator) -> LiveKit.SignalResponse {
         let message: LiveKit.SignalResponse.Message
         switch Int.random(in: 0..<16, using: &rng) {
         case 0:

@@ -1,6 +1,7 @@
 import BedrudProtocol
 import Foundation
 import Testing
+import TestSupport
 
 @testable import BedrudMedia
 

@@ -1,5 +1,6 @@
 import BedrudNet
 import Testing
+import TestSupport
 
 @Suite struct HTTPResponseParserTests {
     /// Feeds `raw` in chunks of `chunk` bytes (0 = all at once) and returns the parser.
@@ -76,7 +77,7 @@ import Testing
     }
 
     @Test func randomBytesNeverCrash() {
-        var rng = SplitMix64(seed: 0xB0D)
+        var rng = SeededGenerator(seed: 0xB0D)
         for _ in 0..<2000 {
             var p = HTTPResponseParser(maxHeaderBytes: 512, maxBodyBytes: 512)
             let prefix = Array(["HTTP/1.1 200 OK\r\n", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", ""].randomElement(using: &rng)!.utf8)
@@ -88,14 +89,3 @@ import Testing
 }
 
 /// A small seeded generator so random tests are repeatable.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -1,5 +1,6 @@
 import BedrudNet
 import Testing
+import TestSupport
 
 @Suite struct WebSocketFrameTests {
     /// Server frames (unmasked) for a message split in fragments with a ping in between.
@@ -93,7 +94,7 @@ import Testing
     }
 
     @Test func randomBytesNeverCrash() {
-        var rng = SplitMix64(seed: 6455)
+        var rng = SeededGenerator(seed: 6455)
         for _ in 0..<3000 {
             var d = WebSocketFrameDecoder(maxFramePayload: 4096)
             var a = WebSocketMessageAssembler(maxMessageSize: 4096)

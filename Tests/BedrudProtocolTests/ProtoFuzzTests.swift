@@ -1,19 +1,9 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import BedrudProtocol
 
 /// SplitMix64: a tiny seeded generator, so every random input can be replayed.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Seeds: `BEDRUD_FUZZ_SEED` replays one; otherwise fixed seeds plus one fresh seed,
 /// printed up front so a crash (which ends the process) can still be replayed.
@@ -53,7 +43,7 @@ private func decodeAllTypes(_ bytes: [UInt8], _ context: @autoclosure () -> Stri
 @Suite struct ProtoFuzzTests {
     @Test(arguments: FuzzSeeds.all)
     func randomBytesNeverCrash(seed: UInt64) {
-        var rng = SeededRandom(seed: seed)
+        var rng = SeededGenerator(seed: seed)
         for i in 0..<3000 {
             let count = Int.random(in: 0...200, using: &rng)
             var bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &rng) }
@@ -65,7 +55,7 @@ private func decodeAllTypes(_ bytes: [UInt8], _ context: @autoclosure () -> Stri
 
     @Test(arguments: FuzzSeeds.all)
     func mutatedFixturesNeverCrash(seed: UInt64) throws {
-        var rng = SeededRandom(seed: seed)
+        var rng = SeededGenerator(seed: seed)
         let fixtures = try LiveKitFixtures.load()
         for fixture in fixtures {
             for round in 0..<15 {
@@ -108,7 +98,7 @@ private func decodeAllTypes(_ bytes: [UInt8], _ context: @autoclosure () -> Stri
         #expect(throws: ProtoDecodingError.self) { try LiveKit.TrackInfo(protobufBytes: packed) }
     }
 
-    private func mutate(_ bytes: inout [UInt8], _ rng: inout SeededRandom) {
+    private func mutate(_ bytes: inout [UInt8], _ rng: inout SeededGenerator) {
         switch Int.random(in: 0..<6, using: &rng) {
         case 0 where !bytes.isEmpty:
             bytes[Int.random(in: 0..<bytes.count, using: &rng)] ^= UInt8(1 << Int.random(in: 0..<8, using: &rng))

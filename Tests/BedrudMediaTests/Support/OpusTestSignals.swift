@@ -1,3 +1,4 @@
+import TestSupport
 import BedrudMedia
 import BedrudProtocol
 import COgg
@@ -39,17 +40,8 @@ enum TestSignal {
     }
 }
 
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// The media tests' name for the shared seeded generator.
+typealias SplitMix = SeededGenerator
 
 /// Encodes PCM into Opus packets with libopus, as a WebRTC sender would.
 enum TestEncoder {

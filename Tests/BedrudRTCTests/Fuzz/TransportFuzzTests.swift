@@ -2,6 +2,7 @@ import BedrudProtocol
 import CUsrsctp
 import Foundation
 import Testing
+import TestSupport
 @testable import BedrudRTC
 
 @Suite("Seeded random input into live transports: counted and dropped, never a crash")

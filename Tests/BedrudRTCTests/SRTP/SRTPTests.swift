@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import BedrudRTC
 
 /// A pair of SRTP contexts that talk to each other (A's local key is B's remote key).
