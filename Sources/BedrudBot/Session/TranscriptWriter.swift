@@ -5,20 +5,26 @@ import BedrudCore
 import BedrudMedia
 import BedrudProtocol
 import Foundation
+import Synchronization
 
 /// Writes `events.jsonl`: one JSON object per line, each with the absolute UTC time and
 /// the offset from the session start, flushed line by line so a crash loses nothing that
 /// was written (docs/EVENTS.md). Also collects what `transcript.vtt` and `summary.json`
-/// need. Used from one task (the session's event loop).
-public final class TranscriptWriter: @unchecked Sendable {
-    // @unchecked: used only by the session task that owns it (serial by construction).
+/// need. Room events and media events arrive on two tasks; every line and every note
+/// goes through `lock`, so lines are never interleaved.
+public final class TranscriptWriter: Sendable {
     public let path: String
     private let fd: Int32
     private let startUnixNanos: Int64
     private let startMonotonicNanos: UInt64
-    private(set) var turns: [(identity: String, name: String, startMs: Int64, endMs: Int64)] = []
-    private(set) var chats: [(offsetMs: Int64, name: String, text: String)] = []
-    public private(set) var lines = 0
+    private struct Notes {
+        var turns: [(identity: String, name: String, startMs: Int64, endMs: Int64)] = []
+        var chats: [(offsetMs: Int64, name: String, text: String)] = []
+        var lines = 0
+    }
+    private let lock = Mutex<Notes>(Notes())
+
+    public var lines: Int { lock.withLock { $0.lines } }
 
     /// - Parameters:
     ///   - startUnixNanos: wall-clock time of session start (offset 0).
@@ -54,23 +60,26 @@ public final class TranscriptWriter: @unchecked Sendable {
         guard let data = try? JSONSerialization.data(withJSONObject: obj, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         var bytes = [UInt8](data)
         bytes.append(10)
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n <= 0 { return }
-                offset += n
+        let fd = self.fd
+        lock.withLock { notes in
+            bytes.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                    if n <= 0 { return }
+                    offset += n
+                }
             }
+            notes.lines += 1
         }
-        lines += 1
     }
 
     public func noteTurn(identity: String, name: String, startMs: Int64, endMs: Int64) {
-        turns.append((identity, name, startMs, endMs))
+        lock.withLock { $0.turns.append((identity, name, startMs, endMs)) }
     }
 
     public func noteChat(offsetMs: Int64, name: String, text: String) {
-        chats.append((offsetMs, name, text))
+        lock.withLock { $0.chats.append((offsetMs, name, text)) }
     }
 
     public func sync() { fsync(fd) }
@@ -89,6 +98,7 @@ public final class TranscriptWriter: @unchecked Sendable {
 
     /// WebVTT of the speaking turns (`<v Name>`), with chat messages as short cues.
     public func vtt() -> String {
+        let (turns, chats) = lock.withLock { ($0.turns, $0.chats) }
         var cues: [(Int64, Int64, String)] = turns.map { ($0.startMs, max($0.endMs, $0.startMs + 100), "<v \(Self.vttEscape($0.name))>(speaking)") }
         cues += chats.map { ($0.offsetMs, $0.offsetMs + 3000, "<v \(Self.vttEscape($0.name))>[chat] \(Self.vttEscape($0.text))") }
         cues.sort { $0.0 < $1.0 }
