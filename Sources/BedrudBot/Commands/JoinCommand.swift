@@ -188,18 +188,9 @@ enum JoinCommand {
         case .left:
             if stoppedBySignal.isSet, let duration, elapsed < duration { return .interrupted }
             return .success
-        case .kicked, .roomDeleted, .roomClosed, .duplicateIdentity:
-            throw CommandFailure(.removed, RoomEventFormatter.explain(reason))
-        case .notAllowed:
-            throw CommandFailure(.auth, RoomEventFormatter.explain(reason) + (await room.lastConnectError.map { ": \($0)" } ?? ""))
-        case .roomNotFound:
-            throw CommandFailure(.notFound, RoomEventFormatter.explain(reason))
-        case .joinFailure:
-            throw CommandFailure(.forbidden, RoomEventFormatter.explain(reason))
-        case .network:
-            throw CommandFailure(.network, RoomEventFormatter.explain(reason) + (await room.lastConnectError.map { ": \($0)" } ?? ""))
-        case .protocolError, .serverShutdown, .server:
-            throw CommandFailure(.server, RoomEventFormatter.explain(reason))
+        default:
+            let detail = reason == .notAllowed || reason == .network ? (await room.lastConnectError.map { ": \($0)" } ?? "") : ""
+            throw CommandFailure(reason.exitCode, RoomEventFormatter.explain(reason) + detail)
         }
     }
 

@@ -107,3 +107,18 @@ public struct RoomEventFormatter: Sendable {
         }
     }
 }
+
+extension RoomDisconnectReason {
+    /// How a run that ended this way exits (a plain `left` is success).
+    var exitCode: ExitCode {
+        switch self {
+        case .left: .success
+        case .kicked, .roomDeleted, .roomClosed, .duplicateIdentity: .removed
+        case .notAllowed: .auth
+        case .roomNotFound: .notFound
+        case .joinFailure: .forbidden
+        case .network: .network
+        case .protocolError, .serverShutdown, .server: .server
+        }
+    }
+}

@@ -243,20 +243,14 @@ final class RoomRun: @unchecked Sendable {
                 return (.success, cause)
             }
             return (.success, "left the room")
-        case .kicked, .roomDeleted, .roomClosed, .duplicateIdentity:
-            return (.removed, RoomEventFormatter.explain(reason))
         case .notAllowed:
-            return (.auth, RoomEventFormatter.explain(reason) + (await room.lastConnectError.map { ": \($0)" } ?? ""))
-        case .roomNotFound:
-            return (.notFound, RoomEventFormatter.explain(reason))
-        case .joinFailure:
-            return (.forbidden, RoomEventFormatter.explain(reason))
+            return (reason.exitCode, RoomEventFormatter.explain(reason) + (await room.lastConnectError.map { ": \($0)" } ?? ""))
         case .network:
             let connectError = await room.lastConnectError
             let why = transport.lastError ?? connectError ?? ""
-            return (.network, RoomEventFormatter.explain(reason) + (why.isEmpty ? "" : ": \(why)"))
-        case .protocolError, .serverShutdown, .server:
-            return (.server, RoomEventFormatter.explain(reason))
+            return (reason.exitCode, RoomEventFormatter.explain(reason) + (why.isEmpty ? "" : ": \(why)"))
+        default:
+            return (reason.exitCode, RoomEventFormatter.explain(reason))
         }
     }
 
