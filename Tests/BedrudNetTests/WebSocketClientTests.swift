@@ -9,7 +9,7 @@ import TestSupport
 @Suite struct WebSocketClientTests {
     func connect(_ base: String, _ path: String, headers: HTTPHeaders = HTTPHeaders(), readTimeout: Double? = nil) async throws -> WebSocketClient {
         var o = WebSocketOptions()
-        o.connectTimeout = 5
+        o.connectTimeout = 30  // generous: a loaded test machine, not a slow server
         o.readTimeout = readTimeout
         return try await WebSocketClient.connect(WebURL(base + path)!, headers: headers, options: o)
     }
