@@ -74,7 +74,7 @@ public struct SignalClient: Sendable {
         guard let resp = try? await HTTPClient(options: options).send(req) else { return nil }
         if resp.isSuccess { return nil }
         logger.debug("validate answered \(resp.status)")
-        return Self.classify(status: resp.status, body: resp.text.trimmingWhitespaceAndNewlines(), endpoint: url.origin)
+        return Self.classify(status: resp.status, body: resp.text.trimmingWhitespace(), endpoint: url.origin)
     }
 
     static func classify(status: Int, body: String, endpoint: String) -> ConnectError {

@@ -27,7 +27,7 @@ public enum SignalURL {
 
     /// `ws(s)://host[:port]/<prefix>/rtc` with no query.
     public static func base(livekitHost: String) throws -> WebURL {
-        var text = livekitHost.trimmingWhitespaceAndNewlines()
+        var text = livekitHost.trimmingWhitespace()
         if !text.contains("://") { text = "wss://" + text }
         guard var url = WebURL(text) else { throw InvalidHost(host: livekitHost) }
         switch url.scheme {
@@ -75,14 +75,5 @@ public enum SignalURL {
         var u = signal.appendingPath("validate")
         u.scheme = signal.scheme == "wss" ? "https" : "http"
         return u
-    }
-}
-
-extension String {
-    func trimmingWhitespaceAndNewlines() -> String {
-        var s = Substring(self)
-        while let f = s.first, f.isWhitespace { s.removeFirst() }
-        while let l = s.last, l.isWhitespace { s.removeLast() }
-        return String(s)
     }
 }

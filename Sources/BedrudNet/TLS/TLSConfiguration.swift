@@ -1,3 +1,5 @@
+import BedrudProtocol
+
 /// How a TLS client decides whether to trust a server. One configuration serves both
 /// REST (https) and signalling (wss), so a self-signed Bedrud deployment is trusted the
 /// same way everywhere.
@@ -77,14 +79,5 @@ public enum CertificateFingerprint {
             }
         }
         return out
-    }
-}
-
-extension String {
-    func trimmingWhitespace() -> String {
-        var s = Substring(self)
-        while let f = s.first, f.isWhitespace { s.removeFirst() }
-        while let l = s.last, l.isWhitespace { s.removeLast() }
-        return String(s)
     }
 }

@@ -147,3 +147,13 @@ public enum PercentEncoding {
         items.map { "\(encodeQueryComponent($0.0))=\(encodeQueryComponent($0.1))" }.joined(separator: "&")
     }
 }
+
+extension String {
+    /// The string without leading and trailing whitespace (spaces, tabs, newlines).
+    public func trimmingWhitespace() -> String {
+        var s = Substring(self)
+        while let f = s.first, f.isWhitespace { s.removeFirst() }
+        while let l = s.last, l.isWhitespace { s.removeLast() }
+        return String(s)
+    }
+}
