@@ -6,7 +6,7 @@ import TestSupport
 
 /// The client against an independent server (Python `websockets`) and against
 /// deliberately broken ones.
-@Suite struct WebSocketClientTests {
+@Suite(.serialized) struct WebSocketClientTests {
     func connect(_ base: String, _ path: String, headers: HTTPHeaders = HTTPHeaders(), readTimeout: Double? = nil) async throws -> WebSocketClient {
         var o = WebSocketOptions()
         o.connectTimeout = 30  // generous: a loaded test machine, not a slow server
@@ -46,13 +46,18 @@ import TestSupport
 
     @Test func fragmentedAndLargeMessages() async throws {
         let server = try await PythonServer.start(script: "scripts/ws_test_server.py")
-        let ws = try await connect(server.url, "/fragments")
-        #expect(try await next(ws) == .text("frag-mented"))
-        await ws.close()
-        let big = try await connect(server.url, "/big")
-        guard case .data(let d)? = try await next(big) else { Issue.record("no data"); return }
-        #expect(d.count == 3 * 1024 * 1024)
-        await big.close()
+        do {
+            let ws = try await connect(server.url, "/fragments")
+            #expect(try await next(ws) == .text("frag-mented"))
+            await ws.close()
+            let big = try await connect(server.url, "/big")
+            guard case .data(let d)? = try await next(big) else { Issue.record("no data"); return }
+            #expect(d.count == 3 * 1024 * 1024)
+            await big.close()
+        } catch {
+            Issue.record("\(error)\nserver log:\n\(server.log.suffix(3000))")
+        }
+        withExtendedLifetime(server) {}
     }
 
     @Test func answersServerPings() async throws {

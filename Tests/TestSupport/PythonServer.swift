@@ -6,6 +6,7 @@ public final class PythonServer: @unchecked Sendable {
     // @unchecked: immutable after init; the process is stopped once.
     public let url: String
     private let process: Process
+    private let logPath: String
 
     public init(script: String, arguments: [String] = [], timeout: Double = 20) throws {
         let p = Process()
@@ -13,7 +14,10 @@ public final class PythonServer: @unchecked Sendable {
         p.arguments = [Repo.root.appendingPathComponent(script).path] + arguments
         let out = Pipe()
         p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
+        let logPath = FileManager.default.temporaryDirectory.appendingPathComponent("pyserver-\(UUID().uuidString).log").path
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        self.logPath = logPath
+        p.standardError = FileHandle(forWritingAtPath: logPath)
         p.standardInput = FileHandle.nullDevice
         try p.run()
         process = p
@@ -33,6 +37,9 @@ public final class PythonServer: @unchecked Sendable {
         Thread { while !handle.availableData.isEmpty {} }.start()
     }
 
+    /// What the server wrote on stderr so far (for failure messages).
+    public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
     /// Starts one without blocking the cooperative pool.
     public static func start(script: String, arguments: [String] = []) async throws -> PythonServer {
         try await offPool { try PythonServer(script: script, arguments: arguments) }
@@ -46,5 +53,8 @@ public final class PythonServer: @unchecked Sendable {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
-    deinit { stop() }
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(atPath: logPath)
+    }
 }
