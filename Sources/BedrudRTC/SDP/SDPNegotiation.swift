@@ -37,7 +37,10 @@ public enum DeclinePolicy: Sendable, Equatable {
 
 /// Answer-side choices.
 public struct AnswerPolicy: Sendable, Equatable {
-    public var video: DeclinePolicy = .reject
+    /// Video is answered `inactive` in BUNDLE by default. Pion takes port 0 as well, but
+    /// a stack that reads port 0 as a live section outside BUNDLE (aiortc does) then sets
+    /// up a second transport for it that never connects and holds up later sections.
+    public var video: DeclinePolicy = .inactive
     /// Answer `stereo=1` where the offer has `sprop-stereo=1` (LiveKit gotcha 9).
     public var acceptStereo = true
     /// Answer `a=rtcp-fb:<opus> nack` where the offer has it, so the SFU retransmits.
@@ -236,16 +239,23 @@ public enum SDPNegotiation {
                 (section, outcome, accepted) = decline("media kind \(m.kind) is not supported", policy: .reject)
             }
 
+            let credentials = [
+                SDPAttribute("ice-ufrag", local.iceUfrag), SDPAttribute("ice-pwd", local.icePassword),
+                SDPAttribute("ice-options", "trickle"), SDPAttribute("fingerprint", local.fingerprint.attributeValue),
+                SDPAttribute("setup", local.setup.rawValue),
+            ]
+            if !accepted {
+                // Rejected sections carry our credentials too (never candidates): pion does
+                // not need them, but aiortc refuses an answer with a section without them,
+                // and they are the same as everywhere else, so no stack can read a conflict.
+                section.attributes.insert(contentsOf: credentials, at: m.mid == nil ? 0 : 1)
+            }
             if accepted {
                 // Transport attributes go into every accepted section (JSEP §5.3.1),
                 // candidates only into the first one (they belong to the shared transport).
                 var transport: [SDPAttribute] = []
                 if let mid = m.mid { transport.append(SDPAttribute("mid", mid)) }
-                transport.append(SDPAttribute("ice-ufrag", local.iceUfrag))
-                transport.append(SDPAttribute("ice-pwd", local.icePassword))
-                transport.append(SDPAttribute("ice-options", "trickle"))
-                transport.append(SDPAttribute("fingerprint", local.fingerprint.attributeValue))
-                transport.append(SDPAttribute("setup", local.setup.rawValue))
+                transport += credentials
                 if !wroteCandidates {
                     wroteCandidates = true
                     for c in local.candidates { transport.append(SDPAttribute("candidate", Self.stripCandidatePrefix(c))) }
@@ -258,7 +268,12 @@ public enum SDPNegotiation {
             sections.append(section)
             decisions.append(SectionDecision(index: i, mid: m.mid, kind: m.kind, outcome: outcome))
         }
-        guard decisions.contains(where: { if case .rejected = $0.outcome { false } else { true } }) else {
+        guard decisions.contains(where: {
+            switch $0.outcome {
+            case .audio, .data: true
+            case .rejected, .inactive: false
+            }
+        }) else {
             throw SDPError(.noUsableSection)
         }
 
@@ -338,7 +353,8 @@ public enum SDPNegotiation {
     /// ("unable to start track, codec is not supported by remote"), which fails that
     /// answer or a later one. So a declined section names every offered format that has
     /// an rtpmap, in the offer's order, with its rtpmap and fmtp (as a browser's answer
-    /// does); `0`, which pion skips, when none has one. Non-RTP sections keep their first format.
+    /// does); `0`, which pion skips, when none has one; `a=rtcp-mux` where offered. Non-RTP
+    /// sections keep their first format.
     static func declinedSection(_ m: MediaDescription, port: Int) -> MediaDescription {
         guard m.proto.uppercased().contains("RTP") else {
             return MediaDescription(kind: m.kind, port: port, proto: m.proto, formats: Array(m.formats.prefix(1)))
@@ -354,6 +370,8 @@ public enum SDPNegotiation {
             }
         }
         if s.formats.isEmpty { s.formats = ["0"] }
+        // aiortc refuses an answer whose audio/video section, rejected or not, lacks it.
+        if m.isRTCPMux { s.attributes.append(SDPAttribute("rtcp-mux")) }
         return s
     }
 

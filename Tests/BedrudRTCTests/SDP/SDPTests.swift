@@ -108,14 +108,15 @@ struct SDPNegotiationTests {
         #expect(answer.media[1].rtcpFeedback(for: 111) == ["nack"])
         #expect(answer.media[2].rtcpFeedback(for: 111).isEmpty)
         #expect(decisions[2].outcome == .audio(payloadType: 111, clockRate: 48000, stereo: true, nack: false))
-        // Video rejected with port 0 and left out of BUNDLE, naming the offered codecs with
+        // Video declined: inactive at port 9, kept in BUNDLE, naming the offered codecs with
         // their rtpmaps (without them LiveKit's pion fails the answer: "payload type not found").
-        #expect(answer.media[3].port == 0 && answer.media[3].isRejected)
+        #expect(answer.media[3].port == 9 && answer.media[3].direction == .inactive)
+        #expect(decisions[3].outcome == .inactive(reason: "video is not received by a recorder"))
         #expect(answer.media[3].formats == ["96", "97"])
         #expect(answer.media[3].rtpMaps == [RTPMap(payloadType: 96, encoding: "VP8", clockRate: 90000), RTPMap(payloadType: 97, encoding: "rtx", clockRate: 90000)])
         #expect(answer.media[3].formatParameters(for: 97) == "apt=96")
-        #expect(answer.media[3].mid == "3" && answer.media[3].iceUfrag == nil && answer.media[3].ssrcs.isEmpty)
-        #expect(answer.bundleGroups == [["0", "1", "2"]])
+        #expect(answer.media[3].mid == "3" && answer.media[3].iceUfrag == "ufrg" && answer.media[3].isRTCPMux && answer.media[3].ssrcs.isEmpty)
+        #expect(answer.bundleGroups == [["0", "1", "2", "3"]])
         // Transport: our credentials and fingerprint everywhere, candidates once.
         for m in answer.media.prefix(3) {
             #expect(m.iceUfrag == "ufrg" && m.setup == .active && m.fingerprints == [identityFingerprint])
@@ -156,6 +157,20 @@ struct SDPNegotiationTests {
         #expect(answer.media[3].port == 9 && answer.media[3].direction == .inactive)
         #expect(decisions[3].outcome == .inactive(reason: "video is not received by a recorder"))
         #expect(answer.bundleGroups == [["3", "0", "1", "2"]])
+    }
+
+    @Test("Decline policy .reject: video at port 0, out of BUNDLE, with rtpmaps, credentials and rtcp-mux but no candidates")
+    func rejectPolicy() throws {
+        let offer = try SessionDescription(parsing: SDPFixtures.liveKitSubscriberOffer)
+        var policy = AnswerPolicy()
+        policy.video = .reject
+        let (answer, decisions) = try checkedAnswer(offer, policy: policy)
+        let v = answer.media[3]
+        #expect(v.port == 0 && v.isRejected && v.formats == ["96", "97"] && v.rtpMaps.map(\.encoding) == ["VP8", "rtx"])
+        // aiortc refuses a section without credentials or rtcp-mux, even a rejected one.
+        #expect(v.mid == "3" && v.iceUfrag == "ufrg" && v.fingerprints == [identityFingerprint] && v.isRTCPMux && v.candidates.isEmpty)
+        #expect(decisions[3].outcome == .rejected(reason: "video is not received by a recorder"))
+        #expect(answer.bundleGroups == [["0", "1", "2"]])
     }
 
     @Test("Decline policy .inactive keeps video in the bundle")
@@ -200,7 +215,7 @@ struct SDPNegotiationTests {
         #expect(answer.media[4].mid == "4" && answer.media[4].direction == .recvonly)
         let tracks = RemoteTrack.tracks(in: offer, decisions: decisions)
         #expect(tracks.map(\.ssrc) == [16_909_060, 5])
-        #expect(answer.bundleGroups == [["0", "1", "2", "4"]])
+        #expect(answer.bundleGroups == [["0", "1", "2", "3", "4"]])
     }
 
     @Test("A section the offer rejected stays rejected; an offer with nothing usable is refused")
@@ -235,7 +250,7 @@ struct SDPNegotiationTests {
         #expect(a1.media[3].formats == ["102", "103", "96"] && a1.media[3].rtpMaps.map(\.encoding) == ["H264", "rtx", "VP8"])
         #expect(a1.media[3].formatParameters(for: 102) == "level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f")
         #expect(a1.media[3].formatParameters(for: 103) == "apt=102")
-        #expect(d1[3].outcome == .rejected(reason: "video is not received by a recorder"))
+        #expect(d1[3].outcome == .inactive(reason: "video is not received by a recorder"))
         // Formats without an rtpmap (static or not) are left out.
         let partly = try offerWithVideo(formats: ["26", "96"], codecs: [SDPAttribute("rtpmap", "96 VP8/90000")])
         #expect(try checkedAnswer(partly).0.media[3].formats == ["96"])
@@ -279,7 +294,7 @@ struct SDPNegotiationTests {
         #expect(decisions[6].outcome == .rejected(reason: "media kind application is not supported"))
         #expect(answer.media[7].port == 0 && answer.media[7].mid == "7")
         #expect(decisions[7].outcome == .rejected(reason: "a second data section (one SCTP association per transport)"))
-        #expect(answer.bundleGroups == [["0", "1", "2"]])
+        #expect(answer.bundleGroups == [["0", "1", "2", "3"]])
         #expect(answer.media.map(\.mid) == ["0", "1", "2", "3", "4", "5", "6", "7"])
     }
 
