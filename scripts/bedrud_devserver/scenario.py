@@ -8,6 +8,7 @@ server do in one room.
     +1s      tone alice 440Hz 3s amplitude=0.3
     at 5s    say alice "Good morning"
     at 9s    chat alice "hello from alice"
+    at 10s   camera alice               # alice turns a camera on (offers then carry video)
     at 12s   kick $client
 
 Times: `at T` is from the start, `+T` from the previous step. Words are split
@@ -51,6 +52,7 @@ COMMANDS: dict[str, tuple[int, int, tuple[str, ...]]] = {
     "dtx": (1, 1, ()),
     "silence": (1, 1, ()),
     "chat": (2, -1, ()),
+    "camera": (1, 1, ()),
     "system": (1, 1, ("target", "actor", "to")),
     "kick": (1, 1, ()),
     "server-mute": (1, 1, ()),
@@ -175,7 +177,7 @@ def _usage(command: str) -> str:
         "join": "join ID [name=NAME] [metadata=JSON]", "leave": "leave ID", "speak": "speak ID FILE",
         "tone": "tone ID FREQ DURATION [amplitude=0.3], e.g. tone bob 440Hz 2s",
         "say": "say ID TEXT [voice=en]", "mute": "mute ID", "unmute": "unmute ID", "dtx": "dtx ID",
-        "silence": "silence ID", "chat": "chat ID TEXT", "system": "system EVENT [target=ID] [actor=ID] [to=room|target]",
+        "silence": "silence ID", "chat": "chat ID TEXT", "camera": "camera ID", "system": "system EVENT [target=ID] [actor=ID] [to=room|target]",
         "kick": "kick TARGET", "server-mute": "server-mute TARGET", "drop": "drop TARGET DURATION",
         "delete-room": "delete-room", "faults": "faults [loss=5%] [reorder=2%] [duplicate=1%] [jitter=30ms] [seed=N]",
     }[command]
@@ -183,7 +185,7 @@ def _usage(command: str) -> str:
 
 def _check_step(step: Step, fail, identities: set[str]) -> None:  # type: ignore[no-untyped-def]
     c, a, o = step.command, step.args, step.options
-    scripted_commands = ("leave", "speak", "tone", "say", "mute", "unmute", "dtx", "silence", "chat")
+    scripted_commands = ("leave", "speak", "tone", "say", "mute", "unmute", "dtx", "silence", "chat", "camera")
     if c == "join":
         if a[0].startswith("$") or len(a[0]) > 256:
             raise fail("join: the identity must be a plain name")
@@ -347,6 +349,8 @@ class ScenarioRunner:
             p.audio.set_dtx(c == "dtx")
         elif c == "chat":
             scripted(a[0]).chat(a[1])
+        elif c == "camera":
+            scripted(a[0]).camera_on()
         elif c == "system":
             event = a[0]
             target = o.get("target", "")

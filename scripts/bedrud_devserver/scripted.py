@@ -30,6 +30,15 @@ class ScriptedParticipant(Participant):
         # A publisher sends whether or not anyone listens: keep the clock running.
         self._sink = asyncio.ensure_future(_drain(self.track.subscribe()))
 
+    def camera_on(self) -> None:
+        """Publishes a camera (scenario `camera ID`): subscriber offers then carry video."""
+        from .camera import CameraTrack
+        if any(t.source == lkm.TrackSource.CAMERA for t in self.tracks.values()):
+            return
+        camera = CameraTrack(self)
+        self.room.publish(self, camera)
+        self._camera_sink = asyncio.ensure_future(_drain(camera.subscribe()))
+
     def set_muted(self, muted: bool) -> None:
         self.audio.set_muted(muted)
         self.room.set_muted(self, self.track, muted)
@@ -48,6 +57,9 @@ class ScriptedParticipant(Participant):
 
     async def shutdown(self, reason: int, action: int = 0) -> None:
         self.audio.stop()
+        for t in self.tracks.values():
+            if t.source == lkm.TrackSource.CAMERA and t.source_track is not None:
+                t.source_track.stop()
 
 
 async def _drain(track) -> None:  # type: ignore[no-untyped-def]

@@ -25,6 +25,7 @@ from livekit.protocol import models as lkm
 from livekit.protocol import rtc as lkr
 
 from . import jwt_hs256
+from . import pion_rule
 from .faults import FaultShaper
 from .media import rms_level
 from .sdp import edit_description
@@ -434,6 +435,13 @@ class ClientParticipant(Participant):
         pc = self.sub_pc
         if pc is None or not self.offer_outstanding or answer.type != "answer":
             log.info("%s: unexpected subscriber answer ignored", self.identity)
+            return
+        problems = pion_rule.violations(answer.sdp)
+        if problems:
+            # LiveKit's pion would refuse it (and LiveKit then forces a full reconnect).
+            self.stats["answers_pion_refused"] = self.stats.get("answers_pion_refused", 0) + 1
+            log.warning("%s: subscriber answer pion would refuse (%s): leave RECONNECT", self.identity, "; ".join(problems))
+            await self.room.remove(self, lkm.DisconnectReason.STATE_MISMATCH, lkr.LeaveRequest.RECONNECT)
             return
         try:
             await pc.setRemoteDescription(RTCSessionDescription(sdp=answer.sdp, type="answer"))

@@ -69,6 +69,9 @@ public struct RoomEventFormatter: Sendable {
         case .trackUnmuted(let t, let who): return "\(name(who)) unmuted \(Self.trackLabel(t))"
         case .trackUpdated, .trackStreamStateChanged, .trackSubscriptionPermissionChanged: return nil
         case .trackSubscriptionFailed(let sid, let error): return "could not subscribe to \(sid): \(error)"
+        case .requestRefused(let r):
+            // The server's message goes to events.jsonl only (JSON-escaped), not to the terminal.
+            return "the server refused our \(r.kind.rawValue) request\(r.trackCid.map { " for track \($0)" } ?? ""): \(r.reason)"
         case .speakersChanged(_, let started, let stopped):
             var parts: [String] = []
             if !started.isEmpty { parts.append("speaking: " + started.map(name).joined(separator: ", ")) }
@@ -103,6 +106,10 @@ public struct RoomEventFormatter: Sendable {
         case .roomNotFound: "the room does not exist on the media server"
         case .network: "the connection could not be re-established"
         case .protocolError: "the server broke the signalling protocol"
+        case .subscriberNotPrimary(let canSubscribe):
+            canSubscribe
+                ? "the server wants a single peer connection (subscriber_primary is false); bedrud-bot receives on LiveKit's subscriber connection (/rtc v0) only"
+                : "the join token does not allow subscribing (can_subscribe is false), so there is nothing to record"
         case .server(let r): "server reason \(r)"
         }
     }
@@ -119,6 +126,7 @@ extension RoomDisconnectReason {
         case .joinFailure: .forbidden
         case .network: .network
         case .protocolError, .serverShutdown, .server: .server
+        case .subscriberNotPrimary(let canSubscribe): canSubscribe ? .server : .forbidden
         }
     }
 }

@@ -37,6 +37,8 @@ enum TranscriptEvents {
         case .trackUnmuted(let t, let who): w.write("track_unmuted", ["participant": who, "track": track(t)])
         case .trackUpdated, .trackStreamStateChanged, .trackSubscriptionPermissionChanged: break
         case .trackSubscriptionFailed(let sid, let error): w.write("subscription_failed", ["track_sid": sid, "error": "\(error)"])
+        case .requestRefused(let r):
+            w.write("request_refused", ["request": r.kind.rawValue, "request_id": Int(r.requestID), "reason": "\(r.reason)", "message": r.message, "track_cid": r.trackCid ?? ""])
         case .speakersChanged(let active, let started, let stopped):
             w.write("speakers_changed", [
                 "active": active.map { ["participant": $0.identity, "level": Double($0.level)] }, "started": started, "stopped": stopped,

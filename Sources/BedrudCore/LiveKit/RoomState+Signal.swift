@@ -84,6 +84,12 @@ extension RoomState {
     }
 
     mutating func handleJoin(_ join: LiveKit.JoinResponse, rejoin: Bool) {
+        // We receive on the subscriber connection only; with the publisher primary no
+        // offer would ever come. Say so instead of waiting for the transport timeout.
+        if configuration.waitForTransport && !join.subscriberPrimary {
+            disconnect(.subscriberNotPrimary(canSubscribe: join.participant?.permission?.canSubscribe ?? true), sendLeave: true)
+            return
+        }
         serverInfo = join.serverInfo ?? serverInfo
         clientConfiguration = join.clientConfiguration
         pingIntervalMs = Int64(max(0, join.pingInterval)) * 1000
@@ -236,7 +242,10 @@ extension RoomState {
             emit(.trackSubscriptionFailed(trackSid: response.trackSid, error: response.err))
         case .roomMoved(let moved):
             handleRoomMoved(moved)
-        case .pong, .requestResponse, .trackSubscribed, .subscribedQualityUpdate, .mediaSectionsRequirement:
+        case .requestResponse(let response):
+            // OK and QUEUED are not failures; anything else is, and the caller must hear it.
+            if response.reason != .ok && response.reason != .queued { emit(.requestRefused(RefusedRequest(response))) }
+        case .pong, .trackSubscribed, .subscribedQualityUpdate, .mediaSectionsRequirement:
             break  // liveness only, or publisher/single-PC concerns
         case .unknown, nil:
             stats.unknownSignalMessages += 1

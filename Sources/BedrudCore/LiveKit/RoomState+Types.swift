@@ -89,6 +89,12 @@ public enum RoomDisconnectReason: Sendable, Equatable, CustomStringConvertible {
     case network
     /// The server broke the protocol (e.g. a first message that is neither join nor leave).
     case protocolError
+    /// The join made the publisher connection primary (`subscriber_primary` false), so no
+    /// subscriber offer would come and the bot would wait in silence. `canSubscribe` false:
+    /// the token may not subscribe. Otherwise the server wants one peer connection
+    /// (`/rtc/v1`), which this client does not speak: it stays on `/rtc` (v0) with a
+    /// subscriber connection that receives everything (docs/ARCHITECTURE.md).
+    case subscriberNotPrimary(canSubscribe: Bool)
     /// Any other server-side reason.
     case server(LiveKit.DisconnectReason)
 
@@ -119,6 +125,7 @@ public enum RoomDisconnectReason: Sendable, Equatable, CustomStringConvertible {
         case .roomNotFound: "room not found"
         case .network: "network"
         case .protocolError: "protocol error"
+        case .subscriberNotPrimary(let canSubscribe): canSubscribe ? "subscriber not primary" : "cannot subscribe"
         case .server(let reason): "server: \(reason)"
         }
     }
@@ -304,6 +311,9 @@ public enum RoomEvent: Sendable, Equatable {
     case trackStreamStateChanged(MeetingTrack, participant: String)
     case trackSubscriptionPermissionChanged(MeetingTrack, participant: String)
     case trackSubscriptionFailed(trackSid: String, error: LiveKit.SubscriptionError)
+    /// The server answered one of our requests with `request_response` other than OK or
+    /// QUEUED (e.g. `add_track` NOT_ALLOWED when the token may not publish).
+    case requestRefused(RefusedRequest)
 
     /// Everyone speaking now (loudest first), and who started / stopped (identities).
     case speakersChanged(active: [MeetingSpeaker], started: [String], stopped: [String])
@@ -321,6 +331,37 @@ public enum RoomEvent: Sendable, Equatable {
     case localTrackPublished(cid: String, MeetingTrack)
     case localTrackUnpublished(sid: String)
     case localTrackMutedByServer(sid: String, muted: Bool)
+}
+
+/// A request the server refused (`request_response`, livekit-protocol.md: requests that
+/// carry a `request_id`).
+public struct RefusedRequest: Sendable, Equatable {
+    public enum Kind: String, Sendable, Equatable {
+        case trickle, addTrack = "add_track", mute, updateMetadata = "update_metadata"
+        case updateAudioTrack = "update_audio_track", updateVideoTrack = "update_video_track", other
+    }
+    public var requestID: UInt32
+    public var kind: Kind
+    public var reason: LiveKit.RequestResponse.Reason
+    /// The server's own words, as received (never printed raw).
+    public var message: String
+    /// For `add_track`: the `cid` we asked to publish.
+    public var trackCid: String?
+
+    public init(_ r: LiveKit.RequestResponse) {
+        requestID = r.requestID
+        reason = r.reason
+        message = r.message
+        switch r.request {
+        case .trickle: kind = .trickle
+        case .addTrack(let a): kind = .addTrack; trackCid = a.cid
+        case .mute: kind = .mute
+        case .updateMetadata: kind = .updateMetadata
+        case .updateAudioTrack: kind = .updateAudioTrack
+        case .updateVideoTrack: kind = .updateVideoTrack
+        case .unknown, nil: kind = .other
+        }
+    }
 }
 
 /// Counters of things RoomState dropped or ignored (for logs and tests).

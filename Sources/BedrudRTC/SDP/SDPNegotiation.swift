@@ -24,18 +24,23 @@ public struct LocalTransportParameters: Sendable, Equatable {
     }
 }
 
-/// How sections we cannot use are declined.
+/// How sections we cannot use are declined. Either way the section names one offered
+/// codec with its `a=rtpmap` (see ``SDPNegotiation/declinedSection(_:port:)``): LiveKit's
+/// pion refuses an answer whose sections list a payload type without one.
 public enum DeclinePolicy: Sendable, Equatable {
-    /// Port 0 (RFC 3264 §6). A section that carries the BUNDLE tag cannot be rejected
-    /// without rejecting the whole group, so that one is answered `inactive` instead.
+    /// Port 0 (RFC 3264 §6), out of BUNDLE. A section that carries the BUNDLE tag cannot
+    /// be rejected without rejecting the whole group, so that one is answered `inactive` instead.
     case reject
-    /// Accepted with the first offered format but `a=inactive`: nothing flows.
+    /// Port 9 with one offered codec and `a=inactive`, kept in BUNDLE.
     case inactive
 }
 
 /// Answer-side choices.
 public struct AnswerPolicy: Sendable, Equatable {
-    public var video: DeclinePolicy = .reject
+    /// Video is answered `inactive` in BUNDLE by default. Pion takes port 0 as well, but
+    /// a stack that reads port 0 as a live section outside BUNDLE (aiortc does) then sets
+    /// up a second transport for it that never connects and holds up later sections.
+    public var video: DeclinePolicy = .inactive
     /// Answer `stereo=1` where the offer has `sprop-stereo=1` (LiveKit gotcha 9).
     public var acceptStereo = true
     /// Answer `a=rtcp-fb:<opus> nack` where the offer has it, so the SFU retransmits.
@@ -149,7 +154,9 @@ public enum SDPNegotiation {
     ///
     /// Audio: Opus only, with the offer's payload type, `useinbandfec=1`, `stereo=1` where
     /// the offer has `sprop-stereo=1`; RED and other codecs are left out, so the SFU sends
-    /// plain Opus. Video and unknown media: declined per `policy.video`. Data: accepted.
+    /// plain Opus. Video and unknown media: declined per `policy.video`. Data: the first
+    /// section accepted, any further one declined. Every section of the answer satisfies
+    /// pion's rule that each non-zero payload type has an `a=rtpmap` in its section.
     /// - Returns: the answer and what was decided for each section.
     public static func answer(
         to offer: SessionDescription, local: LocalTransportParameters, policy: AnswerPolicy,
@@ -162,20 +169,19 @@ public enum SDPNegotiation {
         var acceptedMids: [String] = []
         var wroteCandidates = false
 
+        var acceptedData = false
+
         for (i, m) in offer.media.enumerated() {
             let isTag = m.mid != nil && m.mid == bundleTag
             func decline(_ reason: String, policy: DeclinePolicy) -> (MediaDescription, SectionDecision.Outcome, Bool) {
                 if policy == .inactive || isTag {
-                    var s = MediaDescription(kind: m.kind, port: 9, proto: m.proto, formats: Array(m.formats.prefix(1)))
-                    if let pt = m.formats.first.flatMap({ UInt8($0) }), let map = m.rtpMaps.first(where: { $0.payloadType == pt }) {
-                        s.attributes.append(SDPAttribute("rtpmap", map.attributeValue))
-                    }
+                    var s = Self.declinedSection(m, port: 9)
                     s.attributes.append(SDPAttribute("inactive"))
                     return (s, .inactive(reason: reason), true)
                 }
-                var s = MediaDescription(kind: m.kind, port: 0, proto: m.proto, formats: Array(m.formats.prefix(1)))
+                var s = Self.declinedSection(m, port: 0)
                 s.lines = [SDPLine("c", "IN IP4 0.0.0.0")]
-                if let mid = m.mid { s.attributes.append(SDPAttribute("mid", mid)) }
+                s.attributes.insert(contentsOf: m.mid.map { [SDPAttribute("mid", $0)] } ?? [], at: 0)
                 return (s, .rejected(reason: reason), false)
             }
 
@@ -184,9 +190,11 @@ public enum SDPNegotiation {
             var accepted: Bool
 
             if m.isRejected {
-                section = MediaDescription(kind: m.kind, port: 0, proto: m.proto, formats: Array(m.formats.prefix(1)))
+                // Also a recycled section (RFC 8829 §5.2.2): it stays rejected, in the same
+                // pion-readable shape as every other declined section.
+                section = Self.declinedSection(m, port: 0)
                 section.lines = [SDPLine("c", "IN IP4 0.0.0.0")]
-                if let mid = m.mid { section.attributes.append(SDPAttribute("mid", mid)) }
+                section.attributes.insert(contentsOf: m.mid.map { [SDPAttribute("mid", $0)] } ?? [], at: 0)
                 outcome = .rejected(reason: "the offer rejected it")
                 accepted = false
             } else if m.kind == "audio" {
@@ -211,7 +219,10 @@ public enum SDPNegotiation {
                 } else {
                     (section, outcome, accepted) = decline("no Opus in the offer", policy: .reject)
                 }
+            } else if m.isDataChannel && acceptedData {
+                (section, outcome, accepted) = decline("a second data section (one SCTP association per transport)", policy: .reject)
             } else if m.isDataChannel {
+                acceptedData = true
                 section = MediaDescription(kind: "application", port: 9, proto: m.proto, formats: m.formats)
                 if m.proto.uppercased() == "DTLS/SCTP" {
                     section.formats = ["\(policy.sctpPort)"]
@@ -228,16 +239,23 @@ public enum SDPNegotiation {
                 (section, outcome, accepted) = decline("media kind \(m.kind) is not supported", policy: .reject)
             }
 
+            let credentials = [
+                SDPAttribute("ice-ufrag", local.iceUfrag), SDPAttribute("ice-pwd", local.icePassword),
+                SDPAttribute("ice-options", "trickle"), SDPAttribute("fingerprint", local.fingerprint.attributeValue),
+                SDPAttribute("setup", local.setup.rawValue),
+            ]
+            if !accepted {
+                // Rejected sections carry our credentials too (never candidates): pion does
+                // not need them, but aiortc refuses an answer with a section without them,
+                // and they are the same as everywhere else, so no stack can read a conflict.
+                section.attributes.insert(contentsOf: credentials, at: m.mid == nil ? 0 : 1)
+            }
             if accepted {
                 // Transport attributes go into every accepted section (JSEP §5.3.1),
                 // candidates only into the first one (they belong to the shared transport).
                 var transport: [SDPAttribute] = []
                 if let mid = m.mid { transport.append(SDPAttribute("mid", mid)) }
-                transport.append(SDPAttribute("ice-ufrag", local.iceUfrag))
-                transport.append(SDPAttribute("ice-pwd", local.icePassword))
-                transport.append(SDPAttribute("ice-options", "trickle"))
-                transport.append(SDPAttribute("fingerprint", local.fingerprint.attributeValue))
-                transport.append(SDPAttribute("setup", local.setup.rawValue))
+                transport += credentials
                 if !wroteCandidates {
                     wroteCandidates = true
                     for c in local.candidates { transport.append(SDPAttribute("candidate", Self.stripCandidatePrefix(c))) }
@@ -250,7 +268,12 @@ public enum SDPNegotiation {
             sections.append(section)
             decisions.append(SectionDecision(index: i, mid: m.mid, kind: m.kind, outcome: outcome))
         }
-        guard decisions.contains(where: { if case .rejected = $0.outcome { false } else { true } }) else {
+        guard decisions.contains(where: {
+            switch $0.outcome {
+            case .audio, .data: true
+            case .rejected, .inactive: false
+            }
+        }) else {
             throw SDPError(.noUsableSection)
         }
 
@@ -319,6 +342,37 @@ public enum SDPNegotiation {
         if !mids.isEmpty { attrs.append(SDPAttribute("group", (["BUNDLE"] + mids).joined(separator: " "))) }
         attrs.append(SDPAttribute("msid-semantic", "WMS *"))
         return SessionDescription(origin: .init(sessionID: "\(sessionID)", sessionVersion: "\(sessionVersion)"), attributes: attrs, media: media)
+    }
+
+    /// The format line and codec attributes of a section we decline, in the shape pion
+    /// (LiveKit's WebRTC stack) accepts. Pion reads every payload type of an audio or video
+    /// answer section through that section's `a=rtpmap`, rejected or not, and fails the
+    /// whole answer with "payload type not found" when one has none. It also takes the
+    /// codecs of the first video section of our answer as the only video codecs it may
+    /// ever send on this connection: a track whose codec is not among them fails to bind
+    /// ("unable to start track, codec is not supported by remote"), which fails that
+    /// answer or a later one. So a declined section names every offered format that has
+    /// an rtpmap, in the offer's order, with its rtpmap and fmtp (as a browser's answer
+    /// does); `0`, which pion skips, when none has one; `a=rtcp-mux` where offered. Non-RTP
+    /// sections keep their first format.
+    static func declinedSection(_ m: MediaDescription, port: Int) -> MediaDescription {
+        guard m.proto.uppercased().contains("RTP") else {
+            return MediaDescription(kind: m.kind, port: port, proto: m.proto, formats: Array(m.formats.prefix(1)))
+        }
+        let maps = m.rtpMaps
+        var s = MediaDescription(kind: m.kind, port: port, proto: m.proto, formats: [])
+        for f in m.formats {
+            guard let map = maps.first(where: { "\($0.payloadType)" == f }), !s.formats.contains(f) else { continue }
+            s.formats.append(f)
+            s.attributes.append(SDPAttribute("rtpmap", map.attributeValue))
+            if let fmtp = m.formatParameters(for: map.payloadType), !fmtp.isEmpty {
+                s.attributes.append(SDPAttribute("fmtp", "\(map.payloadType) \(fmtp)"))
+            }
+        }
+        if s.formats.isEmpty { s.formats = ["0"] }
+        // aiortc refuses an answer whose audio/video section, rejected or not, lacks it.
+        if m.isRTCPMux { s.attributes.append(SDPAttribute("rtcp-mux")) }
+        return s
     }
 
     static func stripCandidatePrefix(_ c: String) -> String {

@@ -160,12 +160,13 @@ extension MediaDescription {
         return nil
     }
 
-    /// `a=rtcp-fb` values for `payloadType`, including the wildcard `*` lines.
+    /// `a=rtcp-fb` values for `payloadType`, including the wildcard `*` lines, without
+    /// surrounding blanks (pion v3 writes `a=rtcp-fb:111 nack ` with a trailing space).
     public func rtcpFeedback(for payloadType: UInt8) -> [String] {
         let prefix = "\(payloadType) "
         return values("rtcp-fb").compactMap { v in
-            if v.hasPrefix(prefix) { return String(v.dropFirst(prefix.count)) }
-            if v.hasPrefix("* ") { return String(v.dropFirst(2)) }
+            if v.hasPrefix(prefix) { return v.dropFirst(prefix.count).trimmingSpaces() }
+            if v.hasPrefix("* ") { return v.dropFirst(2).trimmingSpaces() }
             return nil
         }
     }

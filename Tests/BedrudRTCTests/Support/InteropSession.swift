@@ -25,8 +25,8 @@ final class InteropSession: @unchecked Sendable {
         return cfg
     }
 
-    init(configuration: PeerConnectionConfiguration = InteropSession.loopbackConfiguration()) async throws {
-        peer = try RTCPeerProcess()
+    init(configuration: PeerConnectionConfiguration = InteropSession.loopbackConfiguration(), launch: () throws -> RTCPeerProcess = { try RTCPeerProcess() }) async throws {
+        peer = try launch()
         _ = try await peer.next("ready", timeout: 60)
         loop = GLibLoop(name: "test-ice")
         pc = try PeerConnection(configuration: configuration, loop: loop)
@@ -54,6 +54,9 @@ final class InteropSession: @unchecked Sendable {
             #expect(await pc.attach(ring, ssrc: t.ssrc))
         }
         let answer = try await pc.createAnswer()
+        // Every answer must be one LiveKit's pion takes (see PionAnswerRule).
+        let problems = PionAnswerRule.violations(text: answer)
+        #expect(problems.isEmpty, "pion would refuse this answer: \(problems)")
         _ = try await peer.request(["cmd": "answer", "sdp": answer], reply: "answer_applied")
         return (tracks, answer)
     }
@@ -88,8 +91,8 @@ final class InteropSession: @unchecked Sendable {
     }
 
     /// Runs `body` with a fresh session and always shuts it down (peer process, loop) afterwards.
-    static func run(configuration: PeerConnectionConfiguration = loopbackConfiguration(), _ body: (InteropSession) async throws -> Void) async throws {
-        let s = try await InteropSession(configuration: configuration)
+    static func run(configuration: PeerConnectionConfiguration = loopbackConfiguration(), launch: () throws -> RTCPeerProcess = { try RTCPeerProcess() }, _ body: (InteropSession) async throws -> Void) async throws {
+        let s = try await InteropSession(configuration: configuration, launch: launch)
         do {
             try await body(s)
         } catch {

@@ -16,8 +16,9 @@ let repositoryRoot: URL = {
     return url.deletingLastPathComponent()
 }()
 
-/// Runs `scripts/rtc_peer.py` (an aiortc peer shaped like LiveKit's subscriber PC) in the
-/// project's venv and exchanges JSON lines with it.
+/// Runs a peer that speaks JSON lines on stdin/stdout and exchanges them with it:
+/// `scripts/rtc_peer.py` (an aiortc peer shaped like LiveKit's subscriber PC) in the
+/// project's venv by default, or the pion peer (``PionPeer``).
 final class RTCPeerProcess: @unchecked Sendable {
     // @unchecked: the Process and pipes are configured in init; `partial` and `stderrText`
     // are guarded by `lock`; `messages` is itself thread-safe.
@@ -30,13 +31,18 @@ final class RTCPeerProcess: @unchecked Sendable {
     private var stderrText = ""
     let messages = AsyncLog<PeerMessage>()
 
-    init() throws {
+    /// The aiortc peer.
+    convenience init() throws {
         let python = repositoryRoot.appendingPathComponent(".venv/bin/python")
         guard FileManager.default.isExecutableFile(atPath: python.path) else {
             throw PeerProcessError(message: "\(python.path) is missing; run scripts/bootstrap first")
         }
-        process.executableURL = python
-        process.arguments = ["-u", repositoryRoot.appendingPathComponent("scripts/rtc_peer.py").path]
+        try self.init(executable: python, arguments: ["-u", repositoryRoot.appendingPathComponent("scripts/rtc_peer.py").path])
+    }
+
+    init(executable: URL, arguments: [String]) throws {
+        process.executableURL = executable
+        process.arguments = arguments
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors

@@ -42,6 +42,7 @@ class LKClient:
         self.pub_channel: Any = None
         self.audio: dict[str, list[np.ndarray]] = {}
         self.audio_meta: dict[str, dict] = {}
+        self.video_tracks: list[str] = []
         self.pts: dict[str, list[int]] = {}
         self.data: list[tuple[str, lkm.DataPacket]] = []
         self.sid = ""
@@ -172,6 +173,10 @@ class LKClient:
 
     def _on_track(self, track) -> None:  # type: ignore[no-untyped-def]
         sid = track.id  # the msid track id: TR_...
+        if track.kind != "audio":  # a scripted camera: counted, not kept
+            self.video_tracks.append(sid)
+            self._tasks.append(asyncio.ensure_future(_discard(track)))
+            return
         self.audio.setdefault(sid, [])
         self.audio_meta[sid] = {"first": None, "frames": 0}
         self._tasks.append(asyncio.ensure_future(self._collect(sid, track)))
@@ -254,6 +259,14 @@ class LKClient:
                 await pc.close()
         if self.session is not None:
             await self.session.close()
+
+
+async def _discard(track) -> None:  # type: ignore[no-untyped-def]
+    try:
+        while True:
+            await track.recv()
+    except (MediaStreamError, asyncio.CancelledError):
+        pass
 
 
 async def _add(pc: RTCPeerConnection, init: dict) -> None:
