@@ -26,6 +26,7 @@ from livekit.protocol import rtc as lkr
 
 from . import jwt_hs256
 from .faults import FaultShaper
+from .forward import DownTrack
 from .media import rms_level
 from .sdp import edit_description
 from .sfu import LKRoom, Participant, PublishedTrack
@@ -49,12 +50,16 @@ class Subscription:
     stream_id: str
     paused: bool = False
     counters: dict = field(default_factory=lambda: {"rtcp_receiver_reports": 0, "nacks": 0, "nacked_packets": 0})
+    down: Optional[DownTrack] = None   # forwarding mode
 
     def dev_state(self) -> dict:
         sender = self.transceiver.sender
-        return {"track": self.track.sid, "publisher": self.track.owner.identity, "ssrc": sender._ssrc,
-                "mid": self.transceiver.mid, "paused": self.paused,
-                "packetsSent": getattr(sender, "_RTCRtpSender__packet_count", 0), **self.counters}
+        out = {"track": self.track.sid, "publisher": self.track.owner.identity, "ssrc": sender._ssrc,
+               "mid": self.transceiver.mid, "paused": self.paused,
+               "packetsSent": getattr(sender, "_RTCRtpSender__packet_count", 0), **self.counters}
+        if self.down is not None:
+            out.update({"codec": self.down.codec, "redSent": self.down.sent_red, "opusSent": self.down.sent_opus})
+        return out
 
 
 class LevelMeter:
@@ -196,7 +201,7 @@ class ClientParticipant(Participant):
             server_version=self.config.server_version, ice_servers=[], subscriber_primary=True,
             ping_timeout=self.config.ping_timeout, ping_interval=self.config.ping_interval,
             server_info=server_info, fast_publish=self.can_publish,
-            enabled_publish_codecs=[lkm.Codec(mime="audio/opus")],
+            enabled_publish_codecs=[lkm.Codec(mime="audio/opus"), lkm.Codec(mime="audio/red")],
         )
 
     async def start(self, ws: web.WebSocketResponse) -> None:
@@ -359,8 +364,10 @@ class ClientParticipant(Participant):
     def _subscribe(self, track: PublishedTrack, negotiate: bool = True) -> None:
         if self.closed or self.sub_pc is None or track.sid in self.subscriptions or not track.forwardable:
             return
-        proxy = track.subscribe()
-        transceiver = self.sub_pc.addTransceiver(proxy, direction="sendonly")
+        forward = self.config.media == "forward"
+        proxy = None if forward else track.subscribe()
+        transceiver = self.sub_pc.addTransceiver(proxy if proxy is not None else "audio", direction="sendonly")
+        transceiver.setCodecPreferences(subscriber_codecs(red=forward and track.mime == "audio/red"))
         stream_id = f"{track.owner.sid}|{track.sid}"
         sub = Subscription(track=track, transceiver=transceiver, proxy=proxy, stream_id=stream_id)
         sender = transceiver.sender
@@ -368,6 +375,10 @@ class ClientParticipant(Participant):
         sender._track_id = track.sid
         sender._lk_cname = stream_id
         sender._lk_counters = sub.counters
+        if forward:
+            sender._lk_forward = True
+            sub.down = DownTrack(sender, sub.counters)
+            track.forwarder.add(sub.down)
         self.subscriptions[track.sid] = sub
         if negotiate:
             self.schedule_negotiation()
@@ -378,6 +389,8 @@ class ClientParticipant(Participant):
             return
         sub.transceiver.sender.replaceTrack(None)
         sub.transceiver.direction = "inactive"
+        if sub.down is not None:
+            sub.track.forwarder.remove(sub.transceiver.sender)
         if sub.proxy is not None:
             sub.proxy.stop()
         self.schedule_negotiation()
@@ -531,6 +544,9 @@ class ClientParticipant(Participant):
             if sub is None or sub.paused == setting.disabled:
                 continue
             sub.paused = setting.disabled
+            if sub.down is not None:
+                sub.down.paused = setting.disabled  # the forwarder drops, then resyncs
+                continue
             sender = sub.transceiver.sender
             if setting.disabled:
                 sender.replaceTrack(None)
@@ -604,6 +620,16 @@ class ClientParticipant(Participant):
             return
         if remote.kind == "audio":
             track.source_track = remote
+            transceiver = next((t for t in self.pub_pc.getTransceivers() if t.receiver.track is remote), None) \
+                if self.pub_pc is not None else None
+            if transceiver is not None and self.config.media == "forward":
+                receiver = transceiver.receiver
+                receiver._lk_tap = track.forwarder.on_packet
+                receiver._lk_sr_tap = track.forwarder.on_sender_report
+                # The publisher sends the first codec of our answer; RED when it offered RED first.
+                codecs = getattr(transceiver, "_codecs", [])
+                if codecs and codecs[0].mimeType.lower() == "audio/red":
+                    track.mime = "audio/red"
             meter = LevelMeter(track.subscribe())
             self.meters[track.sid] = meter
             track.level_fn = meter.level
@@ -768,6 +794,17 @@ class ClientParticipant(Participant):
             "subscriptions": [s.dev_state() for s in self.subscriptions.values()],
         })
         return out
+
+
+def subscriber_codecs(red: bool) -> list:
+    """A subscriber transceiver's offered codecs, as LiveKit orders them: RED first
+    (`red/48000/2`, `111/111`) for a track its publisher sends as RED, else Opus
+    first and no RED; then PCMU and PCMA."""
+    from aiortc import RTCRtpSender
+    caps = RTCRtpSender.getCapabilities("audio").codecs
+    by_mime = {c.mimeType.lower(): c for c in caps}
+    order = (["audio/red"] if red else []) + ["audio/opus", "audio/pcmu", "audio/pcma"]
+    return [by_mime[m] for m in order if m in by_mime]
 
 
 async def _drain(track: MediaStreamTrack) -> None:
