@@ -77,14 +77,15 @@ class DevAPI:
 
     async def packets(self, request: web.Request) -> web.Response:
         """The RTP packets the server received for one track (forwarding mode), as sent."""
-        from .forward import packet_log_json
+        from .forward import downtracks_json, packet_log_json
         room = self._room(request)
         track = room.published.get(request.match_info["track"])
         if track is None:
             return error(404, "no such track")
         f = track.forwarder
         return json_response({"track": track.sid, "publisher": track.owner.identity, "mime": track.mime,
-                              "received": f.received, "packets": packet_log_json(f)})
+                              "received": f.received, "downtracks": downtracks_json(f),
+                              "packets": packet_log_json(f)})
 
     async def set_config(self, request: web.Request) -> web.Response:
         body = await self._json(request)

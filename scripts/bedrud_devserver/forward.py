@@ -232,7 +232,7 @@ class DownTrack:
         self.paused = False
         self.sent_red = 0
         self.sent_opus = 0
-        self.last_source_ts: Optional[int] = None
+        self.first_out_ts: Optional[int] = None   # extended, of the first packet sent
 
     @property
     def payload_types(self) -> tuple[Optional[int], Optional[int]]:
@@ -282,6 +282,8 @@ class DownTrack:
         out = self.munger.forward(ext_sn, ext_ts, now)
         if out is None:
             return None
+        if self.first_out_ts is None:
+            self.first_out_ts = self.munger.last_out_ts
         return out[0], out[1], pt, payload
 
 
@@ -294,8 +296,8 @@ class Forwarder:
         self.ts = Unwrapper(32)
         self.muted = False
         self.received = 0
-        # (arrival monotonic, sequence, timestamp, red, payload) of the packets received, newest last
-        self.log: deque[tuple[float, int, int, bool, bytes]] = deque(maxlen=PACKET_LOG_LIMIT)
+        # (arrival monotonic, sequence, timestamp, red, payload, withheld because muted), newest last
+        self.log: deque[tuple[float, int, int, bool, bytes, bool]] = deque(maxlen=PACKET_LOG_LIMIT)
         self.last_sr: Optional[tuple[int, int, float]] = None   # (publisher ntp, ext rtp, arrival monotonic)
         self.first_arrival: Optional[float] = None
         self.last_arrival: Optional[float] = None
@@ -314,7 +316,7 @@ class Forwarder:
         if self.first_arrival is None:
             self.first_arrival = now
         self.last_arrival = now
-        self.log.append((now, pkt.sequence, pkt.timestamp, pkt.red, pkt.payload))
+        self.log.append((now, pkt.sequence, pkt.timestamp, pkt.red, pkt.payload, self.muted))
         ext_sn = self.seq.extend(pkt.sequence)
         ext_ts = self.ts.extend(pkt.timestamp)
         for down in list(self.downtracks.values()):
@@ -349,5 +351,12 @@ def sender_report_timestamps(down: DownTrack, forwarder: Optional[Forwarder], no
 
 def packet_log_json(forwarder: Forwarder) -> list[dict]:
     import base64
-    return [{"t": round(t, 6), "seq": seq, "ts": ts, "red": red, "payload": base64.b64encode(payload).decode()}
-            for t, seq, ts, red, payload in forwarder.log]
+    return [{"t": round(t, 6), "seq": seq, "ts": ts, "red": red, "muted": muted,
+             "payload": base64.b64encode(payload).decode()}
+            for t, seq, ts, red, payload, muted in forwarder.log]
+
+
+def downtracks_json(forwarder: Forwarder) -> list[dict]:
+    return [{"ssrc": d.sender._ssrc, "codec": d.codec, "redSent": d.sent_red, "opusSent": d.sent_opus,
+             "firstTimestamp": d.first_out_ts, "lastTimestamp": d.munger.last_out_ts if d.first_out_ts is not None else None}
+            for d in forwarder.downtracks.values()]

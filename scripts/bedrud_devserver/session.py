@@ -28,7 +28,7 @@ from . import jwt_hs256
 from .faults import FaultShaper
 from .forward import DownTrack
 from .media import rms_level
-from .sdp import edit_description
+from .sdp import AudioPublishPrefs, configure_publisher_answer, edit_description, publisher_red_mids
 from .sfu import LKRoom, Participant, PublishedTrack
 
 if TYPE_CHECKING:
@@ -113,6 +113,7 @@ class ClientParticipant(Participant):
         self.subscriptions: dict[str, Subscription] = {}
         self.pending_tracks: dict[str, PublishedTrack] = {}
         self.meters: dict[str, LevelMeter] = {}
+        self.publisher_red_mids: set[str] = set()
         self.offer_id = 0
         self.offer_outstanding = False
         self.renegotiate = False
@@ -583,6 +584,7 @@ class ClientParticipant(Participant):
         mime = "audio/opus" if kind == lkm.TrackType.AUDIO else "video/vp8"
         track = PublishedTrack(self, req.name, req.source, None, kind=kind, mime=mime, stereo=req.stereo)
         track.muted = req.muted
+        track.disable_dtx, track.disable_red = req.disable_dtx, req.disable_red
         self.pending_tracks[req.cid] = track
         self.send_signal(lkr.SignalResponse(track_published=lkr.TrackPublishedResponse(cid=req.cid, track=track.info())))
 
@@ -593,6 +595,11 @@ class ClientParticipant(Participant):
             self.pub_pc.on("track", self._on_remote_track)
             self.pub_pc.on("datachannel", self._on_publisher_channel)
         pc = self.pub_pc
+        # Before setRemoteDescription, which publishes the tracks it carries.
+        prefs = {cid: AudioPublishPrefs(dtx=not t.disable_dtx, red=not t.disable_red, stereo=t.stereo)
+                 for cid, t in self.pending_tracks.items() if t.kind == lkm.TrackType.AUDIO}
+        if self.config.media == "forward":
+            self.publisher_red_mids |= publisher_red_mids(offer.sdp, prefs)
         try:
             await pc.setRemoteDescription(RTCSessionDescription(sdp=offer.sdp, type="offer"))
             answer = await pc.createAnswer()
@@ -601,7 +608,10 @@ class ClientParticipant(Participant):
             log.warning("%s: publisher offer rejected (%s): leave RECONNECT", self.identity, exc)
             await self.room.remove(self, lkm.DisconnectReason.STATE_MISMATCH, lkr.LeaveRequest.RECONNECT)
             return
-        edited = edit_description(pc.localDescription.sdp, {}, downstream=False)
+        answer_sdp = pc.localDescription.sdp
+        if self.config.media == "forward":
+            answer_sdp = configure_publisher_answer(answer_sdp, offer.sdp, prefs)
+        edited = edit_description(answer_sdp, {}, downstream=False)
         self.send_signal(lkr.SignalResponse(answer=lkr.SessionDescription(type="answer", sdp=edited.sdp, id=offer.id)))
         self._trickle_out(edited.candidates, edited.first_mid, lkr.SignalTarget.PUBLISHER)
         pending, self.pending_pub_candidates = self.pending_pub_candidates, []
@@ -626,9 +636,8 @@ class ClientParticipant(Participant):
                 receiver = transceiver.receiver
                 receiver._lk_tap = track.forwarder.on_packet
                 receiver._lk_sr_tap = track.forwarder.on_sender_report
-                # The publisher sends the first codec of our answer; RED when it offered RED first.
-                codecs = getattr(transceiver, "_codecs", [])
-                if codecs and codecs[0].mimeType.lower() == "audio/red":
+                # The publisher sends the first codec of our answer: RED where we put it first.
+                if transceiver.mid in self.publisher_red_mids:
                     track.mime = "audio/red"
             meter = LevelMeter(track.subscribe())
             self.meters[track.sid] = meter

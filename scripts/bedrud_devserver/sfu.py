@@ -50,6 +50,8 @@ class PublishedTrack:
         self.mime = mime
         self.stereo = stereo
         self.muted = False
+        self.disable_dtx = False
+        self.disable_red = False
         self.source_track = source_track
         self.relay = MediaRelay()
         self.forwarder = Forwarder()
