@@ -84,7 +84,7 @@ class DevAPI:
             return error(404, "no such track")
         f = track.forwarder
         return json_response({"track": track.sid, "publisher": track.owner.identity, "mime": track.mime,
-                              "received": f.received, "downtracks": downtracks_json(f),
+                              "received": f.received, "endedAt": track.ended_at, "downtracks": downtracks_json(f),
                               "packets": packet_log_json(f)})
 
     async def set_config(self, request: web.Request) -> web.Response:

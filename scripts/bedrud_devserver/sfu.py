@@ -52,6 +52,7 @@ class PublishedTrack:
         self.muted = False
         self.disable_dtx = False
         self.disable_red = False
+        self.ended_at: Optional[float] = None   # monotonic time it was unpublished
         self.source_track = source_track
         self.relay = MediaRelay()
         self.forwarder = Forwarder()
@@ -221,6 +222,7 @@ class LKRoom:
         p.disconnect_reason = reason
         p.touch()
         for track in list(p.tracks.values()):
+            track.ended_at = time.monotonic()
             for other in self.participants.values():
                 other.track_removed(track)
         await p.shutdown(reason, action)
@@ -258,6 +260,7 @@ class LKRoom:
         track = p.tracks.pop(track_sid, None)
         if track is None:
             return None
+        track.ended_at = time.monotonic()
         p.touch()
         for other in list(self.participants.values()):
             if other is not p:

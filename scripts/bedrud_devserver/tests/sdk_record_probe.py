@@ -192,6 +192,24 @@ async def run(srv: DevServer, work: str) -> dict:
                     return [p for p in room["participants"] if p.get("client") and p["state"] == "ACTIVE"]
             return None
         wait_for(bot_active, 30, "the bot to be ACTIVE")
+        # An SDK listener accepts RED, so it gets RED; the bot declines it and gets the primaries.
+        listen_join = srv.request("POST", "/api/room/guest-join", {"roomName": ROOM, "guestName": "Listener"}).json()
+        listener = rtc.Room()
+        heard: list[np.ndarray] = []
+
+        async def collect(track: rtc.Track) -> None:
+            stream = rtc.AudioStream(track, sample_rate=RATE, num_channels=1)
+            try:
+                async for ev in stream:
+                    heard.append(np.frombuffer(ev.frame.data, dtype=np.int16).copy())
+            except asyncio.CancelledError:
+                pass
+            finally:
+                await stream.aclose()
+        listen_tasks: list[asyncio.Task] = []
+        listener.on("track_subscribed", lambda track, pub, p: listen_tasks.append(asyncio.ensure_future(collect(track))))
+        await asyncio.wait_for(listener.connect(ws_url(listen_join["livekitHost"]), listen_join["token"],
+                                                rtc.RoomOptions(auto_subscribe=True)), CONNECT_TIMEOUT)
         join = srv.request("POST", "/api/room/guest-join", {"roomName": ROOM, "guestName": "Speaker"}).json()
         room = rtc.Room()
         await asyncio.wait_for(room.connect(ws_url(join["livekitHost"]), join["token"],
@@ -203,8 +221,18 @@ async def run(srv: DevServer, work: str) -> dict:
         track_sid = mine[0]["tracks"][0]["sid"]
         report["subscriptions"] = [s for r in state["rooms"] if r["name"] == ROOM for p in r["participants"]
                                    for s in p.get("subscriptions", [])]
-        log = srv.request("GET", f"/_dev/rooms/{ROOM}/packets/{track_sid}").json()
         await room.disconnect()
+        log = wait_for(lambda: (lambda j: j if j["endedAt"] else None)(
+            srv.request("GET", f"/_dev/rooms/{ROOM}/packets/{track_sid}").json()), 15, "the track to end")
+        report["left_at"] = log["endedAt"]
+        for task in listen_tasks:
+            task.cancel()
+        await asyncio.gather(*listen_tasks, return_exceptions=True)
+        await listener.disconnect()
+        samples = np.concatenate(heard) if heard else np.zeros(0, dtype=np.int16)
+        report["listener_seconds"] = round(len(samples) / RATE, 2)
+        report["listener_rms"] = round(float(np.sqrt(np.mean((samples.astype(np.float64) / 32768) ** 2))), 4) \
+            if len(samples) else 0.0
         code = bot.wait(timeout=30)
         stdout, stderr = bot.communicate(timeout=5)
         report["bot_exit"] = code
@@ -237,7 +265,8 @@ async def run(srv: DevServer, work: str) -> dict:
     report["seq_contiguous"] = all(((received[i][1] - received[i - 1][1]) & 0xFFFF) == 1 for i in range(1, len(received)))
     ts_span = ((received[-1][2] - received[0][2]) & 0xFFFFFFFF) + opus_samples(primaries[-1])
     report["publisher_ts_span_seconds"] = round(ts_span / RATE, 4)
-    bot_down = [d for d in log["downtracks"] if d["firstTimestamp"] is not None]
+    bot_ssrcs = {s["ssrc"] for s in report["subscriptions"] if s["codec"] == "audio/opus"}
+    bot_down = [d for d in log["downtracks"] if d["ssrc"] in bot_ssrcs and d["firstTimestamp"] is not None]
     if bot_down:
         d = bot_down[0]
         report["forwarded_ts_span_seconds"] = round((d["lastTimestamp"] - d["firstTimestamp"] + opus_samples(primaries[-1])) / RATE, 4)
@@ -262,6 +291,10 @@ async def run(srv: DevServer, work: str) -> dict:
     # drops them too): the file must hold the received packets from its first one on.
     start = primaries.index(kept[0]) if kept and kept[0] in primaries else 0
     report["received_before_subscribed"] = start
+    # The track was there from the first packet the bot got to the publisher's leave;
+    # DTX and mute inside that time must be filled.
+    first_arrival = [r[0] for r in received if not r[5]][start]
+    report["published_span_seconds"] = round(report["left_at"] - first_arrival, 4)
     expected = primaries[start:]
     report["payloads_identical"] = kept == expected
     if kept != expected:
@@ -287,6 +320,24 @@ async def run(srv: DevServer, work: str) -> dict:
     x, y = ref[:n][keep], rec[:n][keep]
     report["correlation"] = round(float(np.dot(x - x.mean(), y - y.mean()) /
                                         np.sqrt(np.sum((x - x.mean()) ** 2) * np.sum((y - y.mean()) ** 2))), 4)
+    # Before the mute and after it, each at its own best lag (the server's resync after
+    # the mute moves the timestamps by the wall time, which may differ by a frame).
+    cut_a, cut_b = int((mute_t - 0.1) * RATE), int((unmute_t + 0.3) * RATE)
+    seg = []
+    for lo, hi in ((0, cut_a), (cut_b, len(reference))):
+        r = reference[lo:hi]
+        shifted = recorded[max(0, lo + lag - RATE // 10):hi + lag + RATE // 10]
+        c, l2 = best_correlation(np.concatenate([np.zeros(RATE // 10), r]) if lo + lag - RATE // 10 >= 0 else r,
+                                 shifted, RATE // 10)
+        seg.append(round(c, 4))
+    report["correlation_segments"] = seg
+    # Loudness envelopes (RMS per 20 ms), which a waveform codec's phase changes do not affect.
+    def envelope(v: np.ndarray) -> np.ndarray:
+        m = len(v) // 960
+        return np.sqrt(np.mean(v[:m * 960].reshape(m, 960) ** 2, axis=1))
+    ea, eb = envelope(ref[:n]), envelope(rec[:n])
+    k = np.repeat(keep[:len(ea) * 960].reshape(-1, 960).all(axis=1), 1)
+    report["envelope_correlation"] = round(float(np.corrcoef(ea[k], eb[k])[0, 1]), 4)
     with open(os.path.join(folder, "events.jsonl")) as fh:
         events = [json.loads(line) for line in fh if line.strip()]
     report["gaps"] = [{k: e.get(k) for k in ("offset_ms", "duration_ms", "cause")} for e in events if e["type"] == "gap"]
