@@ -198,8 +198,10 @@ class RtpMunger:
         """The server withholds this packet (mute, pause)."""
         if self.sn_offset is None:
             return  # nothing sent yet: the first packet sent starts the stream
+        self.dropped.add(ext_sn)
+        if len(self.dropped) > 2 * self.HISTORY:  # a long mute: only recent ones can come late
+            self.dropped = {s for s in self.dropped if s > ext_sn - self.HISTORY}
         if self.highest_in is not None and ext_sn <= self.highest_in:
-            self.dropped.add(ext_sn)
             return
         self.highest_in = ext_sn
         self.resync = True
