@@ -294,6 +294,7 @@ class Forwarder:
 
     def __init__(self) -> None:
         self.downtracks: dict[int, DownTrack] = {}     # id(sender) -> DownTrack
+        self.finished: list[DownTrack] = []             # unsubscribed ones, newest last
         self.seq = Unwrapper(16)
         self.ts = Unwrapper(32)
         self.muted = False
@@ -310,7 +311,10 @@ class Forwarder:
         down.sender._lk_forwarder = self
 
     def remove(self, sender) -> None:  # type: ignore[no-untyped-def]
-        self.downtracks.pop(id(sender), None)
+        down = self.downtracks.pop(id(sender), None)
+        if down is not None:
+            self.finished.append(down)  # its counters stay readable (/_dev/ packets)
+            del self.finished[:-16]
 
     async def on_packet(self, pkt: SourcePacket) -> None:
         now = time.monotonic()
@@ -361,4 +365,4 @@ def packet_log_json(forwarder: Forwarder) -> list[dict]:
 def downtracks_json(forwarder: Forwarder) -> list[dict]:
     return [{"ssrc": d.sender._ssrc, "codec": d.codec, "redSent": d.sent_red, "opusSent": d.sent_opus,
              "firstTimestamp": d.first_out_ts, "lastTimestamp": d.munger.last_out_ts if d.first_out_ts is not None else None}
-            for d in forwarder.downtracks.values()]
+            for d in [*forwarder.finished, *forwarder.downtracks.values()]]

@@ -102,7 +102,7 @@ def decode_file(path: str) -> np.ndarray:
     return np.concatenate(out).astype(np.float64) if out else np.zeros(0)
 
 
-def best_correlation(published: np.ndarray, recorded: np.ndarray, max_lag: int = RATE // 2) -> tuple[float, int]:
+def best_correlation(published: np.ndarray, recorded: np.ndarray, max_lag: int = RATE) -> tuple[float, int]:
     """Normalised cross-correlation at the best lag within ±max_lag samples (FFT)."""
     n = min(len(published), len(recorded))
     a, b = published[:n] - published[:n].mean(), recorded[:n] - recorded[:n].mean()
@@ -118,6 +118,25 @@ def best_correlation(published: np.ndarray, recorded: np.ndarray, max_lag: int =
         x, y = a[-lag:n], b[:n + lag]
     denom = np.sqrt(np.sum(x * x) * np.sum(y * y))
     return (float(np.sum(x * y) / denom) if denom else 0.0), lag
+
+
+def segment_correlation(segment: np.ndarray, recorded: np.ndarray, at: int, search: int = RATE) -> float:
+    """Best normalised correlation of `segment` (published from sample `at`) with the
+    recording at any lag within ±`search` samples."""
+    padded = np.concatenate([np.zeros(search), recorded, np.zeros(search)])
+    window = padded[at:at + len(segment) + 2 * search]
+    a = segment - segment.mean()
+    if len(window) < len(a) or not np.any(a):
+        return 0.0
+    size = 1 << int(np.ceil(np.log2(len(window) + len(a))))
+    corr = np.fft.irfft(np.fft.rfft(window, size) * np.conj(np.fft.rfft(a, size)), size)[:len(window) - len(a) + 1]
+    c2 = np.concatenate([[0.0], np.cumsum(window * window)])
+    c1 = np.concatenate([[0.0], np.cumsum(window)])
+    n = len(a)
+    sums = c1[n:] - c1[:-n]
+    energy = (c2[n:] - c2[:-n]) - sums * sums / n  # energy of each window, mean removed
+    norm = np.sqrt(np.maximum(energy, 1e-9) * np.sum(a * a))
+    return float(np.max(corr / norm))
 
 
 # MARK: - the publisher
@@ -265,8 +284,7 @@ async def run(srv: DevServer, work: str) -> dict:
     report["seq_contiguous"] = all(((received[i][1] - received[i - 1][1]) & 0xFFFF) == 1 for i in range(1, len(received)))
     ts_span = ((received[-1][2] - received[0][2]) & 0xFFFFFFFF) + opus_samples(primaries[-1])
     report["publisher_ts_span_seconds"] = round(ts_span / RATE, 4)
-    bot_ssrcs = {s["ssrc"] for s in report["subscriptions"] if s["codec"] == "audio/opus"}
-    bot_down = [d for d in log["downtracks"] if d["ssrc"] in bot_ssrcs and d["firstTimestamp"] is not None]
+    bot_down = [d for d in log["downtracks"] if d["codec"] == "audio/opus" and d["firstTimestamp"] is not None]
     if bot_down:
         d = bot_down[0]
         report["forwarded_ts_span_seconds"] = round((d["lastTimestamp"] - d["firstTimestamp"] + opus_samples(primaries[-1])) / RATE, 4)
@@ -289,7 +307,9 @@ async def run(srv: DevServer, work: str) -> dict:
     report["file_duration_seconds"] = round((granule - pre_skip) / RATE, 4)
     # The first packets may arrive before the bot's subscription is negotiated (LiveKit
     # drops them too): the file must hold the received packets from its first one on.
-    start = primaries.index(kept[0]) if kept and kept[0] in primaries else 0
+    bot_down = [d for d in log["downtracks"] if d["codec"] == "audio/opus"]
+    assert len(bot_down) == 1, log["downtracks"]
+    start = len(primaries) - bot_down[0]["opusSent"]
     report["received_before_subscribed"] = start
     # The track was there from the first packet the bot got to the publisher's leave;
     # DTX and mute inside that time must be filled.
@@ -302,8 +322,36 @@ async def run(srv: DevServer, work: str) -> dict:
         report["payload_mismatch"] = {"index": first, "file_count": len(kept), "received_count": len(expected),
                                       "file": kept[first].hex() if first < len(kept) else None,
                                       "received": expected[first].hex() if first < len(expected) else None}
+    # Where each packet sits in the file must follow the publisher's timestamps: between
+    # two packets the file holds exactly their timestamp difference (packet plus fillers).
+    forwarded = [r for r in received if not r[5]][start:]
+    position, positions = 0, []
+    for pkt in audio:
+        if not is_gap_filler(pkt):
+            positions.append(position)
+        position += opus_samples(pkt)
+    errors = []
+    resync = None
+    for i in range(1, min(len(positions), len(forwarded))):
+        want = (forwarded[i][2] - forwarded[i - 1][2]) & 0xFFFFFFFF
+        got = positions[i] - positions[i - 1]
+        if ((forwarded[i][1] - forwarded[i - 1][1]) & 0xFFFF) != 1:
+            # Across the withheld (muted) run: the server moved the timestamps on by the
+            # wall time between the two packets' arrivals.
+            resync = {"file_step_ms": round(got / 48, 1),
+                      "arrival_step_ms": round((forwarded[i][0] - forwarded[i - 1][0]) * 1000, 1),
+                      "publisher_step_ms": round(want / 48, 1)}
+            continue
+        if got != want:
+            errors.append({"packet": i, "file_offset_s": round(positions[i] / RATE, 3), "want": want, "got": got})
+    report["placement_errors"] = errors[:20]
+    report["placement_error_count"] = len(errors)
+    report["mute_resync"] = resync
     recorded = decode_file(path)
     reference = pcm.astype(np.float64)
+    if os.environ.get("SDK_RECORD_KEEP"):
+        np.save(os.environ["SDK_RECORD_KEEP"] + "-ref.npy", reference)
+        np.save(os.environ["SDK_RECORD_KEEP"] + "-rec.npy", recorded)
     corr, lag = best_correlation(reference, recorded)
     report["correlation_whole"] = round(corr, 4)
     report["correlation_lag_samples"] = lag
@@ -318,19 +366,27 @@ async def run(srv: DevServer, work: str) -> dict:
     keep = np.ones(n, dtype=bool)
     keep[int((mute_t - 0.1) * RATE):int((unmute_t + 0.3) * RATE)] = False
     x, y = ref[:n][keep], rec[:n][keep]
-    report["correlation"] = round(float(np.dot(x - x.mean(), y - y.mean()) /
+    report["correlation_global"] = round(float(np.dot(x - x.mean(), y - y.mean()) /
                                         np.sqrt(np.sum((x - x.mean()) ** 2) * np.sum((y - y.mean()) ** 2))), 4)
     # Before the mute and after it, each at its own best lag (the server's resync after
     # the mute moves the timestamps by the wall time, which may differ by a frame).
     cut_a, cut_b = int((mute_t - 0.1) * RATE), int((unmute_t + 0.3) * RATE)
-    seg = []
-    for lo, hi in ((0, cut_a), (cut_b, len(reference))):
-        r = reference[lo:hi]
-        shifted = recorded[max(0, lo + lag - RATE // 10):hi + lag + RATE // 10]
-        c, l2 = best_correlation(np.concatenate([np.zeros(RATE // 10), r]) if lo + lag - RATE // 10 >= 0 else r,
-                                 shifted, RATE // 10)
-        seg.append(round(c, 4))
-    report["correlation_segments"] = seg
+    report["correlation_segments"] = [round(segment_correlation(reference[lo:hi], recorded, lo), 4)
+                                      for lo, hi in ((0, cut_a), (cut_b, len(reference)))]
+    # Per voiced second, each at its own lag: the SDK's AudioSource pads an underrun of
+    # our paced capture_frame calls with 10 ms of silence on a loaded machine, which
+    # shifts the rest of the published timeline by 10 ms (the packets' timestamps carry
+    # the shift: the bot places them exactly, see placement_errors).
+    windows = []
+    for lo in range(0, len(reference) - RATE, RATE):
+        if cut_a <= lo + RATE and lo <= cut_b:
+            continue
+        seg = reference[lo:lo + RATE]
+        if np.sqrt(np.mean(seg * seg)) < 300:  # silence (-40 dBFS): nothing to correlate
+            continue
+        windows.append(round(segment_correlation(seg, recorded, lo), 4))
+    report["correlation_windows"] = windows
+    report["correlation"] = round(float(np.median(windows)), 4) if windows else 0.0
     # Loudness envelopes (RMS per 20 ms), which a waveform codec's phase changes do not affect.
     def envelope(v: np.ndarray) -> np.ndarray:
         m = len(v) // 960
@@ -341,6 +397,9 @@ async def run(srv: DevServer, work: str) -> dict:
     with open(os.path.join(folder, "events.jsonl")) as fh:
         events = [json.loads(line) for line in fh if line.strip()]
     report["gaps"] = [{k: e.get(k) for k in ("offset_ms", "duration_ms", "cause")} for e in events if e["type"] == "gap"]
+    finished = next(e for e in events if e["type"] == "file_finished" and e["output"] == opus_files[0][:-5])
+    # The bot's own view of the time the track was there: its file's start to the leave.
+    report["bot_presence_seconds"] = round((finished["offset_ms"] - finished["start_offset_ms"]) / 1000, 3)
     report["event_types"] = sorted({e["type"] for e in events})
     return report
 
