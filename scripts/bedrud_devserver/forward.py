@@ -10,25 +10,24 @@ only the header is rewritten, per subscriber (one `DownTrack` each):
   come through as they were sent; after a run the server dropped, the offset is
   moved so the timestamp advances by the wall time that passed (LiveKit's resync);
 - RTCP sender reports written per subscriber with its SSRC and the offset
-  timestamps, from the server's clock (`sender_report`).
+  timestamps, from the server's clock (`sender_report_timestamps`).
 
 RED (RFC 2198, `audio/red`): a subscriber that negotiated RED gets the RED packet
 as it came; one that did not gets the primary block as plain Opus, with the
 packet's own sequence number and the primary's timestamp (LiveKit's
 RedPrimaryReceiver). A scripted participant's encoder feeds the same path.
 
-Everything here runs on the asyncio loop and is pure apart from `DownTrack.send`.
+Everything here runs on the asyncio loop; the only I/O is `Forwarder.on_packet` handing
+each decision to the subscriber's sender (`_lk_send_forwarded`, patches.py).
 """
 from __future__ import annotations
 
-import logging
 import random
 import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Optional
 
-log = logging.getLogger("devserver.forward")
 
 AUDIO_CLOCK = 48000
 OPUS_PT = 111
@@ -302,8 +301,6 @@ class Forwarder:
         # (arrival monotonic, sequence, timestamp, red, payload, withheld because muted), newest last
         self.log: deque[tuple[float, int, int, bool, bytes, bool]] = deque(maxlen=PACKET_LOG_LIMIT)
         self.last_sr: Optional[tuple[int, int, float]] = None   # (publisher ntp, ext rtp, arrival monotonic)
-        self.first_arrival: Optional[float] = None
-        self.last_arrival: Optional[float] = None
 
     def add(self, down: DownTrack) -> None:
         self.downtracks[id(down.sender)] = down
@@ -319,9 +316,6 @@ class Forwarder:
     async def on_packet(self, pkt: SourcePacket) -> None:
         now = time.monotonic()
         self.received += 1
-        if self.first_arrival is None:
-            self.first_arrival = now
-        self.last_arrival = now
         self.log.append((now, pkt.sequence, pkt.timestamp, pkt.red, pkt.payload, self.muted))
         ext_sn = self.seq.extend(pkt.sequence)
         ext_ts = self.ts.extend(pkt.timestamp)
