@@ -89,6 +89,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--duplicate", default="0%", help="default fraction of RTP packets sent twice")
     p.add_argument("--jitter", default="0ms", help="default extra random delay per RTP packet, up to this (e.g. 30ms)")
     p.add_argument("--fault-seed", default="1", help="seed of the fault generator (default 1)")
+    p.add_argument("--media", choices=["forward", "reencode"], default="forward",
+                   help="forward publishers' RTP packets as LiveKit does (default), or decode and re-encode them")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     return p.parse_args(argv)
 
@@ -101,6 +103,7 @@ def build_config(args: argparse.Namespace) -> tuple[ServerConfig, FaultConfig]:
         lk_api_key=args.lk_api_key, lk_api_secret=args.lk_api_secret,
         lk_token_ttl=parse_duration(args.lk_token_ttl), lk_refresh_interval=parse_duration(args.refresh_interval),
         join_timeout=parse_duration(args.join_timeout), ice_hosts=args.ice_host or ["127.0.0.1"],
+        media=args.media,
     )
     if not (0 <= args.port <= 65535):
         raise ValueError("--port must be 0..65535")

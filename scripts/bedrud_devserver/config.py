@@ -30,6 +30,9 @@ class ServerConfig:
     ice_hosts: list[str] = field(default_factory=lambda: ["127.0.0.1"])
     speaker_interval: float = 0.5
     quality_interval: float = 5.0
+    # "forward": subscribers get the publisher's packets (LiveKit's forwarder);
+    # "reencode": decoded and encoded again per subscriber by aiortc.
+    media: str = "forward"
     # Filled in once the listening socket is bound.
     base_url: str = ""
 

@@ -38,6 +38,7 @@ class DevAPI:
             web.post("/_dev/rooms/{room}/system", self.system),
             web.post("/_dev/rooms/{room}/faults", self.faults),
             web.post("/_dev/rooms/{room}/scenario", self.scenario),
+            web.get("/_dev/rooms/{room}/packets/{track}", self.packets),
         ]
 
     async def _json(self, request: web.Request) -> dict:
@@ -73,6 +74,18 @@ class DevAPI:
         runner = self.server.extras.get("scenarios")
         out["scenarios"] = runner.dev_state() if runner is not None else []
         return json_response(out)
+
+    async def packets(self, request: web.Request) -> web.Response:
+        """The RTP packets the server received for one track (forwarding mode), as sent."""
+        from .forward import downtracks_json, packet_log_json
+        room = self._room(request)
+        track = room.published.get(request.match_info["track"])
+        if track is None:
+            return error(404, "no such track")
+        f = track.forwarder
+        return json_response({"track": track.sid, "publisher": track.owner.identity, "mime": track.mime,
+                              "received": f.received, "endedAt": track.ended_at, "downtracks": downtracks_json(f),
+                              "packets": packet_log_json(f)})
 
     async def set_config(self, request: web.Request) -> web.Response:
         body = await self._json(request)

@@ -198,3 +198,34 @@ class ScriptedAudioTrack(MediaStreamTrack):
     def stop(self) -> None:
         super().stop()
         self._wake.set()
+
+
+class ScriptedEncoder:
+    """Encodes a scripted track's frames with libopus (through PyAV) into the packets
+    a publisher would send: one per 20 ms frame, sequence numbers counting up by one,
+    RTP timestamps from the frames' pts, so an idle (DTX) or muted stretch is a
+    timestamp jump with no sequence gap, as from a real client. Owned by the loop."""
+
+    def __init__(self) -> None:
+        import random
+
+        from av import CodecContext
+        self.codec = CodecContext.create("libopus", "w")
+        self.codec.bit_rate = 64000
+        self.codec.format = "s16"
+        self.codec.layout = "stereo"
+        self.codec.sample_rate = SAMPLE_RATE
+        self.codec.time_base = TIME_BASE
+        self.codec.options = {"application": "voip", "frame_duration": "20"}
+        self.sequence = random.randint(0, 0x7FFF)
+        self.timestamp_base = random.getrandbits(32)
+
+    def encode(self, frame: AudioFrame) -> list[tuple[int, int, bytes]]:
+        """(sequence, timestamp, payload) of every packet the encoder gives back."""
+        out = []
+        for packet in self.codec.encode(frame):
+            if packet.pts is None:
+                continue
+            out.append((self.sequence, (self.timestamp_base + int(packet.pts)) & 0xFFFFFFFF, bytes(packet)))
+            self.sequence = (self.sequence + 1) & 0xFFFF
+        return out

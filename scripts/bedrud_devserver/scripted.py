@@ -8,7 +8,8 @@ import logging
 from aiortc.mediastreams import MediaStreamError
 from livekit.protocol import models as lkm
 
-from .media import ScriptedAudioTrack
+from .forward import SourcePacket
+from .media import ScriptedAudioTrack, ScriptedEncoder
 from .sfu import LKRoom, Participant, PublishedTrack, chat_payload
 
 log = logging.getLogger("devserver.scripted")
@@ -28,7 +29,10 @@ class ScriptedParticipant(Participant):
         self.room.add(self)
         self.room.publish(self, self.track)
         # A publisher sends whether or not anyone listens: keep the clock running.
-        self._sink = asyncio.ensure_future(_drain(self.track.subscribe()))
+        if self.room.sfu.config.media == "forward":
+            self._sink = asyncio.ensure_future(_publish(self.audio, self.track))
+        else:
+            self._sink = asyncio.ensure_future(_drain(self.track.subscribe()))
 
     def camera_on(self) -> None:
         """Publishes a camera (scenario `camera ID`): subscriber offers then carry video."""
@@ -68,3 +72,19 @@ async def _drain(track) -> None:  # type: ignore[no-untyped-def]
             await track.recv()
     except (MediaStreamError, asyncio.CancelledError):
         pass
+
+
+async def _publish(audio: ScriptedAudioTrack, track: PublishedTrack) -> None:
+    """The scripted participant's own encoder: its packets go through the same
+    forwarder as a real client's."""
+    encoder = ScriptedEncoder()
+    try:
+        while True:
+            frame = await audio.recv()
+            for sequence, timestamp, payload in encoder.encode(frame):
+                await track.forwarder.on_packet(SourcePacket(sequence=sequence, timestamp=timestamp, marker=False,
+                                                             payload=payload))
+    except (MediaStreamError, asyncio.CancelledError):
+        pass
+    except Exception:  # noqa: BLE001 — one participant's encoder must not take the server down
+        log.exception("scripted encoder failed")

@@ -84,3 +84,69 @@ def edit_description(sdp: str, msids: dict[int, tuple[str, str]], *, strip_candi
 
 def candidates_seen(seen: list[str], line: str) -> bool:
     return line[2:] in seen
+
+
+@dataclass
+class AudioPublishPrefs:
+    """What a publisher asked for in `add_track` (LiveKit's disable_dtx/disable_red/stereo)."""
+    dtx: bool = True
+    red: bool = True
+    stereo: bool = False
+
+
+def publisher_red_mids(offer: str, prefs_by_track: dict[str, AudioPublishPrefs]) -> set[str]:
+    """The mids of an offer's audio sections that configure_publisher_answer answers RED-first."""
+    _, red_mids = _configure(offer, offer, prefs_by_track)
+    return red_mids
+
+
+def configure_publisher_answer(answer: str, offer: str, prefs_by_track: dict[str, AudioPublishPrefs]) -> str:
+    """Edits the publisher answer the way LiveKit configures it: per audio section whose
+    offered track (`a=msid:<stream> <track>`) asked for it, RED moved first when it was
+    offered (a WebRTC sender uses the answer's first codec), `usedtx=1` added to Opus'
+    fmtp (the answer's parameters turn the sender's DTX on), `stereo=1` for stereo."""
+    return _configure(answer, offer, prefs_by_track)[0]
+
+
+def _configure(answer: str, offer: str, prefs_by_track: dict[str, AudioPublishPrefs]) -> tuple[str, set[str]]:
+    # Returns the edited answer and the mids that will carry RED.
+    _, offer_media = _split(offer)
+    track_of_mid: dict[str, str] = {}
+    for section in offer_media:
+        mid = next((l[6:] for l in section if l.startswith("a=mid:")), None)
+        msid = next((l[7:].split(" ") for l in section if l.startswith("a=msid:")), None)
+        if mid is not None and msid and len(msid) > 1:
+            track_of_mid[mid] = msid[1]
+    session, media = _split(answer)
+    out = list(session)
+    red_mids: set[str] = set()
+    for section in media:
+        mid = next((l[6:] for l in section if l.startswith("a=mid:")), None)
+        prefs = prefs_by_track.get(track_of_mid.get(mid or "", ""))
+        if prefs is None and len(prefs_by_track) == 1:
+            prefs = next(iter(prefs_by_track.values()))
+        if not section[0].startswith("m=audio") or prefs is None or section[0].split(" ")[1] == "0":
+            out.extend(section)
+            continue
+        pts = {}
+        for line in section:
+            if line.startswith("a=rtpmap:"):
+                pt, _, enc = line[9:].partition(" ")
+                pts[enc.split("/")[0].lower()] = pt
+        head = section[0].split(" ")
+        formats = head[3:]
+        if prefs.red and "red" in pts and "opus" in pts:
+            formats = [pts["red"]] + [f for f in formats if f != pts["red"]]
+            red_mids.add(mid or "")
+        section = [" ".join(head[:3] + formats)] + section[1:]
+        for i, line in enumerate(section):
+            if "opus" in pts and line.startswith(f"a=fmtp:{pts['opus']} "):
+                params = [p for p in line.split(" ", 1)[1].split(";") if p]
+                keys = {p.split("=")[0] for p in params}
+                if prefs.dtx and "usedtx" not in keys:
+                    params.append("usedtx=1")
+                if prefs.stereo and "stereo" not in keys:
+                    params.append("stereo=1")
+                section[i] = f"a=fmtp:{pts['opus']} " + ";".join(params)
+        out.extend(section)
+    return "\r\n".join(out) + "\r\n", red_mids

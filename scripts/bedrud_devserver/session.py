@@ -27,8 +27,9 @@ from livekit.protocol import rtc as lkr
 from . import jwt_hs256
 from . import pion_rule
 from .faults import FaultShaper
+from .forward import DownTrack
 from .media import rms_level
-from .sdp import edit_description
+from .sdp import AudioPublishPrefs, configure_publisher_answer, edit_description, publisher_red_mids
 from .sfu import LKRoom, Participant, PublishedTrack
 
 if TYPE_CHECKING:
@@ -50,12 +51,16 @@ class Subscription:
     stream_id: str
     paused: bool = False
     counters: dict = field(default_factory=lambda: {"rtcp_receiver_reports": 0, "nacks": 0, "nacked_packets": 0})
+    down: Optional[DownTrack] = None   # forwarding mode
 
     def dev_state(self) -> dict:
         sender = self.transceiver.sender
-        return {"track": self.track.sid, "publisher": self.track.owner.identity, "ssrc": sender._ssrc,
-                "mid": self.transceiver.mid, "paused": self.paused,
-                "packetsSent": getattr(sender, "_RTCRtpSender__packet_count", 0), **self.counters}
+        out = {"track": self.track.sid, "publisher": self.track.owner.identity, "ssrc": sender._ssrc,
+               "mid": self.transceiver.mid, "paused": self.paused,
+               "packetsSent": getattr(sender, "_RTCRtpSender__packet_count", 0), **self.counters}
+        if self.down is not None:
+            out.update({"codec": self.down.codec, "redSent": self.down.sent_red, "opusSent": self.down.sent_opus})
+        return out
 
 
 class LevelMeter:
@@ -109,6 +114,7 @@ class ClientParticipant(Participant):
         self.subscriptions: dict[str, Subscription] = {}
         self.pending_tracks: dict[str, PublishedTrack] = {}
         self.meters: dict[str, LevelMeter] = {}
+        self.publisher_red_mids: set[str] = set()
         self.offer_id = 0
         self.offer_outstanding = False
         self.renegotiate = False
@@ -197,7 +203,7 @@ class ClientParticipant(Participant):
             server_version=self.config.server_version, ice_servers=[], subscriber_primary=True,
             ping_timeout=self.config.ping_timeout, ping_interval=self.config.ping_interval,
             server_info=server_info, fast_publish=self.can_publish,
-            enabled_publish_codecs=[lkm.Codec(mime="audio/opus")],
+            enabled_publish_codecs=[lkm.Codec(mime="audio/opus"), lkm.Codec(mime="audio/red")],
         )
 
     async def start(self, ws: web.WebSocketResponse) -> None:
@@ -360,8 +366,10 @@ class ClientParticipant(Participant):
     def _subscribe(self, track: PublishedTrack, negotiate: bool = True) -> None:
         if self.closed or self.sub_pc is None or track.sid in self.subscriptions or not track.forwardable:
             return
-        proxy = track.subscribe()
-        transceiver = self.sub_pc.addTransceiver(proxy, direction="sendonly")
+        forward = self.config.media == "forward"
+        proxy = None if forward else track.subscribe()
+        transceiver = self.sub_pc.addTransceiver(proxy if proxy is not None else "audio", direction="sendonly")
+        transceiver.setCodecPreferences(subscriber_codecs(red=forward and track.mime == "audio/red"))
         stream_id = f"{track.owner.sid}|{track.sid}"
         sub = Subscription(track=track, transceiver=transceiver, proxy=proxy, stream_id=stream_id)
         sender = transceiver.sender
@@ -369,6 +377,10 @@ class ClientParticipant(Participant):
         sender._track_id = track.sid
         sender._lk_cname = stream_id
         sender._lk_counters = sub.counters
+        if forward:
+            sender._lk_forward = True
+            sub.down = DownTrack(sender, sub.counters)
+            track.forwarder.add(sub.down)
         self.subscriptions[track.sid] = sub
         if negotiate:
             self.schedule_negotiation()
@@ -379,6 +391,8 @@ class ClientParticipant(Participant):
             return
         sub.transceiver.sender.replaceTrack(None)
         sub.transceiver.direction = "inactive"
+        if sub.down is not None:
+            sub.track.forwarder.remove(sub.transceiver.sender)
         if sub.proxy is not None:
             sub.proxy.stop()
         self.schedule_negotiation()
@@ -539,6 +553,9 @@ class ClientParticipant(Participant):
             if sub is None or sub.paused == setting.disabled:
                 continue
             sub.paused = setting.disabled
+            if sub.down is not None:
+                sub.down.paused = setting.disabled  # the forwarder drops, then resyncs
+                continue
             sender = sub.transceiver.sender
             if setting.disabled:
                 sender.replaceTrack(None)
@@ -575,6 +592,7 @@ class ClientParticipant(Participant):
         mime = "audio/opus" if kind == lkm.TrackType.AUDIO else "video/vp8"
         track = PublishedTrack(self, req.name, req.source, None, kind=kind, mime=mime, stereo=req.stereo)
         track.muted = req.muted
+        track.disable_dtx, track.disable_red = req.disable_dtx, req.disable_red
         self.pending_tracks[req.cid] = track
         self.send_signal(lkr.SignalResponse(track_published=lkr.TrackPublishedResponse(cid=req.cid, track=track.info())))
 
@@ -585,6 +603,11 @@ class ClientParticipant(Participant):
             self.pub_pc.on("track", self._on_remote_track)
             self.pub_pc.on("datachannel", self._on_publisher_channel)
         pc = self.pub_pc
+        # Before setRemoteDescription, which publishes the tracks it carries.
+        prefs = {cid: AudioPublishPrefs(dtx=not t.disable_dtx, red=not t.disable_red, stereo=t.stereo)
+                 for cid, t in self.pending_tracks.items() if t.kind == lkm.TrackType.AUDIO}
+        if self.config.media == "forward":
+            self.publisher_red_mids |= publisher_red_mids(offer.sdp, prefs)
         try:
             await pc.setRemoteDescription(RTCSessionDescription(sdp=offer.sdp, type="offer"))
             answer = await pc.createAnswer()
@@ -593,7 +616,10 @@ class ClientParticipant(Participant):
             log.warning("%s: publisher offer rejected (%s): leave RECONNECT", self.identity, exc)
             await self.room.remove(self, lkm.DisconnectReason.STATE_MISMATCH, lkr.LeaveRequest.RECONNECT)
             return
-        edited = edit_description(pc.localDescription.sdp, {}, downstream=False)
+        answer_sdp = pc.localDescription.sdp
+        if self.config.media == "forward":
+            answer_sdp = configure_publisher_answer(answer_sdp, offer.sdp, prefs)
+        edited = edit_description(answer_sdp, {}, downstream=False)
         self.send_signal(lkr.SignalResponse(answer=lkr.SessionDescription(type="answer", sdp=edited.sdp, id=offer.id)))
         self._trickle_out(edited.candidates, edited.first_mid, lkr.SignalTarget.PUBLISHER)
         pending, self.pending_pub_candidates = self.pending_pub_candidates, []
@@ -612,6 +638,15 @@ class ClientParticipant(Participant):
             return
         if remote.kind == "audio":
             track.source_track = remote
+            transceiver = next((t for t in self.pub_pc.getTransceivers() if t.receiver.track is remote), None) \
+                if self.pub_pc is not None else None
+            if transceiver is not None and self.config.media == "forward":
+                receiver = transceiver.receiver
+                receiver._lk_tap = track.forwarder.on_packet
+                receiver._lk_sr_tap = track.forwarder.on_sender_report
+                # The publisher sends the first codec of our answer: RED where we put it first.
+                if transceiver.mid in self.publisher_red_mids:
+                    track.mime = "audio/red"
             meter = LevelMeter(track.subscribe())
             self.meters[track.sid] = meter
             track.level_fn = meter.level
@@ -776,6 +811,17 @@ class ClientParticipant(Participant):
             "subscriptions": [s.dev_state() for s in self.subscriptions.values()],
         })
         return out
+
+
+def subscriber_codecs(red: bool) -> list:
+    """A subscriber transceiver's offered codecs, as LiveKit orders them: RED first
+    (`red/48000/2`, `111/111`) for a track its publisher sends as RED, else Opus
+    first and no RED; then PCMU and PCMA."""
+    from aiortc import RTCRtpSender
+    caps = RTCRtpSender.getCapabilities("audio").codecs
+    by_mime = {c.mimeType.lower(): c for c in caps}
+    order = (["audio/red"] if red else []) + ["audio/opus", "audio/pcmu", "audio/pcma"]
+    return [by_mime[m] for m in order if m in by_mime]
 
 
 async def _drain(track: MediaStreamTrack) -> None:

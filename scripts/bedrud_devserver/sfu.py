@@ -21,6 +21,7 @@ from livekit.protocol import rtc as lkr
 
 from .config import ServerConfig
 from .faults import FaultConfig
+from .forward import Forwarder
 from .sids import check_sid, new_sid
 
 log = logging.getLogger("devserver.sfu")
@@ -34,7 +35,9 @@ def reason_value(name: str) -> int:
 
 
 class PublishedTrack:
-    """One published track. Subscribers get their own relay of `source`."""
+    """One published track. With `--media forward` (the default) its `forwarder`
+    sends the publisher's packets to every subscriber; with `--media reencode`
+    subscribers get their own relay of `source_track`, encoded again per subscriber."""
 
     def __init__(self, owner: "Participant", name: str, source: int, source_track: Optional[MediaStreamTrack],
                  kind: int = lkm.TrackType.AUDIO, mime: str = "audio/opus", stereo: bool = False,
@@ -47,8 +50,12 @@ class PublishedTrack:
         self.mime = mime
         self.stereo = stereo
         self.muted = False
+        self.disable_dtx = False
+        self.disable_red = False
+        self.ended_at: Optional[float] = None   # monotonic time it was unpublished
         self.source_track = source_track
         self.relay = MediaRelay()
+        self.forwarder = Forwarder()
         self.level_fn: Callable[[], float] = lambda: 0.0
 
     @property
@@ -176,6 +183,8 @@ class LKRoom:
         self.closed = False
         self._loops: list[asyncio.Task] = []
         self.first_client_joined = asyncio.Event()
+        # Every track published here, kept after it is gone, for /_dev/rooms/ROOM/packets/TRACK.
+        self.published: dict[str, PublishedTrack] = {}
 
     # MARK: info
 
@@ -213,6 +222,7 @@ class LKRoom:
         p.disconnect_reason = reason
         p.touch()
         for track in list(p.tracks.values()):
+            track.ended_at = time.monotonic()
             for other in self.participants.values():
                 other.track_removed(track)
         await p.shutdown(reason, action)
@@ -236,6 +246,9 @@ class LKRoom:
 
     def publish(self, p: Participant, track: PublishedTrack) -> None:
         p.tracks[track.sid] = track
+        self.published[track.sid] = track
+        while len(self.published) > 16:
+            del self.published[next(iter(self.published))]
         p.touch()
         self.broadcast_update(p)
         self.broadcast_room_update()
@@ -247,6 +260,7 @@ class LKRoom:
         track = p.tracks.pop(track_sid, None)
         if track is None:
             return None
+        track.ended_at = time.monotonic()
         p.touch()
         for other in list(self.participants.values()):
             if other is not p:
@@ -258,6 +272,9 @@ class LKRoom:
         if track.muted == muted:
             return
         track.muted = muted
+        # LiveKit's forwarder drops a muted publisher's packets (PubMute) and resyncs
+        # timestamps to the wall clock when it unmutes.
+        track.forwarder.muted = muted
         p.touch()
         self.broadcast_update(p)
 
