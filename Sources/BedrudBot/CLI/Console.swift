@@ -16,8 +16,17 @@ public final class Console: Sendable {
     public var isInteractive: Bool { isatty(0) != 0 && isatty(2) != 0 }
     public var stderrIsTerminal: Bool { isatty(2) != 0 }
 
-    public func out(_ text: String) { write(1, text + "\n") }
-    public func err(_ text: String) { write(2, text + "\n") }
+    /// A line of results. Control characters in it become visible escapes
+    /// (``TerminalText``): whatever a remote peer managed to get into the text, no escape
+    /// sequence reaches the terminal. Line breaks and tabs are kept.
+    public func out(_ text: String) { write(1, TerminalText.sanitize(text, keepingLineBreaks: true) + "\n") }
+    /// A JSON document or line of results: the original text, escaped by JSON
+    /// (``TerminalText/escapingJSON(_:)``), so it decodes to exactly what the server sent.
+    public func json(_ text: String) { write(1, TerminalText.escapingJSON(text) + "\n") }
+    /// A line for a person on standard error, sanitised like ``out(_:)``.
+    public func err(_ text: String) { write(2, TerminalText.sanitize(text, keepingLineBreaks: true) + "\n") }
+    /// Writes `text` as it is: only for the program's own control sequences (redrawing
+    /// the status line) and for text already passed through ``TerminalText``.
     public func errRaw(_ text: String) { write(2, text) }
 
     /// A warning a person should see: `bedrud-bot: warning: …` on stderr.
@@ -72,6 +81,8 @@ public struct StderrLogSink: LogSink {
         localtime_r(&secs, &tmv)
         let stamp = String(format: "%02d:%02d:%02d.%03d", tmv.tm_hour, tmv.tm_min, tmv.tm_sec, Int(t.tv_usec / 1000))
         let lv = level.name.padding(toLength: 7, withPad: " ", startingAt: 0)
-        console.err("\(stamp) \(lv) \(label): \(message)")
+        // One line per message: a server's error text or a name inside it cannot start
+        // a line of its own or send escape sequences.
+        console.err("\(stamp) \(lv) \(label): \(TerminalText.sanitize(message))")
     }
 }

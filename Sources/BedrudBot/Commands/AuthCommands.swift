@@ -121,7 +121,7 @@ enum AuthCommands {
         if inv.flag("json") {
             let enc = JSONEncoder()
             enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            inv.console.out(String(decoding: try enc.encode(user), as: UTF8.self))
+            inv.console.json(String(decoding: try enc.encode(user), as: UTF8.self))
             return .success
         }
         var line = "\(describe(user)) on \(inst.name) (\(inst.server))"

@@ -85,7 +85,7 @@ enum MediaCommands {
                 continue
             }
             if inv.flag("json") {
-                inv.console.out(json(path: path, report))
+                inv.console.json(json(path: path, report))
             } else {
                 inv.console.out("\(path): \(report.isValid ? "valid" : "INVALID")")
                 for line in report.summary.split(separator: "\n") { inv.console.out("  \(line)") }

@@ -66,7 +66,7 @@ enum RoomCommands {
     static func printJSON<T: Encodable>(_ v: T, _ console: Console) throws {
         let enc = JSONEncoder()
         enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        console.out(String(decoding: try enc.encode(v), as: UTF8.self))
+        console.json(String(decoding: try enc.encode(v), as: UTF8.self))
     }
 
     static func runList(_ inv: Invocation) async throws -> ExitCode {

@@ -212,13 +212,13 @@ public struct Configuration: Sendable {
 
     public func duration(_ section: String, _ key: String, flag: String? = nil) throws -> Double {
         guard let r = resolve(section, key, flag: flag) else { return 0 }
-        guard let d = ConfigValues.duration(r.value) else { throw ConfigError("\(r.origin): \(key): expected a duration like 90s, got '\(r.value)'") }
+        guard let d = ConfigValues.duration(r.value) else { throw ConfigError("\(r.origin): \(key): expected a duration like 90s, got '\(TerminalText.quoted(r.value))'") }
         return d
     }
 
     public func size(_ section: String, _ key: String) throws -> Int {
         guard let r = resolve(section, key) else { return 0 }
-        guard let s = ConfigValues.size(r.value) else { throw ConfigError("\(r.origin): \(key): expected a size, got '\(r.value)'") }
+        guard let s = ConfigValues.size(r.value) else { throw ConfigError("\(r.origin): \(key): expected a size, got '\(TerminalText.quoted(r.value))'") }
         return s
     }
 

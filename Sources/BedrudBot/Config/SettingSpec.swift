@@ -33,30 +33,49 @@ public struct SettingSpec: Sendable {
     /// `network.connect_timeout`, `instance.url`, `log_level`.
     public var qualifiedName: String { section.isEmpty ? key : "\(section).\(key)" }
 
-    /// Checks a value's text; returns the reason it is wrong, or nil.
+    /// The longest value accepted, in bytes: enough for any real URL, path or name, and
+    /// short enough that a pasted file or a runaway variable is caught as a mistake.
+    public var maxLength: Int {
+        switch kind {
+        case .url: 2048
+        case .path: 4096  // PATH_MAX
+        case .string: 1024
+        case .fingerprints: 1024
+        case .duration, .size, .bool, .choice: 64
+        }
+    }
+
+    /// Checks a value's text; returns the reason it is wrong, or nil. Values are quoted
+    /// with ``TerminalText/quoted(_:limit:)``: sanitised and cut short.
     public func problem(with value: String) -> String? {
+        if value.utf8.count > maxLength {
+            return "the value is \(value.utf8.count) bytes long; at most \(maxLength) are accepted (it starts '\(TerminalText.sanitize(String(value.prefix(40))))…')"
+        }
+        if value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            return "the value contains control characters (\(TerminalText.quoted(value))); remove them"
+        }
         switch kind {
         case .string, .path: return nil
         case .url:
             guard let u = WebURL(value), u.scheme == "http" || u.scheme == "https" else {
-                return "expected an http:// or https:// URL, got '\(value)'"
+                return "expected an http:// or https:// URL, got '\(TerminalText.quoted(value))'"
             }
             return nil
         case .duration:
-            return ConfigValues.duration(value) == nil ? "expected a duration like 90s, 30m or 2h, got '\(value)'" : nil
+            return ConfigValues.duration(value) == nil ? "expected a duration like 90s, 30m or 2h, got '\(TerminalText.quoted(value))'" : nil
         case .size:
-            return ConfigValues.size(value) == nil ? "expected a size like 512KiB or 16MiB, got '\(value)'" : nil
+            return ConfigValues.size(value) == nil ? "expected a size like 512KiB or 16MiB, got '\(TerminalText.quoted(value))'" : nil
         case .bool:
-            return ConfigValues.bool(value) == nil ? "expected yes or no, got '\(value)'" : nil
+            return ConfigValues.bool(value) == nil ? "expected yes or no, got '\(TerminalText.quoted(value))'" : nil
         case .fingerprints:
             let items = ConfigValues.list(value)
             if items.isEmpty { return "expected a SHA-256 fingerprint like AB:CD:…, got nothing" }
             for i in items where CertificateFingerprint.parse(i) == nil {
-                return "expected a SHA-256 fingerprint (64 hex digits, colons optional), got '\(i)'"
+                return "expected a SHA-256 fingerprint (64 hex digits, colons optional), got '\(TerminalText.quoted(i))'"
             }
             return nil
         case .choice(let options):
-            return options.contains(value.lowercased()) ? nil : "expected one of \(options.joined(separator: ", ")), got '\(value)'"
+            return options.contains(value.lowercased()) ? nil : "expected one of \(options.joined(separator: ", ")), got '\(TerminalText.quoted(value))'"
         }
     }
 

@@ -299,7 +299,7 @@ final class RoomRun: @unchecked Sendable {
             } ?? NSNull(),
         ]
         let data = (try? JSONSerialization.data(withJSONObject: obj, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return String(decoding: data, as: UTF8.self) + "\n"
+        return TerminalText.escapingJSON(String(decoding: data, as: UTF8.self)) + "\n"
     }
 }
 

@@ -58,7 +58,9 @@ public final class TranscriptWriter: Sendable {
         obj["time"] = Self.iso(startUnixNanos + off * 1_000_000)
         obj["offset_ms"] = off
         guard let data = try? JSONSerialization.data(withJSONObject: obj, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
-        var bytes = [UInt8](data)
+        // The original text, escaped by JSON: C1 controls and bidi overrides become \uXXXX
+        // too, so `cat events.jsonl` on a terminal is as safe as the bot's own output.
+        var bytes = Array(TerminalText.escapingJSON(String(decoding: data, as: UTF8.self)).utf8)
         bytes.append(10)
         let fd = self.fd
         lock.withLock { notes in
@@ -91,9 +93,11 @@ public final class TranscriptWriter: Sendable {
         return String(format: "%02d:%02d:%02d.%03d", m / 3_600_000, (m / 60_000) % 60, (m / 1000) % 60, m % 1000)
     }
 
+    /// Text for a cue: WebVTT's own markup escaped, then control characters and bidi
+    /// overrides made visible (``TerminalText``), so a cue is always one line of plain text.
     static func vttEscape(_ s: String) -> String {
-        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
-            .replacingOccurrences(of: "-->", with: "→").replacingOccurrences(of: "\n", with: " ")
+        TerminalText.sanitize(s).replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+            .replacingOccurrences(of: "-->", with: "→")
     }
 
     /// WebVTT of the speaking turns (`<v Name>`), with chat messages as short cues.
