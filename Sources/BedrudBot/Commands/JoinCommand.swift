@@ -85,7 +85,7 @@ enum JoinCommand {
         arguments: [ArgumentSpec("ROOM|LINK", help: "room name or meeting link")],
         options: [
             OptionSpec("record", short: "r", help: "Write the recording: per-participant and mixed Ogg Opus, events.jsonl, transcript.vtt, summary.json."),
-            OptionSpec("output", short: "o", value: "DIR", help: "Recording folder root (default: record.output_dir, 'recordings')."),
+            OptionSpec("output", short: "o", value: "DIR", help: "Recording folder root (default: record.output_dir, ~/.local/share/bedrud-bot/recordings)."),
             OptionSpec("duration", short: "d", value: "DURATION", help: "Leave after this long (e.g. 30s, 90m); default: record.max_duration, else until the room ends."),
             OptionSpec("alone-timeout", value: "DURATION", help: "Leave when nobody else has been here this long (default: record.alone_timeout, 60s; 0 = never)."),
             OptionSpec("no-mix", help: "Do not write room.opus."),
@@ -119,7 +119,10 @@ enum JoinCommand {
         options.record = inv.flag("record")
         options.duration = duration
         options.aloneTimeout = try parseDuration(inv, "alone-timeout") ?? ctx.config.duration("record", "alone_timeout")
-        options.outputDir = inv.value("output") ?? ctx.config.string("record", "output_dir") ?? "recordings"
+        options.outputDir = inv.value("output") ?? ctx.config.string("record", "output_dir") ?? Configuration.defaultOutputDir(inv.environment)
+        options.fileMode = ctx.config.string("record", "file_mode").flatMap(SettingSpec.fileMode) ?? 0o640
+        options.directoryMode = ctx.config.string("record", "dir_mode").flatMap(SettingSpec.fileMode) ?? 0o750
+        options.bots = BotRecognition(namePatterns: ConfigValues.list(ctx.config.string("record", "bot_names") ?? ""))
         options.pathTemplate = ctx.config.string("record", "path_template") ?? options.pathTemplate
         options.mix = !inv.flag("no-mix") && (ctx.config.string("record", "mix").flatMap(ConfigValues.bool) ?? true)
         options.mixChannels = Int(ctx.config.string("record", "mix_channels") ?? "1") ?? 1

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import BedrudNet
 import BedrudProtocol
 
@@ -13,6 +16,8 @@ public struct SettingSpec: Sendable {
         case bool
         case fingerprints
         case choice([String])
+        /// Octal permissions such as `0640`.
+        case mode
     }
 
     /// "" for top-level keys, `network`, `instance`, ...
@@ -41,7 +46,7 @@ public struct SettingSpec: Sendable {
         case .path: 4096  // PATH_MAX
         case .string: 1024
         case .fingerprints: 1024
-        case .duration, .size, .bool, .choice: 64
+        case .duration, .size, .bool, .choice, .mode: 64
         }
     }
 
@@ -74,9 +79,20 @@ public struct SettingSpec: Sendable {
                 return "expected a SHA-256 fingerprint (64 hex digits, colons optional), got '\(TerminalText.quoted(i))'"
             }
             return nil
+        case .mode:
+            return Self.fileMode(value) == nil ? "expected octal permissions like 0640 or 0600, got '\(TerminalText.quoted(value))'" : nil
         case .choice(let options):
             return options.contains(value.lowercased()) ? nil : "expected one of \(options.joined(separator: ", ")), got '\(TerminalText.quoted(value))'"
         }
+    }
+
+    /// Octal permissions: `640`, `0640`, `0o640`; at most `0777`, and the owner must be
+    /// able to read and write (or, for a folder, enter).
+    public static func fileMode(_ text: String) -> mode_t? {
+        var t = Substring(text.lowercased())
+        if t.hasPrefix("0o") { t = t.dropFirst(2) }
+        guard (3...4).contains(t.count), let v = UInt32(t, radix: 8), v <= 0o777, v & 0o600 == 0o600 else { return nil }
+        return mode_t(v)
     }
 
     /// Every key bedrud-bot reads.
@@ -98,8 +114,8 @@ public struct SettingSpec: Sendable {
         SettingSpec(section: "network", key: "max_response_size", kind: .size, defaultValue: "16MiB",
                     help: "Largest REST answer accepted.", example: "4MiB"),
 
-        SettingSpec(section: "record", key: "output_dir", kind: .path, defaultValue: "recordings",
-                    help: "Where recordings go (relative paths are relative to the working directory). Each session gets its own folder inside.",
+        SettingSpec(section: "record", key: "output_dir", kind: .path, defaultValue: nil,
+                    help: "Where recordings go; each session gets its own folder inside. Default: $STATE_DIRECTORY/recordings under systemd (StateDirectory=), else $XDG_DATA_HOME/bedrud-bot/recordings, else ~/.local/share/bedrud-bot/recordings.",
                     example: "/var/lib/bedrud-bot/recordings"),
         SettingSpec(section: "record", key: "path_template", kind: .string, defaultValue: "{room}/{date}_{time}",
                     help: "The session folder inside output_dir. Placeholders: {room}, {instance}, {date} (yyyy-mm-dd), {time} (HHMMSS), UTC.",
@@ -115,6 +131,13 @@ public struct SettingSpec: Sendable {
         SettingSpec(section: "record", key: "alone_timeout", kind: .duration, defaultValue: "60s",
                     help: "Leave when nobody else has been in the room for this long (after someone was there); 0 means never.",
                     example: "30s"),
+        SettingSpec(section: "record", key: "file_mode", kind: .mode, defaultValue: "0640",
+                    help: "Permissions of recorded files (meetings are private: owner and group only by default).", example: "0600"),
+        SettingSpec(section: "record", key: "dir_mode", kind: .mode, defaultValue: "0750",
+                    help: "Permissions of the folders made for recordings.", example: "0700"),
+        SettingSpec(section: "record", key: "bot_names", kind: .string, defaultValue: nil,
+                    help: "Other bots to not count as people for alone_timeout: shell globs matched against identity and display name, comma-separated. Bots that mark themselves (every bedrud-bot does) are recognised without it.",
+                    example: "\"recorder-*, Notetaker\""),
         SettingSpec(section: "record", key: "jitter_wait", kind: .duration, defaultValue: "60ms",
                     help: "How long a missing packet is waited for before it counts as lost.", example: "100ms"),
 

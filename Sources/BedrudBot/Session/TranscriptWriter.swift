@@ -29,12 +29,14 @@ public final class TranscriptWriter: Sendable {
     /// - Parameters:
     ///   - startUnixNanos: wall-clock time of session start (offset 0).
     ///   - startMonotonicNanos: the same instant on the monotonic clock.
-    public init(path: String, startUnixNanos: Int64, startMonotonicNanos: UInt64) throws {
+    public init(path: String, startUnixNanos: Int64, startMonotonicNanos: UInt64, mode: mode_t = 0o640) throws {
         self.path = path
         self.startUnixNanos = startUnixNanos
         self.startMonotonicNanos = startMonotonicNanos
-        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        // O_EXCL: a second writer never appends into someone else's transcript.
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, mode)
         guard fd >= 0 else { throw CommandFailure(.failure, "cannot write \(path): \(String(cString: strerror(errno)))") }
+        _ = fchmod(fd, mode)
     }
 
     deinit { close(fd) }
