@@ -29,7 +29,13 @@ import TestSupport
             at 0s join mal name="\(Self.name)"
             at 1s tone mal 440Hz 2s amplitude=0.3
             at 2s chat mal "\(Self.chat)"
+            at 0s join dash name="-rf"
+            at 0s join fa name="علی رضایی"
+            at 1s tone dash 330Hz 2s amplitude=0.2
+            at 1s tone fa 550Hz 2s amplitude=0.2
             at 5s leave mal
+            at 5s leave dash
+            at 5s leave fa
             """.write(to: scenario, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: scenario) }
         let server = try await DevServer.start(["--scenario", scenario.path])
@@ -57,8 +63,11 @@ import TestSupport
         #expect(chat["name"] as? String == Self.name)
         let joined = try #require(objects.first { $0["type"] as? String == "participant_joined" })
         #expect((joined["participant"] as? [String: Any])?["name"] as? String == Self.name)
-        // No file name carries a control character.
-        for f in try FileManager.default.contentsOfDirectory(atPath: dir) { #expect(Self.controlBytes(f).isEmpty, "\(f)") }
+        // File names (issue 13 §7): no control characters, never a leading '-', every script kept.
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+        for f in files { #expect(Self.controlBytes(f).isEmpty && !f.hasPrefix("-"), "\(f)") }
+        #expect(files.contains("_rf.opus") && files.contains("علی رضایی.opus") && files.contains("Mal_]0;PWNED__[2J.opus"), "\(files)")
+        try await user.expect(0, ["verify"] + files.filter { $0.hasSuffix(".opus") }.map { dir + "/" + $0 })
     }
 
     @Test func configValuesAreNeverEchoedRawOrWhole() async throws {

@@ -105,6 +105,13 @@ public final class TranscriptWriter: Sendable {
     /// WebVTT of the speaking turns (`<v Name>`), with chat messages as short cues.
     public func vtt() -> String {
         let (turns, chats) = lock.withLock { ($0.turns, $0.chats) }
+        return Self.vtt(turns: turns, chats: chats)
+    }
+
+    /// WebVTT from speaking turns and chat messages (also used by `repair` to rebuild it
+    /// from `events.jsonl`).
+    static func vtt(turns: [(identity: String, name: String, startMs: Int64, endMs: Int64)],
+                    chats: [(offsetMs: Int64, name: String, text: String)]) -> String {
         var cues: [(Int64, Int64, String)] = turns.map { ($0.startMs, max($0.endMs, $0.startMs + 100), "<v \(Self.vttEscape($0.name))>(speaking)") }
         cues += chats.map { ($0.offsetMs, $0.offsetMs + 3000, "<v \(Self.vttEscape($0.name))>[chat] \(Self.vttEscape($0.text))") }
         cues.sort { $0.0 < $1.0 }

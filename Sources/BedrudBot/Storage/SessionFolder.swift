@@ -160,8 +160,8 @@ public final class SessionFolder: RecordingSinkFactory, Sendable {
     }
 
     /// ``writeFinished(_:_:)`` for any path (`repair` rebuilding a crashed session's files).
-    public static func writeFinished(_ final: String, _ text: String, mode: mode_t) throws {
-        let part = final + ".part"
+    public static func writeFinished(_ final: String, _ text: String, mode: mode_t, temporarySuffix: String = ".part") throws {
+        let part = final + temporarySuffix
         let fd = open(part, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw CommandFailure(.failure, "cannot create \(part): \(String(cString: strerror(errno)))") }
         _ = fchmod(fd, mode)
