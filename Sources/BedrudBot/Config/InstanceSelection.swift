@@ -1,6 +1,14 @@
 import BedrudNet
 import BedrudProtocol
 
+/// `--instance NAME` (or `default_instance`) names no configured instance: exit 5
+/// ("not found"), as docs/CLI.md says, not a broken configuration.
+public struct InstanceNotFound: Error, CustomStringConvertible, Sendable {
+    public let name: String
+    public let hint: String
+    public var description: String { "no instance named '\(TerminalText.quoted(name))'.\(hint)" }
+}
+
 /// A server to talk to, with everything needed to reach it and log in.
 public struct ResolvedInstance: Sendable {
     public var name: String
@@ -39,7 +47,7 @@ extension Configuration {
                 let known = instances.map(\.name)
                 let hint = Suggest.closest(to: name, in: known).map { " Did you mean '\($0)'?" }
                     ?? (known.isEmpty ? " No instances are configured yet: add one with 'bedrud-bot instance add URL'." : " Configured: \(known.joined(separator: ", ")).")
-                throw ConfigError("no instance named '\(TerminalText.quoted(name))'.\(hint)")
+                throw InstanceNotFound(name: name, hint: hint)
             }
         }
         var values = base?.values ?? [:]

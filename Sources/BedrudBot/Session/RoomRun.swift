@@ -99,7 +99,7 @@ final class RoomRun: @unchecked Sendable {
             "bot_identity": claims?.subject ?? "", "bot_name": claims?.name ?? "", "version": BedrudBotVersion.string,
             "note": "Chat sent before the bot joined is not stored by Bedrud or LiveKit and cannot be captured.",
         ])
-        if let directory { console.err("Recording into \(directory)") }
+        if let directory { console.note("Recording into \(directory)") }
 
         // Stop triggers: a signal, the duration, being alone.
         let stopCause = StopCause()
@@ -153,10 +153,10 @@ final class RoomRun: @unchecked Sendable {
                                        reason: reason, code: code, message: message, startUnixNanos: startUnixNanos,
                                        durationMs: transcript.offsetNow())
             do { try folder.writeFinished("summary.json", summary) } catch { logger.error("\(error)") }
-            console.err(Self.filesLine(directory: folder.path))
+            console.note(Self.filesLine(directory: folder.path))
         }
-        if code != .success && code != .interrupted { throw CommandFailure(code, message) }
-        console.err("Left the room: \(message).")
+        if code != .success { throw CommandFailure(code, message) }
+        console.note("Left the room: \(message).")
         return code
     }
 
@@ -165,7 +165,7 @@ final class RoomRun: @unchecked Sendable {
     private func consumeRoomEvents(room: RoomManager, pipeline: MediaPipeline, transcript: TranscriptWriter?) async {
         var formatter = RoomEventFormatter()
         for await event in room.events {
-            if let line = formatter.text(event) { console.out(JoinCommand.stamp(Date()) + " " + line) }
+            if let line = formatter.text(event) { console.event(JoinCommand.stamp(Date()) + " " + line) }
             if case .roomJoined = event { await room.send(BotRecognition.markerRequest) }
             handle(event, pipeline: pipeline)
             if let transcript { TranscriptEvents.write(event, to: transcript, formatter: formatter) }
@@ -257,14 +257,9 @@ final class RoomRun: @unchecked Sendable {
     private func outcome(_ reason: RoomDisconnectReason, cause: String?, room: RoomManager, transport: WebRTCTransport) async -> (ExitCode, String) {
         switch reason {
         case .left:
-            if let cause {
-                if cause.hasPrefix("interrupted") || cause.hasPrefix("terminated") {
-                    // Ctrl-C is the normal end of an open-ended run; it interrupts a timed one.
-                    return (options.duration == nil ? .success : .interrupted, cause)
-                }
-                return (.success, cause)
-            }
-            return (.success, "left the room")
+            // A stop by SIGTERM or Ctrl-C finishes every file, so it is a success, with or
+            // without --duration: a systemd unit stopped on purpose is not "failed".
+            return (.success, cause ?? "left the room")
         case .notAllowed:
             return (reason.exitCode, RoomEventFormatter.explain(reason) + (await room.lastConnectError.map { ": \($0)" } ?? ""))
         case .network:
