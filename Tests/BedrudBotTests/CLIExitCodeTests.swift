@@ -68,27 +68,32 @@ import TestSupport
         #expect(Set(ExitCode.allCases.map(\.rawValue)).subtracting(untested) == seen)
     }
 
-    /// Starts `args`, waits until the bot is in the room, sends `signals` signals.
-    func signalled(_ user: CLIUser, _ args: [String], signals: Int) async throws -> (status: Int32, stderr: String) {
-        let p = Process()
-        p.executableURL = Repo.binary
-        p.arguments = args
-        p.environment = user.environment
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        var seen = ""
-        let deadline = Date().addingTimeInterval(30)
-        while !seen.contains("joined room"), Date() < deadline, p.isRunning {
-            seen += String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+    /// Starts `args`, waits (on a thread of its own, with a deadline) until the bot is
+    /// in the room, sends `signals` signals and returns the exit status.
+    func signalled(_ user: CLIUser, _ args: [String], signals: Int) async throws -> (status: Int32, stdout: String) {
+        let env = user.environment
+        return try await offPool {
+            let p = Process()
+            p.executableURL = Repo.binary
+            p.arguments = args
+            p.environment = env
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            // A watchdog: whatever happens, the child is gone after 60 s (its pipe then ends).
+            let pid = p.processIdentifier
+            DispatchQueue.global().asyncAfter(deadline: .now() + 60) { if p.isRunning { kill(pid, SIGKILL) } }
+            var seen = ""
+            while !seen.contains("joined room") {
+                let chunk = out.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                seen += String(decoding: chunk, as: UTF8.self)
+            }
+            // SIGTERM, then SIGINT: two different signals are never merged by the kernel.
+            for sig in [SIGTERM, SIGINT].prefix(signals) { kill(pid, sig) }
+            p.waitUntilExit()
+            return (p.terminationStatus, seen)
         }
-        // SIGTERM, then SIGINT: two different signals are never merged by the kernel.
-        for sig in [SIGTERM, SIGINT].prefix(signals) { kill(p.processIdentifier, sig) }
-        let stop = Date().addingTimeInterval(15)
-        while p.isRunning && Date() < stop { try await Task.sleep(for: .milliseconds(20)) }
-        if p.isRunning { kill(p.processIdentifier, SIGKILL) }
-        p.waitUntilExit()
-        return (p.terminationStatus, seen)
     }
 }

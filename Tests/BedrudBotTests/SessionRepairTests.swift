@@ -34,6 +34,19 @@ import TestSupport
         #expect(json?["end_reason"] as? String == "crashed")
     }
 
+    @Test func aChatCueIsOneLineWhateverItHolds() {
+        let vtt = TranscriptWriter.vtt(turns: [], chats: [(offsetMs: 0, name: "Mal\u{1B}[2J", text: "first\n00:00:09.000 --> 00:00:10.000\nforged")])
+        #expect(vtt == "WEBVTT\n\n1\n00:00:00.000 --> 00:00:03.000\n<v Mal\\x1b[2J>[chat] first\\n00:00:09.000 --&gt; 00:00:10.000\\nforged\n\n")
+    }
+
+    @Test func outputDirectoryDefaults() {
+        #expect(Configuration.defaultOutputDir(["HOME": "/home/a"]) == "/home/a/.local/share/bedrud-bot/recordings")
+        #expect(Configuration.defaultOutputDir(["HOME": "/home/a", "XDG_DATA_HOME": "/data"]) == "/data/bedrud-bot/recordings")
+        // systemd's StateDirectory= (several folders are colon-separated; the first is ours).
+        #expect(Configuration.defaultOutputDir(["HOME": "/", "XDG_DATA_HOME": "/data", "STATE_DIRECTORY": "/var/lib/bedrud-bot:/var/lib/x"])
+                == "/var/lib/bedrud-bot/recordings")
+    }
+
     /// A short real recording from the developer recorder: finished, valid files.
     func record() async throws -> (CLIUser, String) {
         let user = try CLIUser()

@@ -98,8 +98,7 @@ public final class TranscriptWriter: Sendable {
     /// Text for a cue: WebVTT's own markup escaped, then control characters and bidi
     /// overrides made visible (``TerminalText``), so a cue is always one line of plain text.
     static func vttEscape(_ s: String) -> String {
-        TerminalText.sanitize(s).replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
-            .replacingOccurrences(of: "-->", with: "→")
+        TerminalText.sanitize(s).replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")  // so no cue text holds "-->"
     }
 
     /// WebVTT of the speaking turns (`<v Name>`), with chat messages as short cues.
