@@ -92,14 +92,34 @@ import TestSupport
         kill(p.processIdentifier, SIGKILL)
         p.waitUntilExit()
         #expect(parts.count == 3, "\(parts)")
+        #expect(FileManager.default.fileExists(atPath: dir + "/events.jsonl"))
+        #expect(!FileManager.default.fileExists(atPath: dir + "/summary.json") && !FileManager.default.fileExists(atPath: dir + "/transcript.vtt"))
+        // One file by itself, then the whole session folder.
+        let one = try await user.expect(0, ["repair", dir + "/" + parts[0]])
+        #expect(one.stdout.contains(" -> ") && one.stdout.contains("end of stream marked"), "\(one.stdout)")
+        let r = try await user.expect(0, ["repair", dir])
+        #expect(r.stdout.contains("transcript.vtt: rebuilt from events.jsonl") && r.stdout.contains("summary.json: rebuilt from events.jsonl"), "\(r.stdout)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+        #expect(files == ["Alice Martin.opus", "Bob Chen.opus", "events.jsonl", "room.opus", "summary.json", "transcript.vtt"], "\(files)")
         for part in parts {
-            let r = try await user.expect(0, ["repair", dir + "/" + part])
-            #expect(r.stdout.contains(" -> ") && r.stdout.contains("end of stream marked"), "\(r.stdout)")
             let final = dir + "/" + part.replacingOccurrences(of: ".part", with: "")
             let info = try opusinfo(final)
             #expect(info.exitCode == 0, "\(info.stdout)")
             #expect((playbackSeconds(info.stdout) ?? 0) > 3, "\(part) kept the audio before the kill: \(info.stdout)")
         }
+        let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/summary.json"))) as? [String: Any]
+        #expect(summary?["end_reason"] as? String == "crashed")
+        #expect(summary?["room"] as? String == "standup")
+        let people = (summary?["participants"] as? [[String: Any]] ?? []).compactMap { $0["file"] as? String }.sorted()
+        #expect(people == ["Alice Martin.opus", "Bob Chen.opus"], "\(String(describing: summary))")
+        let vtt = try String(contentsOfFile: dir + "/transcript.vtt", encoding: .utf8)
+        #expect(vtt.hasPrefix("WEBVTT") && vtt.contains("<v Alice Martin>(speaking)"), "\(vtt)")
+        // Repairing the finished session again changes nothing.
+        let before = try files.map { try Data(contentsOf: URL(fileURLWithPath: dir + "/" + $0)) }
+        let again = try await user.expect(0, ["repair", dir])
+        #expect(again.stdout.contains("a finished session; nothing to repair"), "\(again.stdout)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == files)
+        #expect(try files.map { try Data(contentsOf: URL(fileURLWithPath: dir + "/" + $0)) } == before)
         // The event transcript was flushed line by line: it is intact up to the kill.
         let events = try String(contentsOfFile: dir + "/events.jsonl", encoding: .utf8).split(separator: "\n")
         #expect(events.count > 5)

@@ -35,7 +35,7 @@ public enum ArgumentParser {
                         let names = command.subcommands.filter { !$0.hidden }.map(\.name)
                         let hint = Suggest.closest(to: arg, in: names).map { " Did you mean '\($0)'?" } ?? ""
                         let whose = result.path.isEmpty ? "" : " for '\(result.path.joined(separator: " "))'"
-                        throw UsageError(message: "unknown command '\(arg)'\(whose).\(hint)", path: result.path)
+                        throw UsageError(message: "unknown command '\(TerminalText.quoted(arg))'\(whose).\(hint)", path: result.path)
                     }
                     command = sub
                     result.path.append(sub.name)
@@ -58,12 +58,12 @@ public enum ArgumentParser {
                 }
                 guard let o = spec(long: name) else {
                     let hint = Suggest.closest(to: name, in: optionTable.map(\.name)).map { " Did you mean '--\($0)'?" } ?? ""
-                    throw UsageError(message: "unknown option '--\(name)'.\(hint)", path: result.path)
+                    throw UsageError(message: "unknown option '--\(TerminalText.quoted(name))'.\(hint)", path: result.path)
                 }
                 if o.isFlag {
                     if let inline {
                         guard let b = ConfigValues.bool(inline) else {
-                            throw UsageError(message: "option --\(name) is a flag; it takes no value (got '\(inline)')", path: result.path)
+                            throw UsageError(message: "option --\(name) is a flag; it takes no value (got '\(TerminalText.quoted(inline))')", path: result.path)
                         }
                         if b { result.flags.insert(o.name) } else { result.flags.remove(o.name) }
                         continue
@@ -105,7 +105,7 @@ public enum ArgumentParser {
         }
         if !variadic && result.positionals.count > command.arguments.count {
             let extra = result.positionals[command.arguments.count]
-            throw UsageError(message: "unexpected argument '\(extra)' for '\(result.path.joined(separator: " "))'", path: result.path)
+            throw UsageError(message: "unexpected argument '\(TerminalText.quoted(extra))' for '\(result.path.joined(separator: " "))'", path: result.path)
         }
         return result
     }

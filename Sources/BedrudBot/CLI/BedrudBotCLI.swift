@@ -10,14 +10,16 @@ public enum BedrudBotCLI {
             "bedrud-bot", summary: "a headless meeting bot and recorder for Bedrud.",
             discussion: """
                 Logs in to Bedrud servers like the Bedrud apps do, joins rooms by name or meeting
-                link, and (as the remaining parts land) records every participant's audio and an
-                event transcript. Configured by a plain key = value file; see docs/CONFIG.md.
+                link, and records every participant's audio (one Ogg Opus file each, plus a mix)
+                with an event transcript. Configured by a plain key = value file; see docs/CONFIG.md.
 
                 Examples:
-                  bedrud-bot instance add https://meet.example.com --name work
-                  bedrud-bot login --email me@example.com
-                  bedrud-bot rooms create standup --public
-                  bedrud-bot join https://meet.example.com/m/standup --dry-run
+                  bedrud-bot instance add https://meet.example.com --name work --email rec@example.com
+                  bedrud-bot register --name "Meeting recorder"     # a new account for the bot
+                  bedrud-bot login                                   # or an existing one
+                  bedrud-bot join standup --record --duration 90m
+                  bedrud-bot join https://meet.example.com/m/standup --record
+                  bedrud-bot verify ~/.local/share/bedrud-bot/recordings/standup/*/*.opus
                 """,
             subcommands: [
                 InstanceCommands.spec, AuthCommands.login, AuthCommands.register, AuthCommands.logout, AuthCommands.whoami,
@@ -35,38 +37,39 @@ public enum BedrudBotCLI {
     }
 
     public static func run(_ argv: [String], environment: [String: String]) async -> Int32 {
-        let console = Console()
+        let early = Console()
         let args = Array(argv.dropFirst())
         let tree = root
         if args == ["--version"] {
-            console.out("bedrud-bot \(BedrudBotVersion.string)")
+            early.out("bedrud-bot \(BedrudBotVersion.string)")
             return 0
         }
         let parsed: ParsedArguments
         do {
             parsed = try ArgumentParser.parse(args, root: tree)
         } catch {
-            console.err("bedrud-bot: \(error.message)")
+            early.err("bedrud-bot: \(error.message)")
             let p = (["bedrud-bot"] + error.path).joined(separator: " ")
-            console.err("Run '\(p) --help' for usage.")
+            early.err("Run '\(p) --help' for usage.")
             return ExitCode.usage.rawValue
         }
         let command = ArgumentParser.command(at: parsed.path, in: tree)
         if parsed.flag("help") || command.action == nil {
-            console.out(HelpFormatter.help(for: parsed.path, root: tree))
+            early.out(HelpFormatter.help(for: parsed.path, root: tree))
             return ExitCode.success.rawValue
         }
         // Logging: flags first; the config file's log_level is applied by commands that load it.
         var level = LogLevel.info
         if let l = parsed.value("log-level") {
             guard let ll = LogLevel(name: l) else {
-                console.err("bedrud-bot: --log-level must be one of trace, debug, info, warning, error, off (got '\(l)')")
+                early.err("bedrud-bot: --log-level must be one of trace, debug, info, warning, error, off (got '\(l)')")
                 return ExitCode.usage.rawValue
             }
             level = ll
         }
         if parsed.flag("verbose") { level = .debug }
         if parsed.flag("quiet") { level = .error }
+        let console = Console(quiet: parsed.flag("quiet"))
         Logging.bootstrap(sink: StderrLogSink(console: console), level: level)
         let invocation = Invocation(arguments: parsed, environment: environment, console: console)
         do {

@@ -7,21 +7,41 @@ import Synchronization
 
 /// Standard output for results, standard error for everything a person reads while
 /// waiting (progress, warnings, errors). Thread-safe.
+///
+/// Under `-q` (``quiet``) only what a command was asked for (a list, `--json`, a verify
+/// report) and errors are printed: no room events, progress notes or warnings, so a
+/// successful cron run prints nothing and mails nobody.
 public final class Console: Sendable {
     private let lock = Mutex<Void>(())
+    public let quiet: Bool
 
-    public init() {}
+    public init(quiet: Bool = false) { self.quiet = quiet }
 
     /// True when stdin and stderr are terminals: prompts are allowed.
     public var isInteractive: Bool { isatty(0) != 0 && isatty(2) != 0 }
     public var stderrIsTerminal: Bool { isatty(2) != 0 }
 
-    public func out(_ text: String) { write(1, text + "\n") }
-    public func err(_ text: String) { write(2, text + "\n") }
+    /// A line of results. Control characters in it become visible escapes
+    /// (``TerminalText``): whatever a remote peer managed to get into the text, no escape
+    /// sequence reaches the terminal. Line breaks and tabs are kept.
+    public func out(_ text: String) { write(1, TerminalText.sanitize(text, keepingLineBreaks: true) + "\n") }
+    /// A JSON document or line of results: the original text, escaped by JSON
+    /// (``TerminalText/escapingJSON(_:)``), so it decodes to exactly what the server sent.
+    public func json(_ text: String) { write(1, TerminalText.escapingJSON(text) + "\n") }
+    /// A line for a person on standard error, sanitised like ``out(_:)``.
+    public func err(_ text: String) { write(2, TerminalText.sanitize(text, keepingLineBreaks: true) + "\n") }
+    /// Writes `text` as it is: only for the program's own control sequences (redrawing
+    /// the status line) and for text already passed through ``TerminalText``.
     public func errRaw(_ text: String) { write(2, text) }
 
-    /// A warning a person should see: `bedrud-bot: warning: …` on stderr.
-    public func warning(_ text: String) { err("bedrud-bot: warning: \(text)") }
+    /// A warning a person should see: `bedrud-bot: warning: …` on stderr (not under `-q`).
+    public func warning(_ text: String) { if !quiet { err("bedrud-bot: warning: \(text)") } }
+
+    /// Progress a person reads while waiting ("Recording into …"): stderr, not under `-q`.
+    public func note(_ text: String) { if !quiet { err(text) } }
+
+    /// A line of what happens in the room: stdout, not under `-q`.
+    public func event(_ text: String) { if !quiet { out(text) } }
 
     private func write(_ fd: Int32, _ text: String) {
         lock.withLock { _ in
@@ -64,7 +84,16 @@ public struct StderrLogSink: LogSink {
     let console: Console
     public init(console: Console) { self.console = console }
 
+    /// Info lines of the layers below the bot (`rtc.*`, `signal`, `room`, `auth`, …) are
+    /// internals ("selected pair …"): on the terminal they are debug level, shown with
+    /// `-v`, so at the default level only the session's own notes mix with room events.
+    /// Their warnings and errors always show.
+    public static func isShown(level: LogLevel, label: String) -> Bool {
+        level != .info || label == "session" || Logging.isEnabled(.debug)
+    }
+
     public func write(level: LogLevel, label: String, message: String) {
+        guard Self.isShown(level: level, label: label) else { return }
         var t = timeval()
         gettimeofday(&t, nil)
         var tmv = tm()
@@ -72,6 +101,8 @@ public struct StderrLogSink: LogSink {
         localtime_r(&secs, &tmv)
         let stamp = String(format: "%02d:%02d:%02d.%03d", tmv.tm_hour, tmv.tm_min, tmv.tm_sec, Int(t.tv_usec / 1000))
         let lv = level.name.padding(toLength: 7, withPad: " ", startingAt: 0)
-        console.err("\(stamp) \(lv) \(label): \(message)")
+        // One line per message: a server's error text or a name inside it cannot start
+        // a line of its own or send escape sequences.
+        console.err("\(stamp) \(lv) \(label): \(TerminalText.sanitize(message))")
     }
 }

@@ -6,6 +6,7 @@ public enum ErrorReporting {
     public static func exitCode(for error: any Error) -> ExitCode {
         switch error {
         case is UsageError: return .usage
+        case is InstanceNotFound: return .notFound
         case is ConfigError, is SecureFiles.UnsafePermissions: return .config
         case let e as NetworkError: return exitCode(for: e)
         case let e as APIError:
@@ -15,7 +16,7 @@ public enum ErrorReporting {
             case .unauthorized, .notLoggedIn: return .auth
             case .forbidden: return .forbidden
             case .notFound, .gone: return .notFound
-            case .conflict, .rejected, .rateLimited: return .failure
+            case .conflict, .rejected, .rateLimited: return .rejected
             case .serverError, .badResponse: return .server
             }
         case let e as CommandFailure: return e.code

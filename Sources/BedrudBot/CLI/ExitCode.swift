@@ -24,7 +24,11 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     case removed = 10
     /// A smoke-test assertion failed (no audio, wrong duration, ...).
     case assertion = 11
-    /// Stopped by a signal before finishing its work (files are still closed cleanly).
+    /// The server refused the request as given: a name that is taken (409), input it
+    /// rejects (400/422), too many requests (429).
+    case rejected = 12
+    /// A second SIGINT/SIGTERM ended the run at once, before its files were finished
+    /// (`repair` finishes them). One signal is a clean stop and exits 0.
     case interrupted = 130
 
     public var meaning: String {
@@ -40,8 +44,9 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
         case .tls: "TLS failure (untrusted certificate, pin mismatch)"
         case .server: "server error or not a Bedrud server"
         case .removed: "removed from the room (kicked, room deleted, duplicate login)"
-        case .assertion: "smoke-test assertion failed"
-        case .interrupted: "interrupted by a signal"
+        case .assertion: "smoke-test assertion failed, or a recording failed verify/repair"
+        case .rejected: "the server refused the request (name taken, invalid, rate limited)"
+        case .interrupted: "stopped at once by a second signal (files left for repair)"
         }
     }
 }

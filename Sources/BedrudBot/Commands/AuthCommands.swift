@@ -28,7 +28,7 @@ enum AuthCommands {
         "register", summary: "create an account on the selected instance and log in",
         discussion: "Bedrud requires passwords of 12 to 128 characters.",
         options: [
-            OptionSpec("email", short: "e", value: "EMAIL", help: "Email of the new account (required)."),
+            OptionSpec("email", short: "e", value: "EMAIL", help: "Email of the new account (default: the instance's email)."),
             OptionSpec("name", short: "n", value: "NAME", help: "Display name (required, at least 2 characters)."),
             OptionSpec("password-file", value: "FILE", help: "Read the password from FILE (mode 0600)."),
             OptionSpec("invite", value: "TOKEN", help: "Invite token, if the server requires one."),
@@ -45,12 +45,12 @@ enum AuthCommands {
         action: runWhoami)
 
     /// Reads a password: configured source, else a prompt on a terminal.
-    static func password(_ ctx: BotContext, _ inst: ResolvedInstance, confirm: Bool = false) throws -> String {
+    static func password(_ ctx: BotContext, _ inst: ResolvedInstance, account: String, confirm: Bool = false) throws -> String {
         if let source = ctx.passwordSource(for: inst) { return try source() }
         guard ctx.console.isInteractive else {
-            throw CommandFailure(.auth, "no password available: use --password-file FILE, set password_file for the instance, or BEDRUD_BOT_PASSWORD (or run in a terminal to be asked).")
+            throw CommandFailure(.auth, "no password available for \(account): use --password-file FILE, set password_file for the instance, or BEDRUD_BOT_PASSWORD (or run in a terminal to be asked).")
         }
-        guard let pw = ctx.console.readSecret(prompt: "Password for \(inst.server): "), !pw.isEmpty else {
+        guard let pw = ctx.console.readSecret(prompt: "Password for \(account) on \(inst.server): "), !pw.isEmpty else {
             throw CommandFailure(.auth, "no password entered")
         }
         if confirm {
@@ -74,7 +74,12 @@ enum AuthCommands {
             guard let email, !email.isEmpty else {
                 throw CommandFailure(.usage, "no email: use --email EMAIL or set email for the instance (or --guest NAME for a guest login)")
             }
-            user = try await auth.login(email: email, password: try password(ctx, inst))
+            do {
+                user = try await auth.login(email: email, password: try password(ctx, inst, account: email))
+            } catch let e as APIError where e.code == .unauthorized {
+                // The first thing a new user meets: point at register, not only at the password.
+                throw CommandFailure(.auth, "\(e.description) Wrong password, or no account yet? Create one with: bedrud-bot register --email \(email) --name NAME")
+            }
         }
         inv.console.out("Logged in to \(inst.name) (\(inst.server)) as \(describe(user)).")
         return .success
@@ -83,9 +88,11 @@ enum AuthCommands {
     static func runRegister(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
         let inst = try ctx.instance()
-        guard let email = inv.value("email") else { throw CommandFailure(.usage, "register needs --email EMAIL") }
+        guard let email = inv.value("email") ?? inst.email else {
+            throw CommandFailure(.usage, "register needs --email EMAIL (or an email set for the instance)")
+        }
         guard let name = inv.value("name") else { throw CommandFailure(.usage, "register needs --name NAME") }
-        let pw = try password(ctx, inst, confirm: true)
+        let pw = try password(ctx, inst, account: email, confirm: true)
         guard (12...128).contains(pw.count) else {
             throw CommandFailure(.usage, "Bedrud requires a password of 12 to 128 characters")
         }
@@ -121,7 +128,7 @@ enum AuthCommands {
         if inv.flag("json") {
             let enc = JSONEncoder()
             enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            inv.console.out(String(decoding: try enc.encode(user), as: UTF8.self))
+            inv.console.json(String(decoding: try enc.encode(user), as: UTF8.self))
             return .success
         }
         var line = "\(describe(user)) on \(inst.name) (\(inst.server))"

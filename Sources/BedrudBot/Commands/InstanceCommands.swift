@@ -160,7 +160,7 @@ enum InstanceCommands {
         if inv.flag("json") {
             let enc = JSONEncoder()
             enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            inv.console.out(String(decoding: try enc.encode(rows), as: UTF8.self))
+            inv.console.json(String(decoding: try enc.encode(rows), as: UTF8.self))
             return .success
         }
         if rows.isEmpty {

@@ -64,7 +64,8 @@ enum JoinCommand {
 
             Prints one line per room event (joins, leaves, mutes, who speaks, chat, moderation,
             reconnects) until the room ends, --duration passes, everyone else has been gone for
-            alone_timeout, or Ctrl-C (which leaves cleanly and finishes the files).
+            alone_timeout, or Ctrl-C or SIGTERM (which leave cleanly, finish the files and exit 0;
+            a second signal stops at once with 130 and leaves the files for repair).
 
             --record writes <output_dir>/<room>/<date>_<time>/: one Ogg Opus file per participant
             (their original packets, gaps filled so every file lines up with the others),
@@ -85,7 +86,7 @@ enum JoinCommand {
         arguments: [ArgumentSpec("ROOM|LINK", help: "room name or meeting link")],
         options: [
             OptionSpec("record", short: "r", help: "Write the recording: per-participant and mixed Ogg Opus, events.jsonl, transcript.vtt, summary.json."),
-            OptionSpec("output", short: "o", value: "DIR", help: "Recording folder root (default: record.output_dir, 'recordings')."),
+            OptionSpec("output", short: "o", value: "DIR", help: "Recording folder root (default: record.output_dir, ~/.local/share/bedrud-bot/recordings)."),
             OptionSpec("duration", short: "d", value: "DURATION", help: "Leave after this long (e.g. 30s, 90m); default: record.max_duration, else until the room ends."),
             OptionSpec("alone-timeout", value: "DURATION", help: "Leave when nobody else has been here this long (default: record.alone_timeout, 60s; 0 = never)."),
             OptionSpec("no-mix", help: "Do not write room.opus."),
@@ -119,7 +120,10 @@ enum JoinCommand {
         options.record = inv.flag("record")
         options.duration = duration
         options.aloneTimeout = try parseDuration(inv, "alone-timeout") ?? ctx.config.duration("record", "alone_timeout")
-        options.outputDir = inv.value("output") ?? ctx.config.string("record", "output_dir") ?? "recordings"
+        options.outputDir = inv.value("output") ?? ctx.config.string("record", "output_dir") ?? Configuration.defaultOutputDir(inv.environment)
+        options.fileMode = ctx.config.string("record", "file_mode").flatMap(SettingSpec.fileMode) ?? 0o640
+        options.directoryMode = ctx.config.string("record", "dir_mode").flatMap(SettingSpec.fileMode) ?? 0o750
+        options.bots = BotRecognition(namePatterns: ConfigValues.list(ctx.config.string("record", "bot_names") ?? ""))
         options.pathTemplate = ctx.config.string("record", "path_template") ?? options.pathTemplate
         options.mix = !inv.flag("no-mix") && (ctx.config.string("record", "mix").flatMap(ConfigValues.bool) ?? true)
         options.mixChannels = Int(ctx.config.string("record", "mix_channels") ?? "1") ?? 1
@@ -144,7 +148,7 @@ enum JoinCommand {
             inv.console.out(summary)
             return .success
         }
-        inv.console.err(summary)
+        inv.console.note(summary)
         if !inv.flag("no-media") {
             return try await RoomRun(plan: plan, join: join, options: options, console: inv.console).run()
         }
@@ -159,17 +163,14 @@ enum JoinCommand {
 
     /// Runs the room until it ends, `duration` passes or a signal arrives, printing events.
     static func follow(_ room: RoomManager, token: String, duration: Double?, console: Console) async throws -> ExitCode {
-        let stoppedBySignal = SignalFlag()
         let watcher = SignalWatcher { _ in
-            stoppedBySignal.set()
             Task { await room.leave() }
         }
         defer { watcher.cancel() }
-        let start = Date()
         let printer = Task {
             var formatter = RoomEventFormatter()
             for await event in room.events {
-                if let line = formatter.text(event) { console.out(Self.stamp(Date()) + " " + line) }
+                if let line = formatter.text(event) { console.event(Self.stamp(Date()) + " " + line) }
             }
         }
         await room.connect(token: token)
@@ -183,10 +184,9 @@ enum JoinCommand {
         let reason = await room.waitUntilFinished() ?? .left
         timer?.cancel()
         await printer.value
-        let elapsed = Date().timeIntervalSince(start)
         switch reason {
         case .left:
-            if stoppedBySignal.isSet, let duration, elapsed < duration { return .interrupted }
+            // Stopped by a signal or --duration: a clean leave either way (docs/CLI.md).
             return .success
         default:
             let detail = reason == .notAllowed || reason == .network ? (await room.lastConnectError.map { ": \($0)" } ?? "") : ""
@@ -201,13 +201,6 @@ enum JoinCommand {
         let ms = Int((d.timeIntervalSince1970 - floor(d.timeIntervalSince1970)) * 1000)
         return String(format: "%02d:%02d:%02d.%03d", tmv.tm_hour, tmv.tm_min, tmv.tm_sec, ms)
     }
-}
-
-/// A flag set from a signal handler and read later.
-final class SignalFlag: Sendable {
-    private let flag = Mutex<Bool>(false)
-    func set() { flag.withLock { $0 = true } }
-    var isSet: Bool { flag.withLock { $0 } }
 }
 
 import Synchronization

@@ -21,16 +21,23 @@ enum MediaCommands {
         action: runVerify)
 
     static let repair = CommandSpec(
-        "repair", summary: "finish recordings left as *.part by a crash",
+        "repair", summary: "finish recordings, or a whole session folder, left behind by a crash",
         discussion: """
-            Keeps everything up to the last complete page, marks it end-of-stream, writes
-            NAME.opus next to NAME.opus.part and removes the .part file. A killed recording
-            loses at most about the last second.
+            For NAME.opus.part: keeps everything up to the last complete page, marks it
+            end-of-stream, writes NAME.opus beside it (synced, read back and verified first) and
+            only then removes the .part file. A killed recording loses at most about the last
+            second. A file that is already a finished, valid recording is left as it is. A damaged
+            file without .part is kept; the result is NAME.repaired.opus. Nothing is ever replaced.
 
-            Example:
+            For a session folder (one with events.jsonl): repairs every .opus.part in it and
+            rebuilds transcript.vtt and summary.json (end_reason "crashed") from events.jsonl. A
+            folder a running bedrud-bot is still writing is refused (exit 6).
+
+            Examples:
+              bedrud-bot repair recordings/standup/2026-11-29_120000
               bedrud-bot repair recordings/standup/2026-11-29_120000/*.part
             """,
-        arguments: [ArgumentSpec("FILE", variadic: true, help: "*.part files to finish.")],
+        arguments: [ArgumentSpec("FILE|SESSION_DIR", variadic: true, help: "*.part files or session folders to finish.")],
         action: runRepair)
 
     static let bench = CommandSpec(
@@ -76,7 +83,7 @@ enum MediaCommands {
         guard !inv.positionals.isEmpty else { throw CommandFailure(.usage, "verify needs at least one FILE") }
         var worst = ExitCode.success
         for path in inv.positionals {
-            let report: OggOpusReport
+            var report: OggOpusReport
             do {
                 report = try OggOpusVerifier.verify(path: path)
             } catch {
@@ -84,15 +91,27 @@ enum MediaCommands {
                 worst = .notFound
                 continue
             }
+            let notOgg = !report.isValid && !startsLikeOgg(path)
+            if notOgg {
+                // Not a damaged recording at all: no "try repair".
+                report.problems = ["not an Ogg file (it does not begin with the OggS capture pattern); verify checks Ogg Opus recordings such as *.opus"]
+            }
             if inv.flag("json") {
-                inv.console.out(json(path: path, report))
+                inv.console.json(json(path: path, report))
             } else {
                 inv.console.out("\(path): \(report.isValid ? "valid" : "INVALID")")
-                for line in report.summary.split(separator: "\n") { inv.console.out("  \(line)") }
+                let lines = notOgg ? report.problems.map { "problem: \($0)" } : report.summary.split(separator: "\n").map(String.init)
+                for line in lines { inv.console.out("  \(line)") }
             }
             if !report.isValid && worst == .success { worst = .assertion }
         }
         return worst
+    }
+
+    static func startsLikeOgg(_ path: String) -> Bool {
+        guard let h = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? h.close() }
+        return (try? h.read(upToCount: 4)) == Data("OggS".utf8)
     }
 
     static func json(path: String, _ r: OggOpusReport) -> String {
@@ -114,24 +133,38 @@ enum MediaCommands {
     // MARK: - repair
 
     static func runRepair(_ inv: Invocation) async throws -> ExitCode {
-        guard !inv.positionals.isEmpty else { throw CommandFailure(.usage, "repair needs at least one FILE.part") }
+        guard !inv.positionals.isEmpty else { throw CommandFailure(.usage, "repair needs at least one FILE.part or SESSION_DIR") }
         var worst = ExitCode.success
+        func note(_ code: ExitCode) { if worst == .success { worst = code } }
         for path in inv.positionals {
+            if SessionRepair.isSession(path) {
+                do { note(try SessionRepair.run(path, console: inv.console)) } catch let e as CommandFailure {
+                    inv.console.err("bedrud-bot: \(e.description)")
+                    note(e.code)
+                }
+                continue
+            }
             do {
                 let r = try OggOpusRepair.repair(path: path)
-                inv.console.out(
-                    "\(path) -> \(r.outputPath): \(formatMillis(r.report.durationMillis)) kept, \(r.bytesDropped) bytes dropped"
-                        + (r.markedEndOfStream ? ", end of stream marked" : "") + (r.report.isValid ? "" : " (still has problems)"))
-                if !r.report.isValid && worst == .success { worst = .assertion }
+                inv.console.out(describe(path, r))
+                if !r.report.isValid { note(.assertion) }
             } catch let e as MediaIOError where e.errno == ENOENT {
                 inv.console.err("bedrud-bot: \(e)")
-                worst = .notFound
+                note(.notFound)
             } catch {
                 inv.console.err("bedrud-bot: cannot repair \(path): \(error)")
-                if worst == .success { worst = .assertion }
+                note(.assertion)
             }
         }
         return worst
+    }
+
+    static func describe(_ path: String, _ r: OggOpusRepairResult) -> String {
+        if r.unchanged {
+            return "\(path): already a finished, valid recording (\(formatMillis(r.report.durationMillis))); nothing to repair, nothing changed"
+        }
+        return "\(path) -> \(r.outputPath): \(formatMillis(r.report.durationMillis)) kept, \(r.bytesDropped) bytes dropped"
+            + (r.markedEndOfStream ? ", end of stream marked" : "") + (r.report.isValid ? "" : " (still has problems)")
     }
 
     static func formatMillis(_ ms: Double) -> String { String(format: "%.3f s", ms / 1000) }

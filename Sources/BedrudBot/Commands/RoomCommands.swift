@@ -66,7 +66,7 @@ enum RoomCommands {
     static func printJSON<T: Encodable>(_ v: T, _ console: Console) throws {
         let enc = JSONEncoder()
         enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        console.out(String(decoding: try enc.encode(v), as: UTF8.self))
+        console.json(String(decoding: try enc.encode(v), as: UTF8.self))
     }
 
     static func runList(_ inv: Invocation) async throws -> ExitCode {
@@ -113,17 +113,18 @@ enum RoomCommands {
     }
 
     /// Finds one of the caller's rooms by name or id.
-    static func findRoom(_ api: RoomAPI, _ key: String) async throws -> Room {
+    /// - Parameter purpose: what the caller wants to do, for the message when it is not found.
+    static func findRoom(_ api: RoomAPI, _ key: String, to purpose: String) async throws -> Room {
         let rooms = try await api.list()
         let k = RoomName.normalize(key)
         if let r = rooms.first(where: { $0.id == key || $0.name == k }) { return r }
-        throw CommandFailure(.notFound, "you have no room named '\(key)' (rooms can only be changed by whoever created them; see 'bedrud-bot rooms list')")
+        throw CommandFailure(.notFound, "you have no room named '\(TerminalText.quoted(key))': Bedrud lets only a room's creator \(purpose) (your rooms: 'bedrud-bot rooms list')")
     }
 
     static func runDelete(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
         let (api, _) = try roomAPI(ctx)
-        let room = try await findRoom(api, inv.positionals[0])
+        let room = try await findRoom(api, inv.positionals[0], to: "delete it")
         try await api.delete(roomID: room.id)
         inv.console.out("Deleted room '\(room.name)'.")
         return .success
@@ -132,7 +133,8 @@ enum RoomCommands {
     static func runSettings(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
         let (api, _) = try roomAPI(ctx)
-        var room = try await findRoom(api, inv.positionals[0])
+        let changing = ["public", "max", "chat", "video", "audio", "require-approval", "e2ee"].contains { inv.value($0) != nil }
+        var room = try await findRoom(api, inv.positionals[0], to: changing ? "change its settings" : "see its settings")
         func bool(_ name: String) throws -> Bool? {
             guard let v = inv.value(name) else { return nil }
             guard let b = ConfigValues.bool(v) else { throw CommandFailure(.usage, "--\(name) expects yes or no, got '\(v)'") }

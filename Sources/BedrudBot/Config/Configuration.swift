@@ -200,7 +200,17 @@ public struct Configuration: Sendable {
 
     func defaultValue(_ spec: SettingSpec) -> String? {
         if spec.section.isEmpty && spec.key == "state_dir" { return Self.defaultStateDir(environment) }
+        if spec.section == "record" && spec.key == "output_dir" { return Self.defaultOutputDir(environment) }
         return spec.defaultValue
+    }
+
+    /// `$STATE_DIRECTORY/recordings` under systemd (`StateDirectory=`), else
+    /// `$XDG_DATA_HOME/bedrud-bot/recordings`, else `~/.local/share/bedrud-bot/recordings`:
+    /// never relative to whatever the working directory happens to be.
+    public static func defaultOutputDir(_ environment: [String: String]) -> String {
+        if let s = environment["STATE_DIRECTORY"]?.split(separator: ":").first, s.hasPrefix("/") { return s + "/recordings" }
+        if let x = environment["XDG_DATA_HOME"], x.hasPrefix("/") { return x + "/bedrud-bot/recordings" }
+        return home(environment) + "/.local/share/bedrud-bot/recordings"
     }
 
     public static func defaultStateDir(_ environment: [String: String]) -> String {
@@ -212,13 +222,13 @@ public struct Configuration: Sendable {
 
     public func duration(_ section: String, _ key: String, flag: String? = nil) throws -> Double {
         guard let r = resolve(section, key, flag: flag) else { return 0 }
-        guard let d = ConfigValues.duration(r.value) else { throw ConfigError("\(r.origin): \(key): expected a duration like 90s, got '\(r.value)'") }
+        guard let d = ConfigValues.duration(r.value) else { throw ConfigError("\(r.origin): \(key): expected a duration like 90s, got '\(TerminalText.quoted(r.value))'") }
         return d
     }
 
     public func size(_ section: String, _ key: String) throws -> Int {
         guard let r = resolve(section, key) else { return 0 }
-        guard let s = ConfigValues.size(r.value) else { throw ConfigError("\(r.origin): \(key): expected a size, got '\(r.value)'") }
+        guard let s = ConfigValues.size(r.value) else { throw ConfigError("\(r.origin): \(key): expected a size, got '\(TerminalText.quoted(r.value))'") }
         return s
     }
 

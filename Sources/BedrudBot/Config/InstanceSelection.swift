@@ -1,6 +1,14 @@
 import BedrudNet
 import BedrudProtocol
 
+/// `--instance NAME` (or `default_instance`) names no configured instance: exit 5
+/// ("not found"), as docs/CLI.md says, not a broken configuration.
+public struct InstanceNotFound: Error, CustomStringConvertible, Sendable {
+    public let name: String
+    public let hint: String
+    public var description: String { "no instance named '\(TerminalText.quoted(name))'.\(hint)" }
+}
+
 /// A server to talk to, with everything needed to reach it and log in.
 public struct ResolvedInstance: Sendable {
     public var name: String
@@ -39,7 +47,7 @@ extension Configuration {
                 let known = instances.map(\.name)
                 let hint = Suggest.closest(to: name, in: known).map { " Did you mean '\($0)'?" }
                     ?? (known.isEmpty ? " No instances are configured yet: add one with 'bedrud-bot instance add URL'." : " Configured: \(known.joined(separator: ", ")).")
-                throw ConfigError("no instance named '\(name)'.\(hint)")
+                throw InstanceNotFound(name: name, hint: hint)
             }
         }
         var values = base?.values ?? [:]
@@ -57,20 +65,20 @@ extension Configuration {
             throw ConfigError("several instances are configured (\(instances.map(\.name).joined(separator: ", "))) and none is the default. Pick one with --instance NAME or 'bedrud-bot instance use NAME'.")
         }
         guard let url = WebURL(urlText), url.scheme == "http" || url.scheme == "https" else {
-            throw ConfigError("\(values["url"]!.origin): url: expected an http:// or https:// URL, got '\(urlText)'")
+            throw ConfigError("\(values["url"]!.origin): url: expected an http:// or https:// URL, got '\(TerminalText.quoted(urlText))'")
         }
         var tls = TLSConfiguration()
         tls.caFile = values["ca_file"]?.value
         if let pins = values["pin_sha256"]?.value {
             for p in ConfigValues.list(pins) {
                 guard let fp = CertificateFingerprint.parse(p) else {
-                    throw ConfigError("\(values["pin_sha256"]!.origin): pin_sha256: expected a SHA-256 fingerprint, got '\(p)'")
+                    throw ConfigError("\(values["pin_sha256"]!.origin): pin_sha256: expected a SHA-256 fingerprint, got '\(TerminalText.quoted(p))'")
                 }
                 tls.pinnedSHA256.append(fp)
             }
         }
         if let v = values["tls_insecure"]?.value {
-            guard let b = ConfigValues.bool(v) else { throw ConfigError("\(values["tls_insecure"]!.origin): tls_insecure: expected yes or no, got '\(v)'") }
+            guard let b = ConfigValues.bool(v) else { throw ConfigError("\(values["tls_insecure"]!.origin): tls_insecure: expected yes or no, got '\(TerminalText.quoted(v))'") }
             tls.insecure = b
         }
         var origins: [String: SettingOrigin] = [:]

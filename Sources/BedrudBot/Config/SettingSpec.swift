@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import BedrudNet
 import BedrudProtocol
 
@@ -13,6 +16,8 @@ public struct SettingSpec: Sendable {
         case bool
         case fingerprints
         case choice([String])
+        /// Octal permissions such as `0640`.
+        case mode
     }
 
     /// "" for top-level keys, `network`, `instance`, ...
@@ -33,31 +38,61 @@ public struct SettingSpec: Sendable {
     /// `network.connect_timeout`, `instance.url`, `log_level`.
     public var qualifiedName: String { section.isEmpty ? key : "\(section).\(key)" }
 
-    /// Checks a value's text; returns the reason it is wrong, or nil.
+    /// The longest value accepted, in bytes: enough for any real URL, path or name, and
+    /// short enough that a pasted file or a runaway variable is caught as a mistake.
+    public var maxLength: Int {
+        switch kind {
+        case .url: 2048
+        case .path: 4096  // PATH_MAX
+        case .string: 1024
+        case .fingerprints: 1024
+        case .duration, .size, .bool, .choice, .mode: 64
+        }
+    }
+
+    /// Checks a value's text; returns the reason it is wrong, or nil. Values are quoted
+    /// with ``TerminalText/quoted(_:limit:)``: sanitised and cut short.
     public func problem(with value: String) -> String? {
+        if value.utf8.count > maxLength {
+            return "the value is \(value.utf8.count) bytes long; at most \(maxLength) are accepted (it starts '\(TerminalText.sanitize(String(value.prefix(40))))…')"
+        }
+        if value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            return "the value contains control characters (\(TerminalText.quoted(value))); remove them"
+        }
         switch kind {
         case .string, .path: return nil
         case .url:
             guard let u = WebURL(value), u.scheme == "http" || u.scheme == "https" else {
-                return "expected an http:// or https:// URL, got '\(value)'"
+                return "expected an http:// or https:// URL, got '\(TerminalText.quoted(value))'"
             }
             return nil
         case .duration:
-            return ConfigValues.duration(value) == nil ? "expected a duration like 90s, 30m or 2h, got '\(value)'" : nil
+            return ConfigValues.duration(value) == nil ? "expected a duration like 90s, 30m or 2h, got '\(TerminalText.quoted(value))'" : nil
         case .size:
-            return ConfigValues.size(value) == nil ? "expected a size like 512KiB or 16MiB, got '\(value)'" : nil
+            return ConfigValues.size(value) == nil ? "expected a size like 512KiB or 16MiB, got '\(TerminalText.quoted(value))'" : nil
         case .bool:
-            return ConfigValues.bool(value) == nil ? "expected yes or no, got '\(value)'" : nil
+            return ConfigValues.bool(value) == nil ? "expected yes or no, got '\(TerminalText.quoted(value))'" : nil
         case .fingerprints:
             let items = ConfigValues.list(value)
             if items.isEmpty { return "expected a SHA-256 fingerprint like AB:CD:…, got nothing" }
             for i in items where CertificateFingerprint.parse(i) == nil {
-                return "expected a SHA-256 fingerprint (64 hex digits, colons optional), got '\(i)'"
+                return "expected a SHA-256 fingerprint (64 hex digits, colons optional), got '\(TerminalText.quoted(i))'"
             }
             return nil
+        case .mode:
+            return Self.fileMode(value) == nil ? "expected octal permissions like 0640 or 0600, got '\(TerminalText.quoted(value))'" : nil
         case .choice(let options):
-            return options.contains(value.lowercased()) ? nil : "expected one of \(options.joined(separator: ", ")), got '\(value)'"
+            return options.contains(value.lowercased()) ? nil : "expected one of \(options.joined(separator: ", ")), got '\(TerminalText.quoted(value))'"
         }
+    }
+
+    /// Octal permissions: `640`, `0640`, `0o640`; at most `0777`, and the owner must be
+    /// able to read and write (or, for a folder, enter).
+    public static func fileMode(_ text: String) -> mode_t? {
+        var t = Substring(text.lowercased())
+        if t.hasPrefix("0o") { t = t.dropFirst(2) }
+        guard (3...4).contains(t.count), let v = UInt32(t, radix: 8), v <= 0o777, v & 0o600 == 0o600 else { return nil }
+        return mode_t(v)
     }
 
     /// Every key bedrud-bot reads.
@@ -79,8 +114,8 @@ public struct SettingSpec: Sendable {
         SettingSpec(section: "network", key: "max_response_size", kind: .size, defaultValue: "16MiB",
                     help: "Largest REST answer accepted.", example: "4MiB"),
 
-        SettingSpec(section: "record", key: "output_dir", kind: .path, defaultValue: "recordings",
-                    help: "Where recordings go (relative paths are relative to the working directory). Each session gets its own folder inside.",
+        SettingSpec(section: "record", key: "output_dir", kind: .path, defaultValue: nil,
+                    help: "Where recordings go; each session gets its own folder inside. Default: $STATE_DIRECTORY/recordings under systemd (StateDirectory=), else $XDG_DATA_HOME/bedrud-bot/recordings, else ~/.local/share/bedrud-bot/recordings.",
                     example: "/var/lib/bedrud-bot/recordings"),
         SettingSpec(section: "record", key: "path_template", kind: .string, defaultValue: "{room}/{date}_{time}",
                     help: "The session folder inside output_dir. Placeholders: {room}, {instance}, {date} (yyyy-mm-dd), {time} (HHMMSS), UTC.",
@@ -96,6 +131,13 @@ public struct SettingSpec: Sendable {
         SettingSpec(section: "record", key: "alone_timeout", kind: .duration, defaultValue: "60s",
                     help: "Leave when nobody else has been in the room for this long (after someone was there); 0 means never.",
                     example: "30s"),
+        SettingSpec(section: "record", key: "file_mode", kind: .mode, defaultValue: "0640",
+                    help: "Permissions of recorded files (meetings are private: owner and group only by default).", example: "0600"),
+        SettingSpec(section: "record", key: "dir_mode", kind: .mode, defaultValue: "0750",
+                    help: "Permissions of the folders made for recordings.", example: "0700"),
+        SettingSpec(section: "record", key: "bot_names", kind: .string, defaultValue: nil,
+                    help: "Other bots to not count as people for alone_timeout: shell globs matched against identity and display name, comma-separated. Bots that mark themselves (every bedrud-bot does) are recognised without it.",
+                    example: "\"recorder-*, Notetaker\""),
         SettingSpec(section: "record", key: "jitter_wait", kind: .duration, defaultValue: "60ms",
                     help: "How long a missing packet is waited for before it counts as lost.", example: "100ms"),
 

@@ -33,8 +33,14 @@ public struct RoomEventFormatter: Sendable {
 
     // MARK: - Text
 
-    /// A human line for the event, or nil for events not worth a line.
+    /// A human line for the event, or nil for events not worth a line. Names, chat text,
+    /// topics and reasons come from other people: the line is passed through
+    /// ``TerminalText`` so none of them can send escape sequences or break the line.
     public mutating func text(_ event: RoomEvent) -> String? {
+        rawText(event).map { TerminalText.sanitize($0) }
+    }
+
+    private mutating func rawText(_ event: RoomEvent) -> String? {
         switch event {
         case .roomJoined(let room, let local):
             localIdentity = local.identity

@@ -19,6 +19,11 @@ struct RoomRunOptions: Sendable {
     var aloneTimeout: Double = 60
     var showStats = false
     var statsIntervalSeconds: Double = 5
+    /// Permissions of recorded files and of the folders made for them (meetings are private).
+    var fileMode: mode_t = 0o640
+    var directoryMode: mode_t = 0o750
+    /// Other participants that are bots, not people (see ``BotRecognition``).
+    var bots = BotRecognition()
 }
 
 /// One joined room with media: the RoomManager (signalling), the WebRTC transport, the
@@ -35,10 +40,11 @@ final class RoomRun: @unchecked Sendable {
     let options: RoomRunOptions
     let console: Console
     private let lock = Mutex<Void>(())
-    private var remote: [String: String] = [:]  // identity → name, currently in the room
+    private var remote: [String: String] = [:]  // identity → name, people currently in the room (bots not counted)
+    private var bots: Set<String> = []  // identities of other bots in the room
+    private var peopleSeen: Set<String> = []
     private var everyone: [String: String] = [:]  // identity → name, ever seen
     private var aloneSince: UInt64?
-    private var sawSomeone = false
     private var chatCount = 0
     private var reconnects = 0
     private var speaking: Set<String> = []
@@ -59,11 +65,14 @@ final class RoomRun: @unchecked Sendable {
 
     func run() async throws -> ExitCode {
         let startUnixNanos = Int64(Date().timeIntervalSince1970 * 1e9)
-        var directory: String?
+        var folder: SessionFolder?
         if options.record {
-            directory = try RecordingLayout.directory(outputDir: options.outputDir, template: options.pathTemplate, room: join.room.name,
-                                                      instance: plan.instance.name, startUnixSeconds: Double(startUnixNanos) / 1e9)
+            let base = RecordingLayout.directory(outputDir: options.outputDir, template: options.pathTemplate, room: join.room.name,
+                                                 instance: plan.instance.name, startUnixSeconds: Double(startUnixNanos) / 1e9)
+            folder = try SessionFolder.create(base: base, directoryMode: options.directoryMode, fileMode: options.fileMode)
         }
+        defer { folder?.release() }
+        let directory = folder?.path
         var pc = MediaPipelineConfig()
         pc.room = join.room.name
         pc.sessionStartUnixNanos = startUnixNanos
@@ -71,10 +80,11 @@ final class RoomRun: @unchecked Sendable {
         pc.mixChannels = options.mixChannels
         pc.mixBitrate = options.mixBitrate
         pc.jitterWaitMillis = options.jitterWaitMillis
-        let sinks: RecordingSinkFactory & Sendable = directory.map { DirectorySinkFactory(directory: $0) } ?? DiscardingSinkFactory()
+        let sinks: RecordingSinkFactory & Sendable = folder ?? DiscardingSinkFactory()
         let pipeline = MediaPipeline(config: pc, sinks: sinks)
         let transcript = try directory.map {
-            try TranscriptWriter(path: $0 + "/events.jsonl", startUnixNanos: startUnixNanos, startMonotonicNanos: pipeline.startNanos)
+            try TranscriptWriter(path: $0 + "/events.jsonl", startUnixNanos: startUnixNanos, startMonotonicNanos: pipeline.startNanos,
+                                 mode: options.fileMode)
         }
         let router = MediaRouter(pipeline: pipeline)
         let transport = WebRTCTransport(router: router, localAddresses: Self.isLoopback(join.livekitHost) ? ["127.0.0.1"] : [])
@@ -89,7 +99,7 @@ final class RoomRun: @unchecked Sendable {
             "bot_identity": claims?.subject ?? "", "bot_name": claims?.name ?? "", "version": BedrudBotVersion.string,
             "note": "Chat sent before the bot joined is not stored by Bedrud or LiveKit and cannot be captured.",
         ])
-        if let directory { console.err("Recording into \(directory)") }
+        if let directory { console.note("Recording into \(directory)") }
 
         // Stop triggers: a signal, the duration, being alone.
         let stopCause = StopCause()
@@ -136,17 +146,17 @@ final class RoomRun: @unchecked Sendable {
         let media = pipeline.stats
         transcript?.write("session_ended", ["reason": reason.description, "exit_code": Int(code.rawValue), "detail": message,
                                              "duration_ms": transcript?.offsetNow() ?? 0])
-        if let directory, let transcript {
+        if let folder, let transcript {
             transcript.sync()
-            try? writeFile(directory + "/transcript.vtt", transcript.vtt())
-            let summary = Self.summary(run: self, directory: directory, sinks: sinks as? DirectorySinkFactory, media: media, rtc: rtcStats,
+            do { try folder.writeFinished("transcript.vtt", transcript.vtt()) } catch { logger.error("\(error)") }
+            let summary = Self.summary(run: self, directory: folder.path, sinks: folder, media: media, rtc: rtcStats,
                                        reason: reason, code: code, message: message, startUnixNanos: startUnixNanos,
                                        durationMs: transcript.offsetNow())
-            try? writeFile(directory + "/summary.json", summary)
-            console.err(Self.filesLine(directory: directory, sinks: sinks as? DirectorySinkFactory))
+            do { try folder.writeFinished("summary.json", summary) } catch { logger.error("\(error)") }
+            console.note(Self.filesLine(directory: folder.path))
         }
-        if code != .success && code != .interrupted { throw CommandFailure(code, message) }
-        console.err("Left the room: \(message).")
+        if code != .success { throw CommandFailure(code, message) }
+        console.note("Left the room: \(message).")
         return code
     }
 
@@ -155,7 +165,8 @@ final class RoomRun: @unchecked Sendable {
     private func consumeRoomEvents(room: RoomManager, pipeline: MediaPipeline, transcript: TranscriptWriter?) async {
         var formatter = RoomEventFormatter()
         for await event in room.events {
-            if let line = formatter.text(event) { console.out(JoinCommand.stamp(Date()) + " " + line) }
+            if let line = formatter.text(event) { console.event(JoinCommand.stamp(Date()) + " " + line) }
+            if case .roomJoined = event { await room.send(BotRecognition.markerRequest) }
             handle(event, pipeline: pipeline)
             if let transcript { TranscriptEvents.write(event, to: transcript, formatter: formatter) }
         }
@@ -165,17 +176,28 @@ final class RoomRun: @unchecked Sendable {
         lock.withLock { _ in
             switch event {
             case .participantJoined(let p), .participantRejoined(let p, _):
-                remote[p.identity] = p.name
                 everyone[p.identity] = p.name
-                sawSomeone = true
-                aloneSince = nil
+                if options.bots.isBot(p) {
+                    bots.insert(p.identity)
+                } else {
+                    remote[p.identity] = p.name
+                    peopleSeen.insert(p.identity)
+                    aloneSince = nil
+                }
             case .participantUpdated(let p, _):
-                if remote[p.identity] != nil { remote[p.identity] = p.name }
                 everyone[p.identity] = p.name
+                if options.bots.isBot(p) {
+                    // Another bot marks itself just after joining: from now on it is not company.
+                    bots.insert(p.identity)
+                    peopleSeen.remove(p.identity)
+                    if remote.removeValue(forKey: p.identity) != nil, remote.isEmpty { aloneSince = MonotonicClock.nanos() }
+                } else if remote[p.identity] != nil {
+                    remote[p.identity] = p.name
+                }
             case .participantLeft(let p, _):
-                remote.removeValue(forKey: p.identity)
+                bots.remove(p.identity)
                 pipeline.send(.participantLeft(identity: p.identity))
-                if remote.isEmpty { aloneSince = MonotonicClock.nanos() }
+                if remote.removeValue(forKey: p.identity) != nil, remote.isEmpty { aloneSince = MonotonicClock.nanos() }
             case .trackMuted(let t, let who) where t.kind == .audio:
                 pipeline.send(.setMuted(identity: who, muted: true))
             case .trackUnmuted(let t, let who) where t.kind == .audio:
@@ -225,7 +247,7 @@ final class RoomRun: @unchecked Sendable {
     func aloneLongEnough() -> Bool {
         guard options.aloneTimeout > 0 else { return false }
         return lock.withLock { _ in
-            guard sawSomeone, remote.isEmpty, let since = aloneSince else { return false }
+            guard !peopleSeen.isEmpty, remote.isEmpty, let since = aloneSince else { return false }
             return Double(MonotonicClock.nanos() &- since) / 1e9 >= options.aloneTimeout
         }
     }
@@ -235,14 +257,9 @@ final class RoomRun: @unchecked Sendable {
     private func outcome(_ reason: RoomDisconnectReason, cause: String?, room: RoomManager, transport: WebRTCTransport) async -> (ExitCode, String) {
         switch reason {
         case .left:
-            if let cause {
-                if cause.hasPrefix("interrupted") || cause.hasPrefix("terminated") {
-                    // Ctrl-C is the normal end of an open-ended run; it interrupts a timed one.
-                    return (options.duration == nil ? .success : .interrupted, cause)
-                }
-                return (.success, cause)
-            }
-            return (.success, "left the room")
+            // A stop by SIGTERM or Ctrl-C finishes every file, so it is a success, with or
+            // without --duration: a systemd unit stopped on purpose is not "failed".
+            return (.success, cause ?? "left the room")
         case .notAllowed:
             return (reason.exitCode, RoomEventFormatter.explain(reason) + (await room.lastConnectError.map { ": \($0)" } ?? ""))
         case .network:
@@ -256,18 +273,12 @@ final class RoomRun: @unchecked Sendable {
 
     // MARK: - Outputs
 
-    private func writeFile(_ path: String, _ text: String) throws {
-        let tmp = path + ".part"
-        try Data(text.utf8).write(to: URL(fileURLWithPath: tmp))
-        _ = rename(tmp, path)
-    }
-
-    static func filesLine(directory: String, sinks: DirectorySinkFactory?) -> String {
+    static func filesLine(directory: String) -> String {
         let files = (try? FileManager.default.contentsOfDirectory(atPath: directory).sorted()) ?? []
         return "Files in \(directory): " + files.joined(separator: ", ")
     }
 
-    static func summary(run: RoomRun, directory: String, sinks: DirectorySinkFactory?, media: MediaStats, rtc: PeerConnectionStats?,
+    static func summary(run: RoomRun, directory: String, sinks: SessionFolder?, media: MediaStats, rtc: PeerConnectionStats?,
                         reason: RoomDisconnectReason, code: ExitCode, message: String, startUnixNanos: Int64, durationMs: Int64) -> String {
         let paths = sinks?.paths ?? [:]
         var participants: [[String: Any]] = []
@@ -299,7 +310,7 @@ final class RoomRun: @unchecked Sendable {
             } ?? NSNull(),
         ]
         let data = (try? JSONSerialization.data(withJSONObject: obj, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return String(decoding: data, as: UTF8.self) + "\n"
+        return TerminalText.escapingJSON(String(decoding: data, as: UTF8.self)) + "\n"
     }
 }
 

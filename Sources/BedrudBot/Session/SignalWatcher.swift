@@ -19,7 +19,9 @@ public final class SignalWatcher: @unchecked Sendable {
             signal(sig, SIG_IGN)
             let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             s.setEventHandler {
-                if counter.increment() > 1 { _exit(130) }
+                // Signals that arrive together are delivered as one event: count them all,
+                // so a quick double Ctrl-C still stops at once (files are left for repair).
+                if counter.increment(by: max(1, Int(s.data))) > 1 { _exit(ExitCode.interrupted.rawValue) }
                 onSignal(sig)
             }
             s.resume()
@@ -42,6 +44,6 @@ public final class SignalWatcher: @unchecked Sendable {
 
 final class SignalCounter: Sendable {
     private let count = Atomic<Int>(0)
-    func increment() -> Int { count.add(1, ordering: .relaxed).newValue }
+    func increment(by n: Int = 1) -> Int { count.add(n, ordering: .relaxed).newValue }
     var value: Int { count.load(ordering: .relaxed) }
 }

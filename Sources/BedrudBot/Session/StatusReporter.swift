@@ -40,11 +40,11 @@ final class StatusReporter: Sendable {
             var out = "stats: \(s.state) \(s.srtpProfile.map { "\($0)" } ?? "") pair \(s.selectedPair ?? "-")\n"
             for t in s.tracks {
                 out += String(format: "  ssrc %10u %-16@ %6d pkts %6.1f pkt/s lost %4d jitter %5.1f ms nacked %d recovered %d\n",
-                              t.ssrc, (t.trackSID ?? "?") as NSString, Int(t.packetsReceived), t.packetsPerSecond, Int(t.packetsLost), t.jitterMs,
+                              t.ssrc, TerminalText.sanitize(t.trackSID ?? "?") as NSString, Int(t.packetsReceived), t.packetsPerSecond, Int(t.packetsLost), t.jitterMs,
                               Int(t.nackedPackets), Int(t.recoveredPackets))
             }
             clear()
-            console.errRaw(out)
+            console.errRaw(TerminalText.sanitize(out, keepingLineBreaks: true))
         }
     }
 

@@ -29,12 +29,14 @@ public final class TranscriptWriter: Sendable {
     /// - Parameters:
     ///   - startUnixNanos: wall-clock time of session start (offset 0).
     ///   - startMonotonicNanos: the same instant on the monotonic clock.
-    public init(path: String, startUnixNanos: Int64, startMonotonicNanos: UInt64) throws {
+    public init(path: String, startUnixNanos: Int64, startMonotonicNanos: UInt64, mode: mode_t = 0o640) throws {
         self.path = path
         self.startUnixNanos = startUnixNanos
         self.startMonotonicNanos = startMonotonicNanos
-        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        // O_EXCL: a second writer never appends into someone else's transcript.
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, mode)
         guard fd >= 0 else { throw CommandFailure(.failure, "cannot write \(path): \(String(cString: strerror(errno)))") }
+        _ = fchmod(fd, mode)
     }
 
     deinit { close(fd) }
@@ -58,7 +60,9 @@ public final class TranscriptWriter: Sendable {
         obj["time"] = Self.iso(startUnixNanos + off * 1_000_000)
         obj["offset_ms"] = off
         guard let data = try? JSONSerialization.data(withJSONObject: obj, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
-        var bytes = [UInt8](data)
+        // The original text, escaped by JSON: C1 controls and bidi overrides become \uXXXX
+        // too, so `cat events.jsonl` on a terminal is as safe as the bot's own output.
+        var bytes = Array(TerminalText.escapingJSON(String(decoding: data, as: UTF8.self)).utf8)
         bytes.append(10)
         let fd = self.fd
         lock.withLock { notes in
@@ -91,14 +95,22 @@ public final class TranscriptWriter: Sendable {
         return String(format: "%02d:%02d:%02d.%03d", m / 3_600_000, (m / 60_000) % 60, (m / 1000) % 60, m % 1000)
     }
 
+    /// Text for a cue: WebVTT's own markup escaped, then control characters and bidi
+    /// overrides made visible (``TerminalText``), so a cue is always one line of plain text.
     static func vttEscape(_ s: String) -> String {
-        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
-            .replacingOccurrences(of: "-->", with: "→").replacingOccurrences(of: "\n", with: " ")
+        TerminalText.sanitize(s).replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")  // so no cue text holds "-->"
     }
 
     /// WebVTT of the speaking turns (`<v Name>`), with chat messages as short cues.
     public func vtt() -> String {
         let (turns, chats) = lock.withLock { ($0.turns, $0.chats) }
+        return Self.vtt(turns: turns, chats: chats)
+    }
+
+    /// WebVTT from speaking turns and chat messages (also used by `repair` to rebuild it
+    /// from `events.jsonl`).
+    static func vtt(turns: [(identity: String, name: String, startMs: Int64, endMs: Int64)],
+                    chats: [(offsetMs: Int64, name: String, text: String)]) -> String {
         var cues: [(Int64, Int64, String)] = turns.map { ($0.startMs, max($0.endMs, $0.startMs + 100), "<v \(Self.vttEscape($0.name))>(speaking)") }
         cues += chats.map { ($0.offsetMs, $0.offsetMs + 3000, "<v \(Self.vttEscape($0.name))>[chat] \(Self.vttEscape($0.text))") }
         cues.sort { $0.0 < $1.0 }

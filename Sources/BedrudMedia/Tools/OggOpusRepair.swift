@@ -24,10 +24,35 @@ enum FileBytes {
         return out
     }
 
-    static func write(_ bytes: [UInt8], to path: String) throws {
-        let sink = try FileSink(path: path)
-        try bytes.withUnsafeBytes { try sink.write($0) }
-        try sink.close(clean: true)
+    /// Writes a new file (`O_EXCL`, mode 0640), synced.
+    static func write(_ bytes: [UInt8], toNew path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640)
+        if fd < 0 { throw MediaIOError("Cannot create", path: path, errno: errno) }
+        var failure: Int32 = 0
+        bytes.withUnsafeBytes { raw in
+            var off = 0
+            while off < raw.count {
+                let n = Glibc.write(fd, raw.baseAddress! + off, raw.count - off)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { failure = n < 0 ? errno : EIO; return }
+                off += n
+            }
+        }
+        if failure == 0 && fsync(fd) != 0 { failure = errno }
+        close(fd)
+        if failure != 0 {
+            unlink(path)
+            throw MediaIOError("Cannot write", path: path, errno: failure)
+        }
+    }
+
+    static func syncDirectory(of path: String) {
+        let dir = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        let dfd = open(dir.isEmpty ? "/" : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dfd >= 0 {
+            _ = fsync(dfd)
+            close(dfd)
+        }
     }
 }
 
@@ -40,20 +65,27 @@ extension OggOpusVerifier {
 
 /// What `repair` did.
 public struct OggOpusRepairResult: Sendable {
-    /// The finished file.
+    /// The finished file (the input itself when it was already finished).
     public var outputPath: String
     /// Bytes dropped from the end (an incomplete page, a packet cut in half).
     public var bytesDropped: Int
     /// Whether the EOS flag had to be set on the last page.
     public var markedEndOfStream: Bool
-    /// The verification of the repaired file.
+    /// True when the input was a finished, valid recording: nothing was written or removed.
+    public var unchanged: Bool
+    /// The verification of the repaired file, as read back from disk.
     public var report: OggOpusReport
 }
 
 /// Finishes an Ogg Opus file left behind by a crash (RFC 7845 streams written as
 /// `*.part`): keeps everything up to the last complete, intact page that ends on a
-/// packet boundary, marks that page end-of-stream (recomputing its CRC), writes the
-/// result under the final name and removes the `.part` file.
+/// packet boundary and marks that page end-of-stream (recomputing its CRC).
+///
+/// Safe to run on anything: a file that is already a finished, valid recording is left
+/// exactly as it is. The result is written next to the original under a temporary
+/// name, synced, read back and verified, and only then linked to its final name (never
+/// replacing a file that is there); the `.part` input is removed after that. A damaged
+/// file that is not a `.part` is never removed: the result is `NAME.repaired.opus`.
 public enum OggOpusRepair {
     /// Repairs bytes in memory. Throws when not even the two header pages survived.
     public static func repair(_ bytes: [UInt8]) throws -> (bytes: [UInt8], dropped: Int, markedEOS: Bool) {
@@ -81,18 +113,41 @@ public enum OggOpusRepair {
     }
 
     /// Repairs `path` (normally `NAME.opus.part`) into `outputPath` (default: `path`
-    /// without `.part`), then removes `path`.
+    /// without `.part`; for a damaged file without `.part`, `NAME.repaired.opus`).
     public static func repair(path: String, outputPath: String? = nil) throws -> OggOpusRepairResult {
         let input = try FileBytes.read(path)
+        let isPart = path.hasSuffix(".part")
+        let scan = OggOpusVerifier.verify(input)
+        if !isPart && outputPath == nil && scan.isValid {
+            return OggOpusRepairResult(outputPath: path, bytesDropped: 0, markedEndOfStream: false, unchanged: true, report: scan)
+        }
         let fixed = try repair(input)
         var target = outputPath ?? path
         if outputPath == nil {
-            if target.hasSuffix(".part") { target.removeLast(5) } else { target += ".repaired.opus" }
+            if isPart { target.removeLast(5) } else { target = (target.hasSuffix(".opus") ? String(target.dropLast(5)) : target) + ".repaired.opus" }
         }
-        try FileBytes.write(fixed.bytes, to: target)
-        if target != path { unlink(path) }
+        if access(target, F_OK) == 0 {
+            throw MediaIOError(message: "\(target) exists already; repair never replaces a file (move it away to repair \(path) again)")
+        }
+        // Write beside the target, sync, read back, verify; only then give it its name.
+        let temporary = target + ".repairing"
+        try FileBytes.write(fixed.bytes, toNew: temporary)
+        let written: [UInt8]
+        do { written = try FileBytes.read(temporary) } catch { unlink(temporary); throw error }
+        let report = OggOpusVerifier.verify(written)
+        guard written == fixed.bytes, report.isValid else {
+            unlink(temporary)
+            throw MediaIOError(message: "the repaired copy of \(path) did not verify (\(report.problems.first ?? "it differs from what was written")); \(path) is untouched")
+        }
+        if link(temporary, target) != 0 {
+            let e = errno
+            unlink(temporary)
+            throw MediaIOError("Cannot create", path: target, errno: e)
+        }
+        unlink(temporary)
+        FileBytes.syncDirectory(of: target)
+        if isPart && target != path { unlink(path) }
         return OggOpusRepairResult(
-            outputPath: target, bytesDropped: fixed.dropped, markedEndOfStream: fixed.markedEOS,
-            report: OggOpusVerifier.verify(fixed.bytes))
+            outputPath: target, bytesDropped: fixed.dropped, markedEndOfStream: fixed.markedEOS, unchanged: false, report: report)
     }
 }

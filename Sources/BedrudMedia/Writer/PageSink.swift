@@ -23,7 +23,10 @@ public struct MediaIOError: Error, CustomStringConvertible, Sendable {
     public let errno: Int32
     init(_ what: String, path: String, errno: Int32) {
         self.errno = errno
-        self.description = "\(what) \(path): \(String(cString: strerror(errno))). Check that the directory exists and is writable."
+        // Only a failed write is about the folder; a file that cannot be read is about the file.
+        let reading = what == "Cannot open" || what == "Cannot read"
+        let hint = reading ? (errno == EACCES ? " Check the file's permissions." : "") : " Check that the directory exists and is writable."
+        self.description = "\(what) \(path): \(String(cString: strerror(errno))).\(hint)"
     }
     init(message: String) {
         self.description = message
@@ -39,10 +42,15 @@ public final class FileSink: PageSink {
     public var partPath: String { path + ".part" }
     private var fd: Int32
 
-    public init(path: String) throws {
+    /// - Parameters:
+    ///   - mode: permissions of the new file (applied exactly, whatever the umask).
+    ///   - exclusive: fail with `EEXIST` instead of truncating a file that is already
+    ///     there (two writers never share a file).
+    public init(path: String, mode: mode_t = 0o644, exclusive: Bool = false) throws {
         self.path = path
-        fd = open(path + ".part", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        fd = open(path + ".part", O_WRONLY | O_CREAT | (exclusive ? O_EXCL : O_TRUNC) | O_CLOEXEC, mode)
         if fd < 0 { throw MediaIOError("Cannot create", path: path + ".part", errno: errno) }
+        _ = fchmod(fd, mode)
     }
 
     deinit { if fd >= 0 { Glibc.close(fd) } }

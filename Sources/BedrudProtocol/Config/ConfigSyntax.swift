@@ -75,14 +75,14 @@ public enum ConfigSyntax {
                 continue
             }
             guard let eq = trimmed.firstIndex(of: "=") else {
-                throw Error(file: file, line: lineNumber, message: "expected 'key = value' or a [section] header, got '\(trimmed.prefix(40))'")
+                throw Error(file: file, line: lineNumber, message: "expected 'key = value' or a [section] header, got '\(TerminalText.quoted(trimmed, limit: 40))'")
             }
             let key = trimmed[..<eq].trimmed()
             guard !key.isEmpty else {
                 throw Error(file: file, line: lineNumber, message: "missing key before '='")
             }
             guard key.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == ".") }) else {
-                throw Error(file: file, line: lineNumber, message: "invalid key '\(key)': use letters, digits and '_'")
+                throw Error(file: file, line: lineNumber, message: "invalid key '\(TerminalText.quoted(key, limit: 40))': use letters, digits and '_'")
             }
             let value = try parseValue(trimmed[trimmed.index(after: eq)...], file: file, line: lineNumber, environment: environment)
             doc.entries.append(Entry(section: section, sectionName: sectionName, key: key.lowercased().replacingDashes(), value: value, line: lineNumber))
@@ -96,7 +96,7 @@ public enum ConfigSyntax {
         if let close = body.firstIndex(of: "]") {
             let after = body[body.index(after: close)...].trimmed()
             guard after.isEmpty || after.first == "#" else {
-                throw Error(file: file, line: line, message: "unexpected text after section header: '\(after.prefix(30))'")
+                throw Error(file: file, line: line, message: "unexpected text after section header: '\(TerminalText.quoted(after, limit: 30))'")
             }
             body = body[body.startIndex...close]
         } else {
@@ -109,7 +109,7 @@ public enum ConfigSyntax {
         let words = inner.split(whereSeparator: { $0 == " " || $0 == "\t" })
         let section = words[0].lowercased()
         guard section.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
-            throw Error(file: file, line: line, message: "invalid section name '\(words[0])'")
+            throw Error(file: file, line: line, message: "invalid section name '\(TerminalText.quoted(words[0], limit: 40))'")
         }
         if namedSections.contains(section) {
             guard words.count == 2 else {
@@ -122,7 +122,7 @@ public enum ConfigSyntax {
                 name = String(name.dropFirst().dropLast())
             }
             guard InstanceName.isValid(name) else {
-                throw Error(file: file, line: line, message: "invalid \(section) name '\(name)': use letters, digits, '-', '_' and '.'")
+                throw Error(file: file, line: line, message: "invalid \(section) name '\(TerminalText.quoted(name, limit: 40))': use letters, digits, '-', '_' and '.'")
             }
             return Header(section: section, name: name, line: line)
         }
@@ -173,7 +173,7 @@ public enum ConfigSyntax {
             }
             let rest = v[i...].trimmed()
             guard rest.isEmpty || rest.first == "#" else {
-                throw Error(file: file, line: line, message: "unexpected text after closing quote: '\(rest.prefix(30))'")
+                throw Error(file: file, line: line, message: "unexpected text after closing quote: '\(TerminalText.quoted(rest, limit: 30))'")
             }
             return out
         }
@@ -221,7 +221,7 @@ public enum ConfigSyntax {
             fallback = inner[inner.index(sep, offsetBy: 2)...]
         }
         guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
-            throw Error(file: file, line: line, message: "invalid environment variable name '${\(inner)}'")
+            throw Error(file: file, line: line, message: "invalid environment variable name '${\(TerminalText.quoted(inner, limit: 40))}'")
         }
         if let value = environment[String(name)], !value.isEmpty {
             return (value, v.index(after: close))

@@ -1,0 +1,186 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import BedrudMedia
+import BedrudProtocol
+import Foundation
+import Synchronization
+
+/// One recording session's folder, owned by one writer for its whole life.
+///
+/// Two bots started in the same second with the same `--output` must never share a
+/// folder or a file, so nothing here checks and then creates:
+/// - the folder is made with `mkdir(2)`, which fails with `EEXIST` if another process got
+///   there first; the next name (`-2`, `-3`, …) is tried then;
+/// - every file in it is created with `O_EXCL`;
+/// - the writer holds an exclusive `flock(2)` on the folder until it is done, so `repair`
+///   (or anything else that takes the lock) can tell a live session from a crashed one.
+///
+/// Also the ``RecordingSinkFactory`` of the session's Ogg files (names from
+/// ``RecordingFileName``; duplicates get `-2`, `-3`). Thread-safe: sinks are made on the
+/// media thread, text files by the session.
+public final class SessionFolder: RecordingSinkFactory, Sendable {
+    public let path: String
+    public let fileMode: mode_t
+    private let lockFD: Mutex<Int32>
+    private let state = Mutex<(used: Set<String>, paths: [RecordingOutput: String])>((["room", "events", "summary", "transcript"], [:]))
+
+    /// The error of a folder that another writer holds.
+    public struct Busy: Error, CustomStringConvertible, Sendable {
+        public let path: String
+        public var description: String { "\(path) is being written by another bedrud-bot right now (its folder lock is held)" }
+    }
+
+    private init(path: String, lockFD: Int32, fileMode: mode_t) {
+        self.path = path
+        self.lockFD = Mutex(lockFD)
+        self.fileMode = fileMode
+    }
+
+    deinit { lockFD.withLock { if $0 >= 0 { close($0) } } }
+
+    /// Creates a new session folder at `base` (or `base-2`, `base-3`, … when taken),
+    /// with any missing parents, and locks it.
+    public static func create(base: String, directoryMode: mode_t, fileMode: mode_t) throws -> SessionFolder {
+        let parent = (base as NSString).deletingLastPathComponent
+        try makeParents(parent.isEmpty ? "." : parent, mode: directoryMode)
+        var candidate = base
+        var n = 2
+        let directoryMode = directoryMode | 0o700  // the writer itself must be able to enter it
+        while mkdir(candidate, directoryMode) != 0 {
+            let e = errno
+            guard e == EEXIST, n < 10_000 else {
+                throw CommandFailure(.config, "cannot create the recording folder \(candidate): \(String(cString: strerror(e)))")
+            }
+            candidate = "\(base)-\(n)"
+            n += 1
+        }
+        _ = chmod(candidate, directoryMode)
+        guard let fd = try lock(candidate, wait: false) else { throw Busy(path: candidate) }
+        return SessionFolder(path: candidate, lockFD: fd, fileMode: fileMode)
+    }
+
+    /// Takes over an existing folder (the developer recorder, `repair`): locks it, and
+    /// throws ``Busy`` when a live writer holds it.
+    public static func adopt(_ path: String, fileMode: mode_t = 0o640) throws -> SessionFolder {
+        guard let fd = try lock(path, wait: false) else { throw Busy(path: path) }
+        return SessionFolder(path: path, lockFD: fd, fileMode: fileMode)
+    }
+
+    /// Whether a live writer holds `path` (without taking the lock).
+    public static func isBusy(_ path: String) -> Bool {
+        guard let fd = try? lock(path, wait: false) else { return true }
+        close(fd)
+        return false
+    }
+
+    /// Opens `path` and takes an exclusive flock; nil when someone else holds it.
+    static func lock(_ path: String, wait: Bool) throws -> Int32? {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw CommandFailure(.notFound, "cannot open the folder \(path): \(String(cString: strerror(errno)))")
+        }
+        if flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0 {
+            close(fd)
+            return nil
+        }
+        return fd
+    }
+
+    static func makeParents(_ dir: String, mode: mode_t) throws {
+        var isDir: ObjCBool = false
+        if FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) {
+            guard isDir.boolValue else { throw CommandFailure(.config, "cannot record into \(dir): it is not a folder") }
+            return
+        }
+        try makeParents((dir as NSString).deletingLastPathComponent, mode: mode)
+        if mkdir(dir, mode) != 0 && errno != EEXIST {
+            throw CommandFailure(.config, "cannot create the recording folder \(dir): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Releases the lock: the session is finished.
+    public func release() {
+        lockFD.withLock { fd in
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
+    }
+
+    // MARK: - Files
+
+    /// The path each Ogg output was given (final names, without `.part`).
+    public var paths: [RecordingOutput: String] { state.withLock { $0.paths } }
+
+    public func makeSink(for output: RecordingOutput) throws -> PageSink {
+        guard case .participant(let identity, let name) = output else {
+            let file = path + "/room.opus"
+            state.withLock { $0.paths[output] = file }
+            return try FileSink(path: file, mode: fileMode, exclusive: true)
+        }
+        let wanted = RecordingFileName.make(name.isEmpty ? identity : name)
+        for _ in 0..<100 {
+            let base = state.withLock { st -> String in
+                // Compared without case: a folder copied to a Mac or a USB stick keeps both files.
+                var b = wanted
+                var i = 2
+                while st.used.contains(b.lowercased()) {
+                    b = "\(wanted)-\(i)"
+                    i += 1
+                }
+                st.used.insert(b.lowercased())
+                return b
+            }
+            let file = path + "/" + base + ".opus"
+            do {
+                let sink = try FileSink(path: file, mode: fileMode, exclusive: true)
+                state.withLock { $0.paths[output] = file }
+                return sink
+            } catch let e as MediaIOError where e.errno == EEXIST {
+                continue  // a file of that name is there already: never write into it
+            }
+        }
+        throw CommandFailure(.failure, "no free file name for \(wanted) in \(path)")
+    }
+
+    /// Creates `name` in the folder for writing (`O_EXCL`, ``fileMode``). The caller owns
+    /// the descriptor.
+    public func createFile(_ name: String, append: Bool = false) throws -> Int32 {
+        let p = path + "/" + name
+        let fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | (append ? O_APPEND : 0), fileMode)
+        guard fd >= 0 else { throw CommandFailure(.failure, "cannot create \(p): \(String(cString: strerror(errno)))") }
+        _ = fchmod(fd, fileMode)
+        return fd
+    }
+
+    /// Writes a whole text file: `name.part` (exclusive), fsync, then renamed to `name`
+    /// without replacing anything that is there. Throws with the reason when any step fails.
+    public func writeFinished(_ name: String, _ text: String) throws {
+        try Self.writeFinished(path + "/" + name, text, mode: fileMode)
+    }
+
+    /// ``writeFinished(_:_:)`` for any path (`repair` rebuilding a crashed session's files).
+    public static func writeFinished(_ final: String, _ text: String, mode: mode_t, temporarySuffix: String = ".part") throws {
+        let part = final + temporarySuffix
+        let fd = open(part, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw CommandFailure(.failure, "cannot create \(part): \(String(cString: strerror(errno)))") }
+        _ = fchmod(fd, mode)
+        var failure: Int32 = 0
+        Array(text.utf8).withUnsafeBytes { raw in
+            var off = 0
+            while off < raw.count {
+                let n = write(fd, raw.baseAddress! + off, raw.count - off)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { failure = n < 0 ? errno : EIO; return }
+                off += n
+            }
+        }
+        if failure == 0, fsync(fd) != 0 { failure = errno }
+        close(fd)
+        if failure == 0, link(part, final) != 0 { failure = errno }  // link(2) never replaces an existing file
+        if failure != 0 {
+            throw CommandFailure(.failure, "cannot write \(final): \(String(cString: strerror(failure))) (what was written is in \(part))")
+        }
+        unlink(part)
+    }
+}

@@ -1,0 +1,99 @@
+import BedrudBot
+import Foundation
+import Testing
+import TestSupport
+
+/// Issue 11 §1: every exit code in docs/CLI.md's table, produced by the path the table
+/// names, as cron and systemd see it.
+@Suite struct CLIExitCodeTests {
+    static let password = "a long enough password"
+
+    @Test func everyCodeInTheTable() async throws {
+        let server = try await DevServer.start(["--seed-user", "rec@example.com:\(Self.password)", "--seed-room", "taken"])
+        let user = try CLIUser()
+        let pw = try user.writeFile("pw", Self.password)
+        try await user.expect(0, ["instance", "add", server.baseURL, "--name", "dev", "--email", "rec@example.com", "--password-file", pw])
+        var seen: Set<Int32> = []
+        func check(_ code: ExitCode, _ args: [String], _ text: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            let r = try await user.expect(code.rawValue, args, sourceLocation: sourceLocation)
+            #expect((r.stdout + r.stderr).contains(text), "\(args): \(r.stdout)\(r.stderr)", sourceLocation: sourceLocation)
+            seen.insert(code.rawValue)
+        }
+        try await check(.success, ["version"], "bedrud-bot ")
+        try await check(.usage, ["join"], "missing argument ROOM|LINK")
+        let bad = try user.writeFile("bad.conf", "[network]\nconnect_timeout = soon\n")
+        try await check(.config, ["config", "check", bad], "bad.conf:2: network.connect_timeout")
+        let wrong = try user.writeFile("wrong", "not the password at all")
+        try await check(.auth, ["login", "--password-file", wrong], "Wrong password, or no account yet? Create one with: bedrud-bot register")
+        try await check(.notFound, ["-i", "nosuch", "whoami"], "no instance named 'nosuch'")
+        try await check(.notFound, ["join", "no-such-room", "--dry-run"], "Room not found")
+        try await check(.network, ["instance", "add", "http://127.0.0.1:1", "--name", "down"], "was refused")
+        try await check(.rejected, ["rooms", "create", "taken"], "409")
+
+        // A session folder another bot is writing (its lock held): repair refuses it.
+        let busy = user.home.appendingPathComponent("busy").path
+        try FileManager.default.createDirectory(atPath: busy, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: busy + "/events.jsonl", contents: Data())
+        let lock = open(busy, O_RDONLY | O_DIRECTORY)
+        #expect(flock(lock, LOCK_EX) == 0)
+        try await check(.forbidden, ["repair", busy], "is still being recorded")
+        close(lock)
+
+        let notOgg = try user.writeFile("summary.json", "{}\n")
+        try await check(.assertion, ["verify", notOgg], "not an Ogg file")
+
+        let tlsServer = try await DevServer.start(["--tls"])
+        try await check(.tls, ["instance", "add", tlsServer.baseURL, "--name", "tls"], "is not trusted")
+        let other = try await PythonServer.start(script: "scripts/not_bedrud_server.py")
+        try await check(.server, ["instance", "add", other.url, "--name", "other"], "Is this a Bedrud server?")
+
+        let scenario = FileManager.default.temporaryDirectory.appendingPathComponent("doomed-\(UUID().uuidString).scenario")
+        try "room doomed public\nstart first-join\nat 0s join host name=Host\nat 2s delete-room\n".write(to: scenario, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: scenario) }
+        let doomed = try await DevServer.start(["--scenario", scenario.path])
+        try await check(.removed, ["join", doomed.baseURL + "/m/doomed", "--no-media"], "the room was deleted")
+
+        // Signals: one is a clean stop (0, with or without --duration); a second one stops at once (130).
+        for extra in [[], ["--duration", "60s"]] {
+            let r = try await signalled(user, ["join", server.baseURL + "/m/taken", "--record", "--output", user.home.path + "/rec"] + extra, signals: 1)
+            #expect(r.status == 0, "SIGTERM with \(extra): \(r.status)")
+        }
+        seen.insert(0)
+        let twice = try await signalled(user, ["join", server.baseURL + "/m/taken", "--no-media"], signals: 2)
+        #expect(twice.status == ExitCode.interrupted.rawValue)
+        seen.insert(ExitCode.interrupted.rawValue)
+
+        // 1 is for bugs only: no path produces it on purpose.
+        let untested: Set<Int32> = [ExitCode.failure.rawValue]
+        #expect(Set(ExitCode.allCases.map(\.rawValue)).subtracting(untested) == seen)
+    }
+
+    /// Starts `args`, waits (on a thread of its own, with a deadline) until the bot is
+    /// in the room, sends `signals` signals and returns the exit status.
+    func signalled(_ user: CLIUser, _ args: [String], signals: Int) async throws -> (status: Int32, stdout: String) {
+        let env = user.environment
+        return try await offPool {
+            let p = Process()
+            p.executableURL = Repo.binary
+            p.arguments = args
+            p.environment = env
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            // A watchdog: whatever happens, the child is gone after 60 s (its pipe then ends).
+            let pid = p.processIdentifier
+            DispatchQueue.global().asyncAfter(deadline: .now() + 60) { if p.isRunning { kill(pid, SIGKILL) } }
+            var seen = ""
+            while !seen.contains("joined room") {
+                let chunk = out.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                seen += String(decoding: chunk, as: UTF8.self)
+            }
+            // SIGTERM, then SIGINT: two different signals are never merged by the kernel.
+            for sig in [SIGTERM, SIGINT].prefix(signals) { kill(pid, sig) }
+            p.waitUntilExit()
+            return (p.terminationStatus, seen)
+        }
+    }
+}

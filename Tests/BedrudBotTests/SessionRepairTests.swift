@@ -1,0 +1,93 @@
+@testable import BedrudBot
+import Foundation
+import Testing
+import TestSupport
+
+/// Issue 13 §7: `repair` of a finished file changes nothing; repair never removes an
+/// original before its replacement is complete and verified; `repair SESSION_DIR`
+/// rebuilds a crashed session.
+@Suite struct SessionRepairTests {
+    @Test func rebuildsTranscriptAndSummaryFromEvents() throws {
+        let events = """
+            {"type":"session_started","room":"standup","server":"http://127.0.0.1:1","time":"2026-12-01T10:00:00.000Z","offset_ms":0}
+            {"type":"participant_joined","participant":{"identity":"u-1","name":"علی رضایی","sid":"PA_1","accesses":[]},"time":"2026-12-01T10:00:00.100Z","offset_ms":100}
+            {"type":"speaking_turn","participant":"u-1","name":"علی رضایی","start_ms":1000,"end_ms":2500,"time":"2026-12-01T10:00:01.000Z","offset_ms":1000}
+            {"type":"chat","participant":"u-1","name":"علی رضایی","message":"سلام <all>","time":"2026-12-01T10:00:03.000Z","offset_ms":3000}
+            {"type":"reconnecting","mode":"resume","time":"2026-12-01T10:00:04.000Z","offset_ms":4000}
+            {"type":"file_started","participant":"u-1","output":"x","time":"2026-12-01T10:00:05.000Z","offset_ms":5000}
+            {"type":"speaking_tu
+            """
+        let files = [SessionRepair.RecordedFile(name: "علی رضایی.opus", identity: "u-1", durationMillis: 4900),
+                     SessionRepair.RecordedFile(name: "room.opus", identity: nil, durationMillis: 5000)]
+        let (vtt, s) = SessionRepair.rebuild(events: events, files: files, repairedFiles: ["room.opus"])
+        #expect(vtt == "WEBVTT\n\n1\n00:00:01.000 --> 00:00:02.500\n<v علی رضایی>(speaking)\n\n2\n00:00:03.000 --> 00:00:06.000\n<v علی رضایی>[chat] سلام &lt;all&gt;\n\n")
+        #expect(s.endReason == "crashed")
+        #expect(s.exitCode == nil)
+        #expect(s.room == "standup" && s.started == "2026-12-01T10:00:00.000Z" && s.ended == "2026-12-01T10:00:05.000Z")
+        #expect(s.durationMs == 5000)
+        #expect(s.reconnects == 1 && s.chatMessages == 1)
+        #expect(s.repaired.eventLines == 6 && s.repaired.eventLinesUnreadable == 1)
+        #expect(s.participants.count == 1)
+        #expect(s.participants.first?.file == "علی رضایی.opus" && s.participants.first?.durationMs == 4900)
+        #expect(s.roomFile == "room.opus")
+        let json = try JSONSerialization.jsonObject(with: Data(SessionRepair.encode(s).utf8)) as? [String: Any]
+        #expect(json?["end_reason"] as? String == "crashed")
+    }
+
+    @Test func aChatCueIsOneLineWhateverItHolds() {
+        let vtt = TranscriptWriter.vtt(turns: [], chats: [(offsetMs: 0, name: "Mal\u{1B}[2J", text: "first\n00:00:09.000 --> 00:00:10.000\nforged")])
+        #expect(vtt == "WEBVTT\n\n1\n00:00:00.000 --> 00:00:03.000\n<v Mal\\x1b[2J>[chat] first\\n00:00:09.000 --&gt; 00:00:10.000\\nforged\n\n")
+    }
+
+    @Test func outputDirectoryDefaults() {
+        #expect(Configuration.defaultOutputDir(["HOME": "/home/a"]) == "/home/a/.local/share/bedrud-bot/recordings")
+        #expect(Configuration.defaultOutputDir(["HOME": "/home/a", "XDG_DATA_HOME": "/data"]) == "/data/bedrud-bot/recordings")
+        // systemd's StateDirectory= (several folders are colon-separated; the first is ours).
+        #expect(Configuration.defaultOutputDir(["HOME": "/", "XDG_DATA_HOME": "/data", "STATE_DIRECTORY": "/var/lib/bedrud-bot:/var/lib/x"])
+                == "/var/lib/bedrud-bot/recordings")
+    }
+
+    /// A short real recording from the developer recorder: finished, valid files.
+    func record() async throws -> (CLIUser, String) {
+        let user = try CLIUser()
+        let dir = user.home.appendingPathComponent("dev").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try await user.expect(0, ["dev-record", "--dir", dir, "--seconds", "2", "--tracks", "1"])
+        return (user, dir)
+    }
+
+    func snapshot(_ dir: String) throws -> [String: Data] {
+        var out: [String: Data] = [:]
+        for f in try FileManager.default.contentsOfDirectory(atPath: dir) { out[f] = try Data(contentsOf: URL(fileURLWithPath: dir + "/" + f)) }
+        return out
+    }
+
+    @Test func repairOfAFinishedFileChangesNothing() async throws {
+        let (user, dir) = try await record()
+        let file = dir + "/speaker 0.opus"
+        let before = try snapshot(dir)
+        for _ in 0..<2 {
+            let r = try await user.expect(0, ["repair", file])
+            #expect(r.stdout.contains("already a finished, valid recording"), "\(r.stdout)")
+            #expect(r.stdout.contains("nothing changed"))
+            #expect(try snapshot(dir) == before)
+        }
+    }
+
+    @Test func aDamagedFinishedFileIsKeptBesideItsRepair() async throws {
+        let (user, dir) = try await record()
+        let file = dir + "/speaker 0.opus"
+        let whole = try Data(contentsOf: URL(fileURLWithPath: file))
+        let cut = whole.prefix(whole.count - 100)
+        try cut.write(to: URL(fileURLWithPath: file))
+        let r = try await user.expect(0, ["repair", file])
+        #expect(r.stdout.contains("-> \(dir)/speaker 0.repaired.opus"), "\(r.stdout)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == cut, "the original is never removed or changed")
+        try await user.expect(0, ["verify", dir + "/speaker 0.repaired.opus"])
+        // Again: the repaired file is there, so nothing is replaced.
+        let again = try await user.run(["repair", file])
+        #expect(again.exitCode == 11)
+        #expect(again.stderr.contains("exists already; repair never replaces a file"), "\(again.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/speaker 0.repaired.opus.repairing"))
+    }
+}
