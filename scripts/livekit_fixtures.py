@@ -20,6 +20,11 @@ objects, and "__unknown__" = sorted field numbers the Swift model keeps as unkno
 (fields appended here on purpose, plus fields listed in UNMODELED). The Swift side
 builds the same view from its decoded value (ProtoMirror) and compares field by field.
 
+Regression fixtures (`regression.*`) are inputs that once broke the Swift codec, kept
+byte for byte. Their `expected` is what the official package decodes from them once the
+payloads Swift keeps opaque (UNMODELED fields) are emptied; `official_rejects_input`
+marks one the official package refuses as it is (a corrupt payload in such a field).
+
 Generation is deterministic: same package version, same bytes.
 """
 from __future__ import annotations
@@ -410,6 +415,119 @@ def scenario_fixtures():
     return out
 
 
+# MARK: - Regression inputs (mutated fixtures that once broke the Swift codec)
+
+# Each is the input ProtoFuzzTests.mutatedFixturesNeverCrash built for that seed
+# (BEDRUD_FUZZ_SEED), as the fuzz log printed it; (name, type, what it caught, hex).
+REGRESSIONS = [
+    ("seed_757264840", "DataPacket",
+     "issue 15: metrics (8) replaced by rpc_response (12) came back after re-encoding",
+     "0ad0040a3a12077374616e64757018d00520a0e16728ae1118ac0220142880f2d6ca063a0c0a0a617564696f2f6f7075"
+     "733a0b0a09617564696f2f7265644802701478fbd0eab6b733125370731a250a0850415f6775657374120a0650415f62"
+     "6f74120c37623063326630652d626f7418012a157b226163636573736573223a5b2275736572225d7d3081f2d6ca064a"
+     "085265636f7264657250015a0808011001180150018801dcdbeab6b7331a82020a0850415f616c696365120a616c6963"
+     "652d757569641802224c0a0c54525f616c6963655f6d69631a0a6d6963726f70686f6e6548025a0a617564696f2f6f70"
+     "757362dcdbea01316a180a0a617564696f2f6f7075731201311a076d69632d63696470019a0102000122470a18b40120"
+     "f09309280c54525f616c6963655f63616d1001200128800a30d00538014801520d10c00218b40120f0930928d708520f"
+     "080210800a18d00520a0e16728ae115a09766964656f2f5650382a217b226163636573736573223a5b2275736572222c"
+     "226d6f64657261746f72225d7d309cf1d6ca064a0b416c69636520c39c6e616c500768017a0a0a046c616e6712027472"
+     "7a0b0a047465616d12036f70731a250a0850415f6775657374120e67756573742d616231326364333418024a05477565"
+     "737450022206312e31302e312a470a237475726e3a3230332e302e3131332e373a333437383f7472616e73706f72743d"
+     "756470120e313736373232393230303a626f741a10633356775a584a7a5a574e795a58513d2a1e0a1c7374756e3a7374"
+     "756e2e6c2e676f6f676c652e636f6d3a3139333032300142021802500f580562141206312e31302e3118112a084e445f"
+     "6e6f6465317801"),
+    ("seed_669094484", "DataPacket",
+     "issue 15: field 8 as fixed64 is not the metrics member; user (2) stays the value",
+     "415f6f6c6412030801120d0a0650415f6f6c6412030001ff"),
+    ("seed_186967074", "DataPacket",
+     "issue 15: field 8 as varint is not the metrics member; user (2) stays the value",
+     "4001120d0a0650415f6f6c6412030001ff"),
+    ("seed_898248838", "SignalResponse",
+     "issue 15: RequestResponse.unpublish_data_track (11) replaced by trickle (4) came back",
+     "b2013208f3bc8f9908100b5a0d6d6573736167652d323230303322190a1363616e646964617465496e69742d32323030"
+     "3410011801"),
+]
+
+
+def read_varint(data: bytes, i: int) -> tuple[int, int]:
+    shift = value = 0
+    while True:
+        if i >= len(data) or shift > 63:
+            raise ValueError("truncated varint")
+        b = data[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if b < 0x80:
+            return value, i
+
+
+def skip_value(data: bytes, i: int, number: int, wire: int) -> int:
+    if wire == 0:
+        return read_varint(data, i)[1]
+    if wire == 1:
+        return i + 8
+    if wire == 5:
+        return i + 4
+    if wire == 2:
+        n, i = read_varint(data, i)
+        return i + n
+    if wire == 3:
+        while True:
+            tag, i = read_varint(data, i)
+            if tag & 7 == 4:
+                if tag >> 3 != number:
+                    raise ValueError("unmatched group")
+                return i
+            i = skip_value(data, i, tag >> 3, tag & 7)
+    raise ValueError(f"wire type {wire}")
+
+
+def opaque_unmodelled(descriptor, data: bytes) -> bytes:
+    """`data` with the payload of every field the Swift model does not model (UNMODELED)
+    emptied, at any depth. Swift keeps those payloads as opaque bytes and never parses
+    them, so their content is not part of what it decodes; the official package parses
+    them and rejects the whole message if one is corrupt."""
+    unmodeled = UNMODELED.get(descriptor.full_name, set())
+    out = bytearray()
+    i = 0
+    while i < len(data):
+        start = i
+        tag, i = read_varint(data, i)
+        number, wire = tag >> 3, tag & 7
+        field = descriptor.fields_by_number.get(number)
+        end = skip_value(data, i, number, wire)
+        if end > len(data):
+            raise ValueError("truncated field")
+        if field is not None and wire == 2 and field.name in unmodeled:
+            out += varint(tag) + varint(0)
+        elif field is not None and wire == 2 and field.message_type is not None and not is_map(field):
+            n, body = read_varint(data, i)
+            inner = opaque_unmodelled(field.message_type, data[body:end])
+            out += varint(tag) + varint(len(inner)) + inner
+        else:
+            out += data[start:end]
+        i = end
+    return bytes(out)
+
+
+def regression_fixtures():
+    """(name, type, message the Swift model must decode, raw input, official_parses_input)."""
+    out = []
+    for name, tname, _why, hexdata in REGRESSIONS:
+        raw = bytes.fromhex(hexdata)
+        cls = TYPES[tname]
+        try:
+            cls().ParseFromString(raw)
+            parses = True
+        except Exception:  # noqa: BLE001 - the official package rejects the input
+            parses = False
+        msg = cls()
+        msg.ParseFromString(opaque_unmodelled(cls.DESCRIPTOR, raw))
+        out.append((f"regression.{name}", tname, msg, raw, parses))
+    return out
+
+
 # MARK: - Messages the client sends (encode direction). Swift builds the same values.
 
 def client_messages():
@@ -479,12 +597,14 @@ def write_fixtures(out: Path) -> int:
     for old in out.glob("*.bin"):
         old.unlink()
     manifest = []
-    entries = [(n, t, m, None) for n, t, m in oneof_fixtures()] + scenario_fixtures()
-    for name, tname, msg, raw in entries:
+    entries = [(n, t, m, None, True) for n, t, m in oneof_fixtures()] \
+        + [(n, t, m, raw, True) for n, t, m, raw in scenario_fixtures()] + regression_fixtures()
+    for name, tname, msg, raw, official_parses in entries:
         data = raw if raw is not None else msg.SerializeToString(deterministic=True)
-        # The bytes must parse back to the very message we describe.
+        # The bytes must parse back to the very message we describe (for an input the
+        # official package rejects: once the payloads Swift keeps opaque are emptied).
         check = TYPES[tname]()
-        check.ParseFromString(data)
+        check.ParseFromString(data if official_parses else opaque_unmodelled(check.DESCRIPTOR, data))
         expected, identical = describe(check)
         (out / f"{name}.bin").write_bytes(data)
         manifest.append({
@@ -495,6 +615,8 @@ def write_fixtures(out: Path) -> int:
             # between known ones or the input used a non-canonical form.
             "reencode_identical": identical and raw is None,
         })
+        if not official_parses:
+            manifest[-1]["official_rejects_input"] = True
     (out / "manifest.json").write_text(json.dumps(
         {"generator": "scripts/livekit_fixtures.py", "package": package_version(), "fixtures": manifest},
         indent=1, ensure_ascii=False, sort_keys=True) + "\n")

@@ -92,6 +92,43 @@ import Testing
         #expect(metrics.value == .unknown(8))
     }
 
+    // Issue 15: the oneof rule (the last member on the wire wins, only it is kept, a
+    // repeated message member merges) holds for members we keep as raw records too.
+    @Test func unmodelledOneofMembersFollowTheOneofRule() throws {
+        let user: [UInt8] = [0x12, 0x03, 0x12, 0x01, 0x07]  // user { payload: 07 }
+        let metricsA: [UInt8] = [0x42, 0x02, 0x08, 0x01], metricsB: [UInt8] = [0x42, 0x02, 0x10, 0x02]
+
+        // metrics, then user: user wins and metrics is gone.
+        let replaced = try LiveKit.DataPacket(protobufBytes: metricsA + user)
+        guard case .user(let u) = replaced.value else { Issue.record("expected user, got \(String(describing: replaced.value))"); return }
+        #expect(u.payload == [7] && replaced.unknownFields.isEmpty)
+        #expect(replaced.protobufBytes() == user)
+
+        // user, then metrics: metrics wins; its record is all that is written.
+        let wins = try LiveKit.DataPacket(protobufBytes: user + metricsA)
+        #expect(wins.value == .unknown(8) && wins.protobufBytes() == metricsA)
+
+        // metrics twice: one member, the two payloads merged into one record.
+        let merged = try LiveKit.DataPacket(protobufBytes: metricsA + metricsB)
+        #expect(merged.value == .unknown(8) && merged.protobufBytes() == [0x42, 0x04, 0x08, 0x01, 0x10, 0x02])
+
+        // Field 8 as a varint is not the metrics member: an unknown field next to user.
+        let notMember = try LiveKit.DataPacket(protobufBytes: [0x40, 0x01] + user)
+        #expect(notMember.value.map { if case .user = $0 { true } else { false } } == true)
+        #expect(notMember.unknownFields.fieldNumbers == [8])
+        #expect(notMember.protobufBytes() == user + [0x40, 0x01])
+
+        // The envelopes: a known member after a data-track member replaces it, and the
+        // other way round; a number outside the schema never replaces anything.
+        let pong: [UInt8] = [0x90, 0x01, 0x05]  // pong = 5
+        let member27: [UInt8] = [0xda, 0x01, 0x00]  // publish_data_track_response {}
+        let future100: [UInt8] = [0xa2, 0x06, 0x00]  // field 100, bytes
+        #expect(try LiveKit.SignalResponse(protobufBytes: member27 + pong).protobufBytes() == pong)
+        #expect(try LiveKit.SignalResponse(protobufBytes: pong + member27).message == .unknown(27))
+        let kept = try LiveKit.SignalResponse(protobufBytes: future100 + pong)
+        #expect(kept.message == .pong(5) && kept.unknownFields.fieldNumbers == [100])
+    }
+
     @Test func unknownEnumNumbersAreKept() throws {
         let response = try LiveKit.SignalResponse(protobufBytes: LiveKitFixtures.bytes("scenario.unknown_enums"))
         guard case .update(let update) = response.message, let p = update.participants.first,

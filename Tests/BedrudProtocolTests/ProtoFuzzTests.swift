@@ -19,17 +19,25 @@ enum FuzzSeeds {
 }
 
 /// Decodes `bytes` as `M`; when that succeeds, encoding must be stable: the bytes of the
-/// decoded value decode again to exactly the same bytes.
+/// decoded value decode again to exactly the same bytes. A failure names its context
+/// (seed, fixture, round) and carries the input, so it can be replayed and kept as a
+/// regression fixture (scripts/livekit_fixtures.py, REGRESSIONS) from the log alone.
 private func decodeStably<M: ProtoMessage>(_: M.Type, _ bytes: [UInt8], _ context: @autoclosure () -> String) {
     guard let message = try? M(protobufBytes: bytes) else { return }
     let once = message.protobufBytes()
     guard let again = try? M(protobufBytes: once) else {
-        Issue.record("\(context()): our own encoding of a decoded \(M.self) does not decode")
+        Issue.record("\(context()): our own encoding of a decoded \(M.self) does not decode\n  input: \(hex(bytes))")
         return
     }
-    if again.protobufBytes() != once {
-        Issue.record("\(context()): encoding of \(M.self) is not stable")
+    let twice = again.protobufBytes()
+    if twice != once {
+        let at = zip(once, twice).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(once.count, twice.count)
+        Issue.record("\(context()): encoding of \(M.self) is not stable (first re-encoding \(once.count) bytes, second \(twice.count), they differ at offset \(at))\n  input: \(hex(bytes))")
     }
+}
+
+private func hex(_ bytes: [UInt8]) -> String {
+    bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
 }
 
 private func decodeAllTypes(_ bytes: [UInt8], _ context: @autoclosure () -> String) {
@@ -49,7 +57,7 @@ private func decodeAllTypes(_ bytes: [UInt8], _ context: @autoclosure () -> Stri
             var bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &rng) }
             // Half the inputs start with a plausible tag so the decoder gets past byte 0.
             if i % 2 == 0, !bytes.isEmpty { bytes[0] = UInt8(truncatingIfNeeded: (Int.random(in: 1...31, using: &rng) << 3) | 2) }
-            decodeAllTypes(bytes, "seed \(seed) input \(i) [\(bytes.count) bytes]")
+            decodeAllTypes(bytes, "seed \(seed) (replay: BEDRUD_FUZZ_SEED=\(seed)) input \(i) [\(bytes.count) bytes]")
         }
     }
 
@@ -63,8 +71,21 @@ private func decodeAllTypes(_ bytes: [UInt8], _ context: @autoclosure () -> Stri
                 for _ in 0..<Int.random(in: 1...4, using: &rng) {
                     mutate(&bytes, &rng)
                 }
-                decodeAllTypes(bytes, "seed \(seed) fixture \(fixture.name) round \(round)")
+                decodeAllTypes(bytes, "seed \(seed) (replay: BEDRUD_FUZZ_SEED=\(seed)) fixture \(fixture.name) round \(round)")
             }
+        }
+    }
+
+    /// Inputs fresh seeds once found (issue 15), kept so they run every time.
+    @Test func regressionInputsReencodeStably() throws {
+        let regressions = try LiveKitFixtures.load().filter { $0.name.hasPrefix("regression.") }
+        #expect(Set(regressions.map(\.name)).isSuperset(of: [
+            "regression.seed_757264840", "regression.seed_669094484",
+            "regression.seed_186967074", "regression.seed_898248838",
+        ]))
+        for fixture in regressions {
+            decodeAllTypes(fixture.bytes, "\(fixture.name)")
+            decodeAsFixtureType(fixture.type, fixture.bytes, "\(fixture.name) as \(fixture.type)")
         }
     }
 
@@ -85,7 +106,17 @@ private func decodeAllTypes(_ bytes: [UInt8], _ context: @autoclosure () -> Stri
         case "JoinRequest": decodeStably(LiveKit.JoinRequest.self, bytes, context)
         case "ParticipantInfo": decodeStably(LiveKit.ParticipantInfo.self, bytes, context)
         case "TrackInfo": decodeStably(LiveKit.TrackInfo.self, bytes, context)
-        default: decodeStably(LiveKit.SignalResponse.self, bytes, context)
+        case "SignalResponse": decodeStably(LiveKit.SignalResponse.self, bytes, context)
+        default:
+            // Every type the manifest names is decoded somewhere; a misspelt or new one
+            // must not quietly become another type.
+            guard let decode = FixtureDecoder.byType[type] else {
+                Issue.record("\(context): the manifest names type \(type), which no Swift decoder handles")
+                return
+            }
+            if let decoded = try? decode(bytes), let again = try? decode(decoded.reencoded), again.reencoded != decoded.reencoded {
+                Issue.record("\(context): encoding of \(type) is not stable\n  input: \(hex(bytes))")
+            }
         }
     }
 

@@ -1,7 +1,8 @@
 // Data-channel messages: every message on `_reliable` / `_lossy` is one DataPacket.
 // livekit-protocol.md §2.11. RPC and data-stream members are decoded (they are small)
 // so callers can answer or ignore them deliberately; `metrics` (8) is not modelled
-// and surfaces as `.unknown(8)`.
+// and surfaces as `.unknown(8)`, its record kept in `unknownFields` for as long as it
+// is the oneof's member (see ProtoUnknownFields.keepUnmodelledMember).
 
 extension LiveKit {
     public struct DataPacket: ProtoMessage {
@@ -38,6 +39,14 @@ extension LiveKit {
         public init() {}
 
         public mutating func decodeField(_ tag: ProtoTag, from r: inout ProtoReader) throws -> Bool {
+            let before = value
+            let consumed = try decodeOneField(tag, from: &r)
+            // The oneof's last member wins: a replaced `metrics` must not come back.
+            if consumed, case .unknown(8)? = before, value != before { unknownFields.dropUnmodelledMember(8) }
+            return consumed
+        }
+
+        private mutating func decodeOneField(_ tag: ProtoTag, from r: inout ProtoReader) throws -> Bool {
             switch tag.fieldNumber {
             case 1: return try r.decode(tag, into: &kind)
             case 2: return try r.decodeOneof(tag, into: &value, Value.user)
@@ -47,8 +56,9 @@ extension LiveKit {
             case 6: return try r.decodeOneof(tag, into: &value, Value.sipDTMF)
             case 7: return try r.decodeOneof(tag, into: &value, Value.transcription)
             case 8:
+                guard try r.decodeUnmodelledMember(tag, into: &unknownFields) else { return false }
                 value = .unknown(8)
-                return false
+                return true
             case 9: return try r.decodeOneof(tag, into: &value, Value.chatMessage)
             case 10: return try r.decodeOneof(tag, into: &value, Value.rpcRequest)
             case 11: return try r.decodeOneof(tag, into: &value, Value.rpcAck)

@@ -4,6 +4,10 @@
 // Both are a single oneof. A member this schema does not know (the data-track and
 // data-blob messages 19–23 / 26–31 today, anything newer tomorrow) decodes to
 // `.unknown(fieldNumber)` with its bytes kept in `unknownFields` — never an error.
+// The members known by number but not modelled (19–23 / 26–31) follow the oneof rule
+// like the others: the last one on the wire wins and only it is kept (issue 15). A
+// number outside the schema is only an unknown field; it names the message
+// (`.unknown(n)`) when nothing else does.
 
 extension LiveKit {
     /// Client → server.
@@ -39,7 +43,20 @@ extension LiveKit {
 
         public init(_ message: Message) { self.message = message }
 
+        /// Members known by number but not modelled (data tracks and data blobs).
+        static let unmodelledMembers = 19...23
+
         public mutating func decodeField(_ tag: ProtoTag, from r: inout ProtoReader) throws -> Bool {
+            let before = message
+            let consumed = try decodeOneField(tag, from: &r)
+            // The oneof's last member wins: a replaced unmodelled member must not come back.
+            if consumed, case .unknown(let n)? = before, Self.unmodelledMembers.contains(n), message != before {
+                unknownFields.dropUnmodelledMember(n)
+            }
+            return consumed
+        }
+
+        private mutating func decodeOneField(_ tag: ProtoTag, from r: inout ProtoReader) throws -> Bool {
             switch tag.fieldNumber {
             case 1: return try r.decodeOneof(tag, into: &message, Message.offer)
             case 2: return try r.decodeOneof(tag, into: &message, Message.answer)
@@ -62,6 +79,10 @@ extension LiveKit {
             case 16: return try r.decodeOneof(tag, into: &message, Message.pingReq)
             case 17: return try r.decodeOneof(tag, into: &message, Message.updateAudioTrack)
             case 18: return try r.decodeOneof(tag, into: &message, Message.updateVideoTrack)
+            case Self.unmodelledMembers:
+                guard try r.decodeUnmodelledMember(tag, into: &unknownFields) else { break }
+                message = .unknown(tag.fieldNumber)
+                return true
             default: break
             }
             if message == nil { message = .unknown(tag.fieldNumber) }
@@ -169,7 +190,20 @@ extension LiveKit {
 
         public init(_ message: Message) { self.message = message }
 
+        /// Members known by number but not modelled (audio codec update, data tracks and data blobs).
+        static let unmodelledMembers = 26...31
+
         public mutating func decodeField(_ tag: ProtoTag, from r: inout ProtoReader) throws -> Bool {
+            let before = message
+            let consumed = try decodeOneField(tag, from: &r)
+            // The oneof's last member wins: a replaced unmodelled member must not come back.
+            if consumed, case .unknown(let n)? = before, Self.unmodelledMembers.contains(n), message != before {
+                unknownFields.dropUnmodelledMember(n)
+            }
+            return consumed
+        }
+
+        private mutating func decodeOneField(_ tag: ProtoTag, from r: inout ProtoReader) throws -> Bool {
             switch tag.fieldNumber {
             case 1: return try r.decodeOneof(tag, into: &message, Message.join)
             case 2: return try r.decodeOneof(tag, into: &message, Message.answer)
@@ -203,6 +237,10 @@ extension LiveKit {
             case 23: return try r.decodeOneof(tag, into: &message, Message.trackSubscribed)
             case 24: return try r.decodeOneof(tag, into: &message, Message.roomMoved)
             case 25: return try r.decodeOneof(tag, into: &message, Message.mediaSectionsRequirement)
+            case Self.unmodelledMembers:
+                guard try r.decodeUnmodelledMember(tag, into: &unknownFields) else { break }
+                message = .unknown(tag.fieldNumber)
+                return true
             default: break
             }
             if message == nil { message = .unknown(tag.fieldNumber) }

@@ -211,6 +211,14 @@ extension LiveKit {
         public init() {}
 
         public mutating func decodeField(_ tag: ProtoTag, from r: inout ProtoReader) throws -> Bool {
+            let before = request
+            let consumed = try decodeOneField(tag, from: &r)
+            // The oneof's last member wins: a replaced data-track member must not come back.
+            if consumed, case .unknown(let n)? = before, request != before { unknownFields.dropUnmodelledMember(n) }
+            return consumed
+        }
+
+        private mutating func decodeOneField(_ tag: ProtoTag, from r: inout ProtoReader) throws -> Bool {
             switch tag.fieldNumber {
             case 1: return try r.decode(tag, into: &requestID)
             case 2: return try r.decode(tag, into: &reason)
@@ -222,8 +230,9 @@ extension LiveKit {
             case 8: return try r.decodeOneof(tag, into: &request, Request.updateAudioTrack)
             case 9: return try r.decodeOneof(tag, into: &request, Request.updateVideoTrack)
             case 10, 11:
+                guard try r.decodeUnmodelledMember(tag, into: &unknownFields) else { return false }
                 request = .unknown(tag.fieldNumber)
-                return false
+                return true
             default: return false
             }
         }

@@ -80,6 +80,55 @@ public struct ProtoUnknownFields: Sendable, Equatable {
         bytes.append(contentsOf: record)
     }
 
+    // MARK: Oneof members the schema does not model
+    //
+    // A oneof member a schema knows by number but does not model (e.g. DataPacket's
+    // `metrics`) is kept here as one raw record, and the message's oneof value says
+    // `.unknown(number)`. The protobuf rule for oneofs still holds for it: the member
+    // last on the wire wins and only it is kept, and a repeated occurrence of a message
+    // member merges into the earlier one. Keeping the record after a later member
+    // replaced it would bring the replaced member back when the message is encoded
+    // (unknown fields are written last) and decoded again (issue 15).
+
+    /// Stores the payload of an unmodelled oneof member `number` (a message, so always
+    /// length-delimited). A record already kept for it gets the new payload appended,
+    /// which is how protobuf merges two occurrences of a message field.
+    public mutating func keepUnmodelledMember(_ number: Int, payload: ArraySlice<UInt8>) {
+        let earlier = removeRecords(number, .lengthDelimited)
+        var writer = ProtoWriter(capacity: earlier.count + payload.count + 8)
+        writer.writeTag(number, .lengthDelimited)
+        writer.writeLengthDelimited(earlier + payload)
+        bytes.append(contentsOf: writer.bytes)
+    }
+
+    /// Drops the record of unmodelled oneof member `number`: a later member replaced it.
+    public mutating func dropUnmodelledMember(_ number: Int) {
+        _ = removeRecords(number, .lengthDelimited)
+    }
+
+    /// Removes every record with this field number and wire type; returns their
+    /// length-delimited payloads, concatenated in order.
+    private mutating func removeRecords(_ number: Int, _ wireType: ProtoWireType) -> [UInt8] {
+        var reader = ProtoReader(bytes)
+        var kept: [UInt8] = []
+        var removed: [UInt8] = []
+        var changed = false
+        // The records were validated when they were kept; a failure here keeps the rest.
+        while let tag = try? reader.nextTag() {
+            let start = reader.tagStart
+            if tag.fieldNumber == number, tag.wireType == wireType, wireType == .lengthDelimited {
+                guard let payload = try? reader.readLengthDelimitedRange() else { return [] }
+                removed.append(contentsOf: bytes[payload])
+                changed = true
+            } else {
+                guard (try? reader.skipField(tag)) != nil else { return [] }
+                kept.append(contentsOf: reader.bytes(from: start))
+            }
+        }
+        if changed { bytes = kept }
+        return removed
+    }
+
     /// The field numbers of the kept records, in order (for diagnostics and tests).
     public var fieldNumbers: [Int] {
         var reader = ProtoReader(bytes)
@@ -394,6 +443,18 @@ extension ProtoMessage {
 }
 
 extension ProtoReader {
+    /// A oneof member this schema knows by number but does not model: when it is
+    /// length-delimited (every such member is a message), its payload is kept in
+    /// `unknown` (see ``ProtoUnknownFields/keepUnmodelledMember(_:payload:)``) and true is
+    /// returned; the caller then sets its oneof to `.unknown(number)`. Any other wire
+    /// type is not this member at all: false, nothing consumed, an ordinary unknown field.
+    public mutating func decodeUnmodelledMember(_ tag: ProtoTag, into unknown: inout ProtoUnknownFields) throws -> Bool {
+        guard tag.wireType == .lengthDelimited else { return false }
+        let range = try readLengthDelimitedRange()
+        unknown.keepUnmodelledMember(tag.fieldNumber, payload: storage[range])
+        return true
+    }
+
     /// Decodes a oneof member that is a message and stores `wrap(message)` in `slot`.
     /// The oneof's previous value is replaced (a repeated occurrence of the same member
     /// is not merged; no LiveKit peer sends one).

@@ -70,6 +70,9 @@ public final class DTLSIdentity: @unchecked Sendable {
 
 /// Reads OpenSSL's thread-local error queue into one line.
 enum OpenSSLErrors {
+    /// What ``drain()`` returns when the queue is empty.
+    static let none = "no OpenSSL error recorded"
+
     static func drain() -> String {
         var parts: [String] = []
         while true {
@@ -80,6 +83,6 @@ enum OpenSSLErrors {
             parts.append(buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
             if parts.count >= 4 { ERR_clear_error(); break }
         }
-        return parts.isEmpty ? "no OpenSSL error recorded" : parts.joined(separator: "; ")
+        return parts.isEmpty ? none : parts.joined(separator: "; ")
     }
 }

@@ -33,6 +33,10 @@ protocol DTLSTransportDelegate: AnyObject {
 /// BIO straight to the delegate, one datagram per write. The first retransmission is
 /// after 100 ms (OpenSSL's default is 1 s), doubling up to 60 s.
 ///
+/// Invalid records are discarded, never fatal (RFC 6347 §4.1.2.7): anyone who can send
+/// a UDP datagram to our port could otherwise end the session. OpenSSL discards most of
+/// them itself, but not all; see ``admit(_:)`` for the ones we take out first.
+///
 /// Thread contract: confined to the owner's thread (the ICE loop). Not Sendable.
 final class DTLSTransport {
     let role: DTLSRole
@@ -47,8 +51,14 @@ final class DTLSTransport {
     fileprivate var mismatch: DTLSFingerprint?
     fileprivate var verified = false
     private var readBuffer = [UInt8](repeating: 0, count: 65_536)
-    /// Datagrams refused before OpenSSL (malformed records) and records OpenSSL dropped.
+    /// The records of a datagram that ``admit(_:)`` let through, when it dropped some
+    /// (grows once to the largest such datagram, then keeps its capacity).
+    private var admitted: [UInt8] = []
+    /// Datagrams refused before OpenSSL, in whole (malformed) or in part (records that
+    /// cannot be valid, see ``admit(_:)``).
     private(set) var droppedDatagrams = 0
+    /// Records taken out of datagrams by ``admit(_:)`` before OpenSSL saw them.
+    private(set) var droppedRecords = 0
     /// Selected SRTP profile after the handshake.
     private(set) var srtpProfile: SRTPProfile?
 
@@ -124,7 +134,18 @@ final class DTLSTransport {
             guard role == .server else { droppedDatagrams += 1; return }
             state = .connecting
         }
-        guard let base = datagram.baseAddress, BIO_write(readBIO, base, Int32(datagram.count)) == Int32(datagram.count) else {
+        let written: Bool
+        switch admit(datagram) {
+        case .all:
+            written = BIO_write(readBIO, datagram.baseAddress, Int32(datagram.count)) == Int32(datagram.count)
+        case .some:
+            droppedDatagrams += 1
+            written = admitted.withUnsafeBytes { BIO_write(readBIO, $0.baseAddress, Int32($0.count)) == Int32($0.count) }
+        case .none:
+            droppedDatagrams += 1
+            return
+        }
+        guard written else {
             droppedDatagrams += 1
             return
         }
@@ -163,6 +184,74 @@ final class DTLSTransport {
         }
         if state != .failed { state = .closed }
         delegate?.dtlsSetTimer(nanos: nil)
+    }
+
+    // MARK: - Records OpenSSL would not survive
+
+    /// What ``admit(_:)`` kept of a datagram.
+    private enum Admission { case all, some, none }
+
+    /// Smallest body of a protected (epoch ≥ 1) record under the negotiated AEAD: the
+    /// explicit nonce and the tag, with zero bytes of plaintext. AES-GCM (RFC 5288 §3):
+    /// 8 + 16; ChaCha20-Poly1305 (RFC 7905 §2): 16. Before a suite is chosen, the larger.
+    static func minimumProtectedBody(cipherNID: Int32?) -> Int {
+        switch cipherNID {
+        case NID_chacha20_poly1305: Int(EVP_CHACHAPOLY_TLS_TAG_LEN)
+        default: Int(EVP_GCM_TLS_EXPLICIT_IV_LEN + EVP_GCM_TLS_TAG_LEN)
+        }
+    }
+
+    /// Takes out of a structurally valid datagram the records that cannot be valid and
+    /// that OpenSSL 3.0 (3.0.19 here) would end the session over instead of discarding
+    /// them: protected (epoch ≥ 1) records shorter than the AEAD's nonce + tag.
+    ///
+    /// OpenSSL's `tls1_enc` hands the record's additional data to the cipher
+    /// (`EVP_CTRL_AEAD_TLS1_AAD`); the AES-GCM and ChaCha20-Poly1305 providers refuse a
+    /// length below their overhead, and `tls1_enc` turns that refusal into a fatal
+    /// internal_error (`SSLfatal`), which also sends the peer a fatal alert and so ends
+    /// its side too. `dtls1_process_record` wraps decryption in `ERR_set_mark` /
+    /// `ERR_pop_to_mark`, which pops the error `SSLfatal` just raised: `SSL_read` returns
+    /// -1, SSL_ERROR_SYSCALL, with an empty error queue (openssl/openssl#25290).
+    ///
+    /// Every other invalid record we could produce (bad tag, wrong or future epoch,
+    /// replayed sequence number, wrong version, oversized) OpenSSL discards itself.
+    /// Thirteen bytes of header and a body of the stated length are guaranteed by
+    /// ``DTLSRecordScanner``, which ran first.
+    private func admit(_ datagram: UnsafeRawBufferPointer) -> Admission {
+        var minimumProtected: Int?
+        var o = 0
+        var kept = 0
+        var dropped = false
+        while o + 13 <= datagram.count {
+            let epoch = datagram.loadBE16(at: o + 3)
+            let length = Int(datagram.loadBE16(at: o + 11))
+            let end = min(datagram.count, o + 13 + length)
+            var valid = true
+            if epoch != 0 {
+                let minimum = minimumProtected ?? Self.minimumProtectedBody(cipherNID: negotiatedCipherNID)
+                minimumProtected = minimum
+                valid = length >= minimum
+            }
+            if valid {
+                if dropped { admitted.append(contentsOf: datagram[o..<end]) }
+                kept += 1
+            } else {
+                if !dropped {
+                    admitted.removeAll(keepingCapacity: true)
+                    admitted.append(contentsOf: datagram[0..<o])
+                    dropped = true
+                }
+                droppedRecords += 1
+            }
+            o = end
+        }
+        return !dropped ? .all : kept > 0 ? .some : .none
+    }
+
+    /// The AEAD of the negotiated suite, once OpenSSL has chosen one.
+    private var negotiatedCipherNID: Int32? {
+        guard let cipher = SSL_get_current_cipher(ssl) else { return nil }
+        return SSL_CIPHER_get_cipher_nid(cipher)
     }
 
     // MARK: - Internals
@@ -230,7 +319,10 @@ final class DTLSTransport {
                 delegate?.dtlsClosed()
                 return
             default:
-                fail(DTLSError(.connection(OpenSSLErrors.drain())))
+                // OpenSSL can end a session without leaving an error behind (see admit(_:)).
+                let recorded = OpenSSLErrors.drain()
+                fail(DTLSError(.connection(err == SSL_ERROR_SYSCALL && recorded == OpenSSLErrors.none
+                    ? "OpenSSL ended the session (SSL_ERROR_SYSCALL) and recorded no error" : recorded)))
                 return
             }
         }

@@ -1,3 +1,4 @@
+import COpenSSL
 import Foundation
 import Testing
 @testable import BedrudRTC
@@ -52,6 +53,13 @@ final class DTLSPair {
         if from === client, dropClient.remove(index) != nil { return }
         if from === server, dropServer.remove(index) != nil { return }
         queue.append((from === client ? server : client, bytes))
+    }
+
+    /// Removes and returns the datagrams queued for `end`, undelivered.
+    func takeQueued(to end: End) -> [[UInt8]] {
+        let taken = queue.filter { $0.to === end }.map(\.bytes)
+        queue.removeAll { $0.to === end }
+        return taken
     }
 
     /// Delivers datagrams until none are left; fires the earliest timer when idle, up to `maxTimerFires` times.
@@ -153,6 +161,62 @@ struct DTLSTests {
         bad.bytes[0] ^= 1
         #expect(DTLSTransport.matches(si.certificate, [si.fingerprint, bad]) == nil)
         #expect(DTLSTransport.matches(si.certificate, [unknown]) == nil)
+    }
+
+    /// One DTLS 1.2 record header (RFC 6347 §4.1) and `body`.
+    private func record(type: UInt8 = 23, epoch: UInt16, sequence: UInt64 = 0x1234, body: [UInt8]) -> [UInt8] {
+        [type, 0xFE, 0xFD, UInt8(epoch >> 8), UInt8(epoch & 0xFF)]
+            + (0..<6).map { UInt8(truncatingIfNeeded: sequence >> (8 * (5 - $0))) }
+            + [UInt8(body.count >> 8), UInt8(body.count & 0xFF)] + body
+    }
+
+    // OpenSSL 3.0 answers these with a fatal alert instead of discarding them; the
+    // transport takes them out first (RFC 6347 §4.1.2.7). Regression for issue 9 §1.
+    @Test("Protected records shorter than the AEAD's nonce + tag are dropped before OpenSSL; oversized ones OpenSSL discards; the session survives on both sides")
+    func recordsOpenSSLWouldDieOn() throws {
+        let p = try DTLSPair()
+        p.server.transport.start()
+        p.client.transport.start()
+        p.run()
+        #expect(p.client.connected && p.server.connected)
+        // AES-128-GCM: a protected record needs 8 (nonce) + 16 (tag) bytes.
+        #expect(DTLSTransport.minimumProtectedBody(cipherNID: NID_aes_128_gcm) == 24)
+        #expect(DTLSTransport.minimumProtectedBody(cipherNID: NID_chacha20_poly1305) == 16)
+        #expect(DTLSTransport.minimumProtectedBody(cipherNID: nil) == 24)
+
+        let short = [0, 1, 15, 16, 23].map { record(epoch: 1, body: Array(repeating: 0xA5, count: $0)) }
+        for d in short {
+            d.withUnsafeBytes { p.server.transport.handleDatagram($0) }
+        }
+        #expect(p.server.failure == nil, "\(p.server.failure.map(String.init(describing:)) ?? "")")
+        #expect(p.server.transport.droppedRecords == short.count)
+        #expect(p.server.transport.droppedDatagrams == short.count)
+        // Long enough to reach OpenSSL, whose tag check discards them: a minimal forged
+        // record, an oversized one (RFC 5246 §6.2.3 allows 2^14 + 2048), and an epoch-0
+        // record after the handshake.
+        let reachOpenSSL = [record(epoch: 1, body: Array(repeating: 0xA5, count: 24)),
+                            record(epoch: 1, body: Array(repeating: 2, count: 16_384 + 2048)),
+                            record(type: 22, epoch: 0, body: Array(repeating: 3, count: 40))]
+        for d in reachOpenSSL {
+            d.withUnsafeBytes { p.server.transport.handleDatagram($0) }
+        }
+        #expect(p.server.failure == nil)
+        #expect(p.server.transport.droppedRecords == short.count)
+
+        // A short record in front of a real one: only the short one goes.
+        #expect(([4, 5, 6] as [UInt8]).withUnsafeBytes { p.client.transport.send($0) })
+        let real = try #require(p.takeQueued(to: p.server).first)
+        (short[2] + real + short[0]).withUnsafeBytes { p.server.transport.handleDatagram($0) }
+        #expect(p.server.received == [[4, 5, 6]])
+        #expect(p.server.transport.droppedRecords == short.count + 2)
+
+        // The client side, and both directions still work.
+        short[4].withUnsafeBytes { p.client.transport.handleDatagram($0) }
+        #expect(([7] as [UInt8]).withUnsafeBytes { p.server.transport.send($0) })
+        #expect(([8] as [UInt8]).withUnsafeBytes { p.client.transport.send($0) })
+        p.run()
+        #expect(p.client.failure == nil && p.server.failure == nil)
+        #expect(p.client.received == [[7]] && p.server.received == [[4, 5, 6], [8]])
     }
 
     @Test("Record scanner: valid flights pass, malformed records are refused")
