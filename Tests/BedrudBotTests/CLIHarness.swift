@@ -34,6 +34,13 @@ final class CLIUser: @unchecked Sendable {
         return r
     }
 
+    /// Starts the binary and returns at once, for tests that act while it runs (signals,
+    /// a second session); the child is stopped and reaped when released.
+    func start(_ args: [String]) throws -> ChildProcess {
+        transcript += "$ bedrud-bot \(args.joined(separator: " ")) &\n"
+        return try ChildProcess(Repo.binary, args, environment: environment)
+    }
+
     /// Runs and expects exit code `code`; returns the result.
     @discardableResult
     func expect(_ code: Int32, _ args: [String], stdin: String? = nil, timeout: Double = 60, sourceLocation: SourceLocation = #_sourceLocation) async throws -> ProcessResult {

@@ -60,34 +60,24 @@ import TestSupport
         let user = try CLIUser()
         let pw = try user.writeFile("pw", "a long enough password")
         try await user.expect(0, ["instance", "add", server.baseURL, "--name", "dev", "--email", "bot@example.com", "--password-file", pw])
-        async let first = user.run(["join", "dup", "--no-media", "--duration", "30s"], timeout: 60)
-        try await Task.sleep(for: .seconds(4))
+        let first = try user.start(["join", "dup", "--no-media", "--duration", "30s"])
+        try await first.line(timeout: 60, "joined") { $0.contains("joined room 'dup'") }
         let second = try await user.expect(0, ["join", "dup", "--no-media", "--duration", "2s"], timeout: 60)
         #expect(second.stdout.contains("joined room 'dup'"))
-        let r = try await first
-        #expect(r.exitCode == 10, "\(r.stdout)\(r.stderr)")
-        #expect(r.stdout.contains("another connection with the same account replaced this one"))
+        let ended = await first.exit(timeout: 30)
+        #expect(ended == .exited(10), "\(first.stdout)\(first.stderr)")
+        #expect(first.stdout.contains("another connection with the same account replaced this one"))
     }
 
     @Test func ctrlCLeavesCleanly() async throws {
         let server = try await DevServer.start(["--seed-room", "quiet", "--seed-user", "o@example.com:a long enough password"])
         let user = try CLIUser()
-        let p = Process()
-        p.executableURL = Repo.binary
-        p.arguments = ["join", server.baseURL + "/m/quiet", "--no-media"]
-        p.environment = user.environment
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        try await Task.sleep(for: .seconds(3))
-        kill(p.processIdentifier, SIGINT)
-        let deadline = Date().addingTimeInterval(10)
-        while p.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(!p.isRunning)
-        #expect(p.terminationStatus == 0)
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(text.contains("disconnected: left the room"), "\(text)")
+        let p = try user.start(["join", server.baseURL + "/m/quiet", "--no-media"])
+        try await p.line(timeout: 60, "joined") { $0.contains("joined room 'quiet'") }
+        p.signal(SIGINT)
+        let ended = await p.exit(timeout: 10)
+        #expect(ended == .exited(0), "\(p.stdout)\(p.stderr)")
+        #expect(p.stdout.contains("disconnected: left the room"), "\(p.stdout)")
         // The server saw a clean leave: no participant left behind.
         let state = try server.dev("GET", "/_dev/state") as? [String: Any]
         let rooms = state?["rooms"] as? [[String: Any]] ?? []

@@ -1,3 +1,4 @@
+import BedrudProtocol
 import Foundation
 import Testing
 import TestSupport
@@ -106,10 +107,31 @@ import TestSupport
         let pw = try user.writeFile("pw", Self.password)
         try await user.expect(0, ["instance", "add", server.baseURL, "--name", "dev"])
         try await user.expect(0, ["login", "--email", "rec@example.com", "--password-file", pw])
-        try await Task.sleep(for: .milliseconds(3500))
-        let r = try await user.expect(0, ["whoami"])
-        #expect(r.stdout.contains("rec@example.com"))
-        try await Task.sleep(for: .milliseconds(3500))
-        try await user.expect(0, ["rooms", "list"])
+        // Each step waits until the stored access token has expired for the server (its
+        // `exp`, read from the token), and then must have rotated it exactly once.
+        var token = try storedAccessToken(user)
+        for command in [["whoami"], ["rooms", "list"]] {
+            try await waitUntilWallClock(passes: try #require(JWTClaims(token: token)?.expiresAt), atMost: 5)
+            let blockedBefore = try blockedRefreshTokens(server)
+            let r = try await user.expect(0, command)
+            if command == ["whoami"] { #expect(r.stdout.contains("rec@example.com")) }
+            let fresh = try storedAccessToken(user)
+            #expect(fresh != token, "\(command) refreshed the expired token")
+            #expect(try blockedRefreshTokens(server) == blockedBefore + 1, "one rotation of the refresh token")
+            token = fresh
+        }
+    }
+
+    /// The access token the CLI stored for instance `dev`.
+    func storedAccessToken(_ user: CLIUser) throws -> String {
+        let data = try Data(contentsOf: URL(fileURLWithPath: user.stateDir + "/sessions/dev.json"))
+        let session = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+        return try #require((session?["tokens"] as? [String: Any])?["accessToken"] as? String)
+    }
+
+    /// How many refresh tokens the devserver has seen rotated out.
+    func blockedRefreshTokens(_ server: DevServer) throws -> Int {
+        let state = try server.dev("GET", "/_dev/state") as? [String: Any]
+        return try #require(state?["blockedRefreshTokens"] as? Int)
     }
 }

@@ -69,13 +69,7 @@ import TestSupport
         let server = try await DevServer.start(["--scenario", Repo.root.appendingPathComponent("samples/scenarios/two-person-standup.scenario").path])
         let user = try CLIUser()
         let out = user.home.appendingPathComponent("rec").path
-        let p = Process()
-        p.executableURL = Repo.binary
-        p.arguments = ["join", server.baseURL + "/m/standup", "--record", "--output", out]
-        p.environment = user.environment
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let p = try user.start(["join", server.baseURL + "/m/standup", "--record", "--output", out])
         // Wait until the participant files exist and have had a few seconds of audio.
         let deadline = Date().addingTimeInterval(40)
         var parts: [String] = []
@@ -89,8 +83,7 @@ import TestSupport
             try await Task.sleep(for: .milliseconds(200))
         }
         try await Task.sleep(for: .seconds(6))
-        kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
+        p.stop(grace: 0)
         #expect(parts.count == 3, "\(parts)")
         #expect(FileManager.default.fileExists(atPath: dir + "/events.jsonl"))
         #expect(!FileManager.default.fileExists(atPath: dir + "/summary.json") && !FileManager.default.fileExists(atPath: dir + "/transcript.vtt"))

@@ -18,7 +18,8 @@ import TestSupport
         let server = try await DevServer.start(["--access-ttl", "1s", "--seed-user", "a@example.com:\(Self.password)"])
         let auth = manager(server.baseURL)
         try await auth.login(email: "a@example.com", password: Self.password)
-        try await Task.sleep(for: .milliseconds(1600))
+        // Until the access token has expired for the server too (its `exp`, from the token).
+        try await waitUntilWallClock(passes: try #require(await auth.accessTokenExpiry), atMost: 5)
         // Bedrud rotates refresh tokens: a second refresh with the old one would be
         // refused, so all of these succeeding shows they shared one refresh.
         try await withThrowingTaskGroup(of: String.self) { group in

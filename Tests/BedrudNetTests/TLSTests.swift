@@ -48,7 +48,7 @@ import TestSupport
             _ = try await fetch(TLSConfiguration(pinnedSHA256: [[UInt8](repeating: 7, count: 32)]))
             Issue.record("wrong pin accepted")
         } catch let e as NetworkError {
-            #expect(e.code == .certificatePinMismatch)
+            #expect(e.code == .certificatePinMismatch, "\(e)")
             #expect(e.description.contains(cert.fingerprint))
         }
     }
@@ -88,5 +88,16 @@ import TestSupport
         } catch let e as NetworkError {
             #expect(e.description.contains("/nonexistent/ca.pem"))
         }
+    }
+
+    /// Pins as users write them (`sha256:`-prefixed, colon-separated or plain hex).
+    @Test func fingerprints() throws {
+        let hex = String(repeating: "ab", count: 32)
+        let bytes = try #require(CertificateFingerprint.parse(hex))
+        #expect(bytes.count == 32)
+        #expect(CertificateFingerprint.parse(CertificateFingerprint.format(bytes)) == bytes)
+        #expect(CertificateFingerprint.parse("sha256:" + CertificateFingerprint.format(bytes)) == bytes)
+        #expect(CertificateFingerprint.parse("abcd") == nil)
+        #expect(CertificateFingerprint.parse(String(repeating: "zz", count: 32)) == nil)
     }
 }

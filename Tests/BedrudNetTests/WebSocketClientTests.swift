@@ -1,6 +1,7 @@
 import BedrudNet
 import BedrudProtocol
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -130,26 +131,69 @@ import TestSupport
         await #expect(throws: NetworkError.self) { _ = try await connect(s.baseURL.replacingOccurrences(of: "http", with: "ws"), "/") }
     }
 
-    /// Each of these ends the stream with a protocol error — no crash, no hang.
-    static let badStreams: [[UInt8]] = [
-        [0x81, 0x82, 1, 2, 3, 4, 0x41, 0x42],  // masked frame from the server
-        [0x81, 0x02, 0xC3, 0x28],              // invalid UTF-8
-        [0x82, 0x7F, 0, 0, 0, 0, 0x7F, 0xFF, 0xFF, 0xFF],  // oversized
-        [0x82, 0x05, 1, 2],                    // truncated, then the server closes
+    /// A stream a server must not send, the error the client must end with, and the close
+    /// code it must send back (RFC 6455 §5.1, §5.6, §7.4.1); nil: the server hangs up and the
+    /// client cannot send one.
+    struct BadStream: Sendable, CustomTestStringConvertible {
+        var name: String
+        var bytes: [UInt8]
+        var code: NetworkError.Code
+        var detail: String
+        var closeCode: UInt16?
+        var testDescription: String { name }
+    }
+
+    static let badStreams: [BadStream] = [
+        BadStream(name: "masked frame", bytes: [0x81, 0x82, 1, 2, 3, 4, 0x41, 0x42],
+                  code: .protocolViolation, detail: "WebSocket: the server sent a masked frame", closeCode: 1002),
+        BadStream(name: "invalid UTF-8", bytes: [0x81, 0x02, 0xC3, 0x28],
+                  code: .protocolViolation, detail: "WebSocket: text message is not valid UTF-8", closeCode: 1007),
+        BadStream(name: "oversized frame", bytes: [0x82, 0x7F, 0, 0, 0, 0, 0x7F, 0xFF, 0xFF, 0xFF],
+                  code: .protocolViolation, detail: "WebSocket: frame of 2147483647 bytes exceeds the \(WebSocketOptions().maxMessageSize)-byte limit", closeCode: 1009),
+        BadStream(name: "truncated, then closed", bytes: [0x82, 0x05, 1, 2],
+                  code: .connectionClosed, detail: "no close frame", closeCode: nil),
     ]
 
-    @Test(arguments: badStreams)
-    func badFramesEndTheStreamCleanly(bytes: [UInt8]) async throws {
-        let s = try rawServer { c in
-            c.write(bytes)
-            Thread.sleep(forTimeInterval: 0.3)
+    /// The close code in the first (masked) close frame among `bytes`, if it is complete.
+    static func clientCloseCode(_ bytes: [UInt8]) -> UInt16? {
+        var i = 0
+        while i + 2 <= bytes.count {
+            let opcode = bytes[i] & 0x0F, masked = bytes[i + 1] & 0x80 != 0, length = Int(bytes[i + 1] & 0x7F)
+            guard length < 126 else { return nil }  // the client sends no long frames here
+            let start = i + 2 + (masked ? 4 : 0)
+            guard start + length <= bytes.count else { return nil }
+            if opcode == 0x8 {
+                guard length >= 2 else { return nil }
+                let key = masked ? Array(bytes[(i + 2)..<(i + 6)]) : [0, 0, 0, 0]
+                return UInt16(bytes[start] ^ key[0]) << 8 | UInt16(bytes[start + 1] ^ key[1])
+            }
+            i = start + length
         }
-        let ws = try await connect(s.baseURL.replacingOccurrences(of: "http", with: "ws"), "/")
+        return nil
+    }
+
+    @Test(arguments: badStreams)
+    func badFramesEndTheStreamWithTheirOwnError(_ bad: BadStream) async throws {
+        let received = Mutex<UInt16?>(nil)
+        let s = try rawServer { c in
+            c.write(bad.bytes)
+            guard bad.closeCode != nil else { return c.close() }
+            // Stay connected (so only the client's own check can end the stream) until the
+            // client's close frame arrives.
+            while Self.clientCloseCode(c.buffered) == nil, c.readMore() {}
+            received.withLock { $0 = Self.clientCloseCode(c.buffered) }
+        }
+        let ws = try await connect(s.baseURL.replacingOccurrences(of: "http", with: "ws"), "/", readTimeout: 20)
         do {
             for try await _ in ws.messages {}
             Issue.record("the stream ended without an error")
         } catch let e as NetworkError {
-            #expect(e.code == .protocolViolation || e.code == .connectionClosed, "\(e)")
+            #expect(e.code == bad.code, "\(e)")
+            #expect(e.detail == bad.detail, "\(e)")
+        }
+        if let want = bad.closeCode {
+            try await waitUntil("the client's close frame", timeout: 20) { received.withLock { $0 } != nil }
+            #expect(received.withLock { $0 } == want)
         }
     }
 

@@ -32,43 +32,35 @@ public struct TestCertificate: Sendable {
 /// `openssl s_server -www` on 127.0.0.1: an independent TLS server that answers
 /// `GET /` with a small HTTP/1.0 page. For testing the client's trust decisions.
 public final class OpenSSLServer: @unchecked Sendable {
-    // @unchecked: immutable after init; the process is only terminated in stop().
+    // @unchecked: immutable after init; the child is its own thread-safe owner.
     public let port: UInt16
     public let certificate: TestCertificate
-    private let process: Process
+    /// The running `openssl s_server`.
+    public let process: ChildProcess
 
     public init(certificate: TestCertificate) throws {
         self.certificate = certificate
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        p.arguments = ["s_server", "-accept", "127.0.0.1:0", "-cert", certificate.certPath, "-key", certificate.keyPath, "-www"]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        p.standardInput = Pipe()
-        try p.run()
-        process = p
-        var text = ""
-        let deadline = Date().addingTimeInterval(10)
-        var found: UInt16?
-        while Date() < deadline, found == nil {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-            for line in text.split(separator: "\n") where line.hasPrefix("ACCEPT") {
-                found = line.split(separator: ":").last.flatMap { UInt16($0.trimmingCharacters(in: .whitespaces)) }
-            }
+        // stdin is a pipe left open: s_server ends when its stdin reaches end of file.
+        let child = try ChildProcess(
+            URL(fileURLWithPath: "/usr/bin/openssl"),
+            ["s_server", "-accept", "127.0.0.1:0", "-cert", certificate.certPath, "-key", certificate.keyPath, "-www"], stdin: .pipe)
+        let line: String
+        do {
+            line = try child.waitForLine(timeout: 20, "ACCEPT") { $0.hasPrefix("ACCEPT") }
+        } catch {
+            child.stop()
+            throw TestSupportError("openssl s_server did not start: \(error)")
         }
-        guard let port = found else {
-            p.terminate()
-            throw TestSupportError("openssl s_server did not start: \(text)")
+        guard let port = line.split(separator: ":").last.flatMap({ UInt16($0.trimmingCharacters(in: .whitespaces)) }) else {
+            child.stop()
+            throw TestSupportError("openssl s_server printed no port: \(line)")
         }
         self.port = port
+        process = child
     }
 
-    public func stop() {
-        if process.isRunning { process.terminate() }
-    }
+    /// SIGTERM to its process group, SIGKILL after 2 s; reaped. Idempotent.
+    public func stop() { process.stop(grace: 2) }
 
     deinit { stop() }
 }

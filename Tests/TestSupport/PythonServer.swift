@@ -1,60 +1,34 @@
 import Foundation
 
 /// Runs a Python helper from scripts/ (in the project's .venv) that prints its URL on
-/// the first line of stdout, and stops it when released.
+/// the first line of stdout, and stops it (and reaps it) when released.
 public final class PythonServer: @unchecked Sendable {
-    // @unchecked: immutable after init; the process is stopped once.
+    // @unchecked: immutable after init; the child is its own thread-safe owner.
     public let url: String
-    private let process: Process
-    private let logPath: String
+    /// The running helper (its output, its exit).
+    public let process: ChildProcess
 
     public init(script: String, arguments: [String] = [], timeout: Double = 20) throws {
-        let p = Process()
-        p.executableURL = Repo.python
-        p.arguments = [Repo.root.appendingPathComponent(script).path] + arguments
-        let out = Pipe()
-        p.standardOutput = out
-        let logPath = FileManager.default.temporaryDirectory.appendingPathComponent("pyserver-\(UUID().uuidString).log").path
-        FileManager.default.createFile(atPath: logPath, contents: nil)
-        self.logPath = logPath
-        p.standardError = FileHandle(forWritingAtPath: logPath)
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        process = p
-        var text = ""
-        let deadline = Date().addingTimeInterval(timeout)
-        while !text.contains("\n") {
-            guard Date() < deadline, p.isRunning else {
-                p.terminate()
-                throw TestSupportError("\(script) did not start")
-            }
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { Thread.sleep(forTimeInterval: 0.01); continue }
-            text += String(decoding: chunk, as: UTF8.self)
+        let child = try ChildProcess(Repo.python, ["-u", Repo.root.appendingPathComponent(script).path] + arguments)
+        do {
+            url = try child.waitForLine(timeout: timeout, "its URL") { _ in true }
+        } catch {
+            child.stop()
+            throw TestSupportError("\(script) did not start: \(error)")
         }
-        url = String(text.prefix { $0 != "\n" })
-        let handle = out.fileHandleForReading
-        Thread { while !handle.availableData.isEmpty {} }.start()
+        process = child
     }
 
     /// What the server wrote on stderr so far (for failure messages).
-    public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+    public var log: String { process.stderr }
 
     /// Starts one without blocking the cooperative pool.
     public static func start(script: String, arguments: [String] = []) async throws -> PythonServer {
         try await offPool { try PythonServer(script: script, arguments: arguments) }
     }
 
-    public func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        let deadline = Date().addingTimeInterval(5)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    }
+    /// SIGTERM to its process group, SIGKILL after 5 s; reaped. Idempotent.
+    public func stop() { process.stop() }
 
-    deinit {
-        stop()
-        try? FileManager.default.removeItem(atPath: logPath)
-    }
+    deinit { stop() }
 }

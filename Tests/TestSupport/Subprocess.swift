@@ -33,70 +33,26 @@ public struct ProcessResult: Sendable {
 
 /// Runs programs for tests: the built CLI as a user would run it, Python helpers, tools.
 public enum Subprocess {
-    /// Runs `executable` with `arguments`; kills it after `timeout` seconds.
+    /// Runs `executable` with `arguments` to completion (a `ChildProcess`); after
+    /// `timeout` seconds it is stopped (SIGTERM, then SIGKILL) and `timedOut` is set.
     public static func run(
         _ executable: URL, _ arguments: [String], environment: [String: String] = [:], stdin: String? = nil,
         currentDirectory: URL? = nil, timeout: Double = 60, inheritEnvironment: Bool = true
     ) throws -> ProcessResult {
-        let p = Process()
-        p.executableURL = executable
-        p.arguments = arguments
         var env = inheritEnvironment ? ProcessInfo.processInfo.environment : [:]
         for (k, v) in environment { env[k] = v }
-        p.environment = env
-        if let currentDirectory { p.currentDirectoryURL = currentDirectory }
-        let out = Pipe(), err = Pipe(), inp = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = inp
-        let outData = DataCollector(out.fileHandleForReading)
-        let errData = DataCollector(err.fileHandleForReading)
-        try p.run()
-        if let stdin { inp.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try? inp.fileHandleForWriting.close()
-        let deadline = Date().addingTimeInterval(timeout)
-        var timedOut = false
-        while p.isRunning {
-            if Date() > deadline {
-                timedOut = true
-                p.terminate()
-                Thread.sleep(forTimeInterval: 0.5)
-                if p.isRunning { kill(p.processIdentifier, SIGKILL) }
-                break
-            }
-            Thread.sleep(forTimeInterval: 0.01)
+        let child = try ChildProcess(executable, arguments, environment: env, currentDirectory: currentDirectory, stdin: stdin == nil ? .null : .pipe)
+        if let stdin {
+            child.write(Data(stdin.utf8))
+            child.closeInput()
         }
-        p.waitUntilExit()
-        return ProcessResult(exitCode: p.terminationStatus, stdout: outData.finish(), stderr: errData.finish(), timedOut: timedOut)
+        let (termination, timedOut) = child.finish(timeout: timeout)
+        return ProcessResult(exitCode: termination.code, stdout: child.stdout, stderr: child.stderr, timedOut: timedOut)
     }
 
     /// Runs the `bedrud-bot` binary under test.
     public static func bot(_ arguments: [String], environment: [String: String] = [:], stdin: String? = nil, timeout: Double = 60) throws -> ProcessResult {
         try run(Repo.binary, arguments, environment: environment, stdin: stdin, timeout: timeout)
-    }
-}
-
-/// Collects a pipe's output on a background thread so a chatty child never blocks.
-final class DataCollector: @unchecked Sendable {
-    // @unchecked: `data` is written by the reader thread and read after `done` is signalled.
-    private var data = Data()
-    private let done = DispatchSemaphore(value: 0)
-
-    init(_ handle: FileHandle) {
-        let t = Thread { [self] in
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                data.append(chunk)
-            }
-            done.signal()
-        }
-        t.start()
-    }
-
-    func finish() -> String {
-        done.wait()
-        return String(decoding: data, as: UTF8.self)
     }
 }
 

@@ -7,7 +7,8 @@ import Synchronization
 /// every operation. IPv4 and IPv6.
 public final class TCPSocket: ByteStream, @unchecked Sendable {
     // @unchecked: `fd` never changes after init; the OS makes concurrent read/write/
-    // shutdown on one descriptor safe; `closed` is atomic.
+    // shutdown on one descriptor safe; `closed` is atomic; shutdown and close of `fd` are
+    // serialized by `fdClosed`.
     public let fd: Int32
     public let endpoint: String
     private let closed = Atomic<Bool>(false)
@@ -143,21 +144,25 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
 
     public func shutdown() {
         closed.store(true, ordering: .relaxed)
-        _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
+        // Never after close(): the number may already be another connection's (a late
+        // abort() here once shut down an unrelated TLS connection of the same process).
+        fdClosed.withLock { isClosed in if !isClosed { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) } }
     }
 
     public func close() {
-        if closed.exchange(true, ordering: .relaxed) == false {
+        closed.store(true, ordering: .relaxed)
+        // Shut down and close exactly once even if shutdown() ran first; under the lock so
+        // a concurrent shutdown() cannot reach a number that has been closed and reused.
+        fdClosed.withLock { isClosed in
+            guard !isClosed else { return }
+            isClosed = true
             _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
+            _ = Glibc.close(fd)
         }
-        // Close exactly once even if shutdown() ran first.
-        closeOnce()
     }
 
-    private let fdClosed = Atomic<Bool>(false)
-    private func closeOnce() {
-        if fdClosed.exchange(true, ordering: .relaxed) == false { _ = Glibc.close(fd) }
-    }
+    /// Whether `fd` has been closed; held while shutting down or closing it.
+    private let fdClosed = Mutex<Bool>(false)
 
     public var isDeadWhenIdle: Bool {
         if closed.load(ordering: .relaxed) { return true }

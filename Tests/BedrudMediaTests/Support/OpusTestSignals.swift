@@ -260,16 +260,9 @@ func temporaryDirectory() throws -> String {
 
 /// Runs a program and returns (exit status, stdout + stderr).
 func runTool(_ path: String, _ args: [String]) throws -> (Int32, String) {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: path)
-    p.arguments = args
-    let pipe = Pipe()
-    p.standardOutput = pipe
-    p.standardError = pipe
-    try p.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+    let p = try ChildProcess(URL(fileURLWithPath: path), args, mergeStderr: true)
+    let (termination, timedOut) = p.finish(timeout: 120)
+    return (timedOut ? -1 : termination.code, p.stdout)
 }
 
 /// Normalized cross-correlation at lag 0.

@@ -8,8 +8,12 @@ struct ReceivePathBenchmarkTests {
     @Test("Every benchmark variant delivers all its packets to the ring")
     func smoke() {
         let r = RTCBenchmark.receivePath(packets: 3000, warmup: 500)
-        #expect(r.variants.count == 4)
-        for v in r.variants { #expect(v.nanosPerPacket > 0) }
+        #expect(r.variants.map(\.sent) == [3500, 3500, 3500, 3500])
+        for v in r.variants {
+            #expect(v.delivered == v.sent, "\(v.name): \(v.delivered) of \(v.sent) packets reached the ring's consumer")
+            #expect(v.damaged == 0, "\(v.name): \(v.damaged) packets out of order or changed")
+            #expect(v.nanosPerPacket > 0)
+        }
     }
 
     /// The measurement itself, for scripts/rtc_bench_allocs and BENCHMARKS.md: runs only with

@@ -1,12 +1,12 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import BedrudRTC
 
 /// coturn on 127.0.0.1 for one test (installed by scripts/bootstrap).
 final class LocalTURNServer: @unchecked Sendable {
-    // @unchecked: the Process is configured in init; `log` is thread-safe.
-    private let process = Process()
-    private let output = Pipe()
+    // @unchecked: set once in init; `process` and `log` are thread-safe.
+    private var process: ChildProcess?
     let port: UInt16
     let username = "bedrud-test"
     let password = "not-a-real-secret"
@@ -19,25 +19,13 @@ final class LocalTURNServer: @unchecked Sendable {
         }
         port = try Self.freePort()
         let relayBase = Int.random(in: 20_000...28_000)
-        process.executableURL = URL(fileURLWithPath: exe)
-        process.arguments = [
+        let log = self.log
+        process = try ChildProcess(URL(fileURLWithPath: exe), [
             "-n", "--listening-ip=127.0.0.1", "--relay-ip=127.0.0.1", "--listening-port=\(port)",
             "--min-port=\(relayBase)", "--max-port=\(relayBase + 200)", "--user=\(username):\(password)", "--realm=bedrud.test",
             "--lt-cred-mech", "--allow-loopback-peers", "--no-tls", "--no-dtls", "--no-cli", "--log-file=stdout", "--simple-log",
             "--pidfile=\(NSTemporaryDirectory())turn-\(port).pid", "--no-stun-backward-compatibility",
-        ]
-        process.standardOutput = output
-        process.standardError = output
-        let log = self.log
-        output.fileHandleForReading.readabilityHandler = { h in
-            let d = h.availableData
-            if d.isEmpty {
-                h.readabilityHandler = nil
-                return
-            }
-            for line in String(decoding: d, as: UTF8.self).split(separator: "\n") { log.append(String(line)) }
-        }
-        try process.run()
+        ], mergeStderr: true) { line in log.append(line) }
         let p = port
         do {
             _ = try await log.first(where: { $0.contains("Total General servers") }, timeout: 20, "coturn on port \(p)")
@@ -70,10 +58,8 @@ final class LocalTURNServer: @unchecked Sendable {
     }
 
     func stop() {
-        guard process.isRunning else { return }
         // coturn takes its time over SIGTERM; this is a throwaway test server.
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process?.stop(grace: 0)
     }
 }
 

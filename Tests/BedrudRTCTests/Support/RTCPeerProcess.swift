@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// One JSON object from the peer.
 struct PeerMessage: @unchecked Sendable, CustomStringConvertible {
@@ -20,15 +21,8 @@ let repositoryRoot: URL = {
 /// `scripts/rtc_peer.py` (an aiortc peer shaped like LiveKit's subscriber PC) in the
 /// project's venv by default, or the pion peer (``PionPeer``).
 final class RTCPeerProcess: @unchecked Sendable {
-    // @unchecked: the Process and pipes are configured in init; `partial` and `stderrText`
-    // are guarded by `lock`; `messages` is itself thread-safe.
-    private let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private let errors = Pipe()
-    private let lock = NSLock()
-    private var partial = Data()
-    private var stderrText = ""
+    // @unchecked: immutable after init; `child` and `messages` are themselves thread-safe.
+    private let child: ChildProcess
     let messages = AsyncLog<PeerMessage>()
 
     /// The aiortc peer.
@@ -41,56 +35,25 @@ final class RTCPeerProcess: @unchecked Sendable {
     }
 
     init(executable: URL, arguments: [String]) throws {
-        process.executableURL = executable
-        process.arguments = arguments
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        output.fileHandleForReading.readabilityHandler = { [weak self] h in
-            let d = h.availableData
-            guard let self else { return }
-            if d.isEmpty {
-                h.readabilityHandler = nil
-                self.messages.close()
-                return
-            }
-            self.consume(d)
-        }
-        errors.fileHandleForReading.readabilityHandler = { [weak self] h in
-            let d = h.availableData
-            guard let self else { return }
-            if d.isEmpty {
-                h.readabilityHandler = nil
-                return
-            }
-            self.lock.lock()
-            if self.stderrText.utf8.count < 200_000 { self.stderrText += String(decoding: d, as: UTF8.self) }
-            self.lock.unlock()
-        }
-        try process.run()
-    }
-
-    private func consume(_ d: Data) {
-        lock.lock()
-        partial.append(d)
-        var lines: [Data] = []
-        while let nl = partial.firstIndex(of: 0x0A) {
-            lines.append(partial[partial.startIndex..<nl])
-            partial.removeSubrange(partial.startIndex...nl)
-        }
-        lock.unlock()
-        for l in lines {
-            if let obj = try? JSONSerialization.jsonObject(with: l) as? [String: Any] {
+        let messages = self.messages
+        child = try ChildProcess(executable, arguments, stdin: .pipe) { line in
+            if let obj = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] {
                 messages.append(PeerMessage(json: obj))
             }
         }
+        // The log closes when the peer's stdout ends, so waits fail at once instead of timing out.
+        let c = child
+        Thread {
+            _ = try? c.waitForLine(timeout: 1e9, "end of output") { _ in false }
+            messages.close()
+        }.start()
     }
 
     /// Sends one command.
     func send(_ obj: [String: Any]) throws {
         var data = try JSONSerialization.data(withJSONObject: obj)
         data.append(0x0A)
-        try input.fileHandleForWriting.write(contentsOf: data)
+        guard child.write(data) else { throw PeerProcessError(message: "the peer's stdin is closed; stderr tail: \(stderrTail)") }
     }
 
     /// The first message with `event` (already received or arriving within `timeout` s)
@@ -111,23 +74,17 @@ final class RTCPeerProcess: @unchecked Sendable {
         return try await next(event, timeout: timeout) { _ in counter.take() }
     }
 
-    var stderrTail: String {
-        lock.lock()
-        defer { lock.unlock() }
-        return String(stderrText.suffix(2000))
-    }
+    var stderrTail: String { String(child.stderr.suffix(2000)) }
 
+    /// Asks the peer to close, gives it 5 s to exit by itself, then stops and reaps it.
     func terminate() {
         try? send(["cmd": "close"])
-        let deadline = Date(timeIntervalSinceNow: 5)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        child.closeInput()
+        child.waitForExit(timeout: 5)
+        child.stop()
     }
 
-    deinit {
-        if process.isRunning { process.terminate() }
-    }
+    deinit { child.stop() }
 }
 
 /// Lets the first `skip` matches pass by (they were replies to earlier requests).

@@ -1,4 +1,3 @@
-import BedrudNet
 import BedrudProtocol
 import Testing
 
@@ -31,16 +30,6 @@ import Testing
         #expect(try #require(WebURL("https://h/livekit")).appendingPath("rtc").description == "https://h/livekit/rtc")
         #expect(try #require(WebURL("https://h/livekit/")).appendingPath("rtc").description == "https://h/livekit/rtc")
         #expect(try #require(WebURL("https://h")).appendingPath("rtc").description == "https://h/rtc")
-    }
-
-    @Test func fingerprints() throws {
-        let hex = String(repeating: "ab", count: 32)
-        let bytes = try #require(CertificateFingerprint.parse(hex))
-        #expect(bytes.count == 32)
-        #expect(CertificateFingerprint.parse(CertificateFingerprint.format(bytes)) == bytes)
-        #expect(CertificateFingerprint.parse("sha256:" + CertificateFingerprint.format(bytes)) == bytes)
-        #expect(CertificateFingerprint.parse("abcd") == nil)
-        #expect(CertificateFingerprint.parse(String(repeating: "zz", count: 32)) == nil)
     }
 
     @Test func redactsSecretsInQueries() {

@@ -3,16 +3,29 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import BedrudMedia
+import BedrudMedia
 
 /// The media subcommands run as a user runs them: the built binary as a subprocess.
 @Suite(.serialized) struct MediaCLITests {
+    func temporaryDirectory() throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bedrud-media-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir.path
+    }
+
+    @discardableResult
+    func runTool(_ path: String, _ args: [String]) throws -> ProcessResult {
+        let r = try Subprocess.run(URL(fileURLWithPath: path), args)
+        guard r.exitCode == 0 else { throw TestSupportError("\(path) \(args) exited \(r.exitCode): \(r.stderr)") }
+        return r
+    }
+
     func opusencFile(seconds: String) throws -> String {
         let dir = try temporaryDirectory()
         let wav = dir + "/in.wav"
-        _ = try runTool("/usr/bin/sox", ["-n", "-r", "48000", "-b", "16", "-c", "1", wav, "synth", seconds, "sine", "440"])
+        try runTool("/usr/bin/sox", ["-n", "-r", "48000", "-b", "16", "-c", "1", wav, "synth", seconds, "sine", "440"])
         let out = dir + "/tone.opus"
-        _ = try runTool("/usr/bin/opusenc", ["--quiet", wav, out])
+        try runTool("/usr/bin/opusenc", ["--quiet", wav, out])
         return out
     }
 
@@ -60,7 +73,7 @@ import Testing
     @Test func benchQuickPrintsEveryFigureWithRatiosLast() throws {
         // Small sizes: this checks the command, not the machine (docs/BENCHMARKS.md has the figures).
         let dir = try temporaryDirectory()
-        _ = try runTool("/usr/bin/sox", ["-n", "-r", "48000", "-b", "16", "-c", "1", dir + "/s.wav", "synth", "2", "sine", "200"])
+        try runTool("/usr/bin/sox", ["-n", "-r", "48000", "-b", "16", "-c", "1", dir + "/s.wav", "synth", "2", "sine", "200"])
         let r = try Subprocess.bot(
             ["bench", "--tracks", "4", "--passthrough-tracks", "8", "--seconds", "3", "--no-alloc-probe", "--speech", dir + "/s.wav"], timeout: 300)
         #expect(r.stdout.hasPrefix("bedrud-bot media benchmark on s.wav"))
@@ -76,29 +89,24 @@ import Testing
 
     /// kill -9 in the middle of a recording leaves .part files that repair turns into
     /// valid files holding all but about the last second.
-    @Test func killNineThenRepairKeepsAllButTheLastSecond() throws {
+    @Test func killNineThenRepairKeepsAllButTheLastSecond() async throws {
         let dir = try temporaryDirectory()
-        let p = Process()
-        p.executableURL = Repo.binary
-        p.arguments = ["dev-record", "--dir", dir, "--seconds", "120", "--tracks", "2"]
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
-        // Wait (with a deadline) until the recording has run for 4 s of session time.
+        let p = try ChildProcess(Repo.binary, ["dev-record", "--dir", dir, "--seconds", "120", "--tracks", "2"])
+        // Wait (with a deadline) for the recording's start time, then for 4 s of session time.
         let deadline = MonotonicClock.nanos() + 60_000_000_000
         var start: UInt64?
-        while MonotonicClock.nanos() < deadline {
-            if start == nil, let s = try? String(contentsOfFile: dir + "/started", encoding: .utf8) {
+        while start == nil && MonotonicClock.nanos() < deadline && p.isRunning {
+            if let s = try? String(contentsOfFile: dir + "/started", encoding: .utf8) {
                 start = UInt64(s.trimmingCharacters(in: .whitespacesAndNewlines))
             }
-            if let s = start, MonotonicClock.nanos() > s + 4_000_000_000 { break }
-            usleep(20_000)
+            if start == nil { try await Task.sleep(for: .milliseconds(20)) }
         }
-        let started = try #require(start)
-        kill(p.processIdentifier, SIGKILL)
+        let started = try #require(start, "dev-record never wrote its start time: \(p.stderr)")
+        let now = MonotonicClock.nanos()
+        if now < started + 4_000_000_000 { try await Task.sleep(for: .nanoseconds(Int(started + 4_000_000_000 - now))) }
+        p.signal(SIGKILL)
         let killedAt = MonotonicClock.nanos()
-        p.waitUntilExit()
+        #expect(p.stop() == .signalled(SIGKILL))
         let elapsedMillis = Double(killedAt - started) / 1e6
         let parts = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".part") }.sorted()
         #expect(parts == ["room.opus.part", "speaker 0.opus.part", "speaker 1.opus.part"])

@@ -1,0 +1,42 @@
+import Foundation
+
+/// Waits for state a test can only observe from outside (a server's `/_dev/state`
+/// counter, a file, another component's counter): checks `probe` every `interval`
+/// seconds until it returns a value, and throws, naming `what`, once `timeout` seconds
+/// have passed. Use it instead of sleeping for a guessed time.
+@discardableResult
+public func waitFor<T: Sendable>(
+    _ what: String, timeout: Double, every interval: Double = 0.05, _ probe: () async throws -> T?
+) async throws -> T {
+    let deadline = Date().addingTimeInterval(timeout)
+    var lastError: (any Error)?
+    while true {
+        do {
+            if let value = try await probe() { return value }
+        } catch {
+            lastError = error
+        }
+        guard Date() < deadline else {
+            throw TestSupportError("\(what) did not happen within \(timeout) s" + (lastError.map { "; last error: \($0)" } ?? ""))
+        }
+        try await Task.sleep(for: .seconds(interval))
+    }
+}
+
+/// `waitFor` for a condition.
+public func waitUntil(_ what: String, timeout: Double, every interval: Double = 0.05, _ condition: () async throws -> Bool) async throws {
+    try await waitFor(what, timeout: timeout, every: interval) { try await condition() ? true : nil }
+}
+
+/// Waits until the wall clock has passed `unixSeconds` (e.g. a token's `exp`, read from
+/// the token), and throws if that is more than `atMost` seconds away: the event is the
+/// clock reaching that instant, so this is the one place a test may sleep for a time.
+public func waitUntilWallClock(passes unixSeconds: Double, atMost: Double = 60) async throws {
+    let wait = unixSeconds - Date().timeIntervalSince1970
+    guard wait <= atMost else { throw TestSupportError("\(unixSeconds) is \(wait) s away, more than \(atMost) s") }
+    // Strictly past it, as a server comparing `now > exp` must see it.
+    let target = unixSeconds + 0.05
+    while Date().timeIntervalSince1970 <= target {
+        try await Task.sleep(for: .seconds(max(0.01, target - Date().timeIntervalSince1970)))
+    }
+}
