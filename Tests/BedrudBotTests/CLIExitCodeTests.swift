@@ -68,32 +68,17 @@ import TestSupport
         #expect(Set(ExitCode.allCases.map(\.rawValue)).subtracting(untested) == seen)
     }
 
-    /// Starts `args`, waits (on a thread of its own, with a deadline) until the bot is
-    /// in the room, sends `signals` signals and returns the exit status.
+    /// Starts `args`, waits (with a deadline) until the bot is in the room, sends
+    /// `signals` signals and returns the exit status.
     func signalled(_ user: CLIUser, _ args: [String], signals: Int) async throws -> (status: Int32, stdout: String) {
-        let env = user.environment
-        return try await offPool {
-            let p = Process()
-            p.executableURL = Repo.binary
-            p.arguments = args
-            p.environment = env
-            let out = Pipe()
-            p.standardOutput = out
-            p.standardError = FileHandle.nullDevice
-            try p.run()
-            // A watchdog: whatever happens, the child is gone after 60 s (its pipe then ends).
-            let pid = p.processIdentifier
-            DispatchQueue.global().asyncAfter(deadline: .now() + 60) { if p.isRunning { kill(pid, SIGKILL) } }
-            var seen = ""
-            while !seen.contains("joined room") {
-                let chunk = out.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                seen += String(decoding: chunk, as: UTF8.self)
-            }
-            // SIGTERM, then SIGINT: two different signals are never merged by the kernel.
-            for sig in [SIGTERM, SIGINT].prefix(signals) { kill(pid, sig) }
-            p.waitUntilExit()
-            return (p.terminationStatus, seen)
+        let p = try user.start(args)
+        defer { _ = p.stop(grace: 0) }
+        try await p.line(timeout: 60, "joined room") { $0.contains("joined room") }
+        // SIGTERM, then SIGINT: two different signals are never merged by the kernel.
+        for sig in [SIGTERM, SIGINT].prefix(signals) { p.signal(sig) }
+        guard let end = await p.exit(timeout: 60) else {
+            throw TestSupportError("bot did not exit within 60 s of \(signals) signal(s); stdout: \(p.stdout.suffix(2000))")
         }
+        return (end.code, p.stdout)
     }
 }
