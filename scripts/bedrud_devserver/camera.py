@@ -4,7 +4,9 @@ shape LiveKit's pion accepts).
 
 Tiny frames (64x48) at 5 fps keep aiortc's VP8 encoder cheap; the bot declines video,
 so nothing is decoded. Kept apart from sfu.py/media.py: a `CameraTrack` is a
-`PublishedTrack` that is forwarded although it is not audio.
+`PublishedTrack` that subscribers get although it is not audio. Only audio is forwarded
+packet by packet; a camera is relayed (its frames encoded per subscriber) in both
+media modes.
 """
 from __future__ import annotations
 

@@ -48,7 +48,8 @@ class ScriptedParticipant(Participant):
         self.room.set_muted(self, self.track, muted)
 
     def server_muted(self, track: PublishedTrack) -> None:
-        self.audio.set_muted(True)
+        if track is self.track:  # a muted camera leaves the microphone alone
+            self.audio.set_muted(True)
 
     def chat(self, message: str) -> int:
         payload = chat_payload(self.identity, self.name, message)

@@ -366,10 +366,14 @@ class ClientParticipant(Participant):
     def _subscribe(self, track: PublishedTrack, negotiate: bool = True) -> None:
         if self.closed or self.sub_pc is None or track.sid in self.subscriptions or not track.forwardable:
             return
-        forward = self.config.media == "forward"
+        audio = track.kind == lkm.TrackType.AUDIO
+        # Only audio is forwarded packet by packet; video (a scripted camera) is relayed
+        # and encoded per subscriber in both media modes.
+        forward = audio and self.config.media == "forward"
         proxy = None if forward else track.subscribe()
         transceiver = self.sub_pc.addTransceiver(proxy if proxy is not None else "audio", direction="sendonly")
-        transceiver.setCodecPreferences(subscriber_codecs(red=forward and track.mime == "audio/red"))
+        transceiver.setCodecPreferences(subscriber_codecs(red=forward and track.mime == "audio/red") if audio
+                                        else video_codecs(track.mime))
         stream_id = f"{track.owner.sid}|{track.sid}"
         sub = Subscription(track=track, transceiver=transceiver, proxy=proxy, stream_id=stream_id)
         sender = transceiver.sender
@@ -822,6 +826,14 @@ def subscriber_codecs(red: bool) -> list:
     by_mime = {c.mimeType.lower(): c for c in caps}
     order = (["audio/red"] if red else []) + ["audio/opus", "audio/pcmu", "audio/pcma"]
     return [by_mime[m] for m in order if m in by_mime]
+
+
+def video_codecs(mime: str) -> list:
+    """A video subscriber transceiver's offered codecs: the track's own codec and its
+    RTX, as LiveKit offers a subscriber the codec its publisher sends."""
+    from aiortc import RTCRtpSender
+    caps = RTCRtpSender.getCapabilities("video").codecs
+    return [c for c in caps if c.mimeType.lower() in (mime.lower(), "video/rtx")]
 
 
 async def _drain(track: MediaStreamTrack) -> None:

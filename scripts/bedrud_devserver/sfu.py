@@ -35,9 +35,10 @@ def reason_value(name: str) -> int:
 
 
 class PublishedTrack:
-    """One published track. With `--media forward` (the default) its `forwarder`
-    sends the publisher's packets to every subscriber; with `--media reencode`
-    subscribers get their own relay of `source_track`, encoded again per subscriber."""
+    """One published track. With `--media forward` (the default) an audio track's
+    `forwarder` sends the publisher's packets to every subscriber; with `--media
+    reencode`, and for video (a scripted camera) in both modes, subscribers get their
+    own relay of `source_track`, encoded again per subscriber."""
 
     def __init__(self, owner: "Participant", name: str, source: int, source_track: Optional[MediaStreamTrack],
                  kind: int = lkm.TrackType.AUDIO, mime: str = "audio/opus", stereo: bool = False,

@@ -43,6 +43,7 @@ class LKClient:
         self.audio: dict[str, list[np.ndarray]] = {}
         self.audio_meta: dict[str, dict] = {}
         self.video_tracks: list[str] = []
+        self.video_frames: dict[str, int] = {}   # decoded frames per video track
         self.pts: dict[str, list[int]] = {}
         self.data: list[tuple[str, lkm.DataPacket]] = []
         self.sid = ""
@@ -173,13 +174,23 @@ class LKClient:
 
     def _on_track(self, track) -> None:  # type: ignore[no-untyped-def]
         sid = track.id  # the msid track id: TR_...
-        if track.kind != "audio":  # a scripted camera: counted, not kept
+        if track.kind != "audio":  # a scripted camera: its frames counted, not kept
             self.video_tracks.append(sid)
-            self._tasks.append(asyncio.ensure_future(_discard(track)))
+            self.video_frames[sid] = 0
+            self._tasks.append(asyncio.ensure_future(self._count_video(sid, track)))
             return
         self.audio.setdefault(sid, [])
         self.audio_meta[sid] = {"first": None, "frames": 0}
         self._tasks.append(asyncio.ensure_future(self._collect(sid, track)))
+
+    async def _count_video(self, sid: str, track) -> None:  # type: ignore[no-untyped-def]
+        try:
+            while True:
+                await track.recv()
+                self.video_frames[sid] += 1
+                self.changed.set()
+        except (MediaStreamError, asyncio.CancelledError):
+            pass
 
     async def _collect(self, sid: str, track) -> None:  # type: ignore[no-untyped-def]
         try:
@@ -259,14 +270,6 @@ class LKClient:
                 await pc.close()
         if self.session is not None:
             await self.session.close()
-
-
-async def _discard(track) -> None:  # type: ignore[no-untyped-def]
-    try:
-        while True:
-            await track.recv()
-    except (MediaStreamError, asyncio.CancelledError):
-        pass
 
 
 async def _add(pc: RTCPeerConnection, init: dict) -> None:

@@ -9,7 +9,10 @@ import pytest
 from livekit.protocol import models as lkm
 
 from .. import patches, pion_rule
+from ..config import ServerConfig
 from ..scenario import ScenarioError, parse
+from ..scripted import ScriptedParticipant
+from ..sfu import SFU
 from .helpers import REPO, DevServer
 from .lkclient import LKClient
 from .test_signal import lk_token
@@ -48,8 +51,34 @@ def test_camera_parses_and_needs_a_joined_participant():
         parse("room abc\nat 1s camera\n", "t.scenario")
 
 
-def test_cameras_reach_subscriber_offers_as_video_sections():
-    srv = DevServer("--scenario", CAMERAS)
+def test_muting_a_scripted_camera_leaves_its_microphone_alone():
+    async def go() -> None:
+        sfu = SFU(ServerConfig())
+        room = sfu.create_room("r")
+        alice = ScriptedParticipant(room, "alice", "Alice")
+        alice.join()
+        alice.camera_on()
+        camera = next(t for t in alice.tracks.values() if t.source == lkm.TrackSource.CAMERA)
+        try:
+            assert sfu.server_mute("r", "alice", ("CAMERA",))
+            assert camera.muted and not alice.track.muted and not alice.audio.muted
+            assert sfu.server_mute("r", "alice", ("AUDIO",))
+            assert alice.track.muted and alice.audio.muted
+        finally:
+            await room.close(lkm.DisconnectReason.ROOM_DELETED)
+    asyncio.run(go())
+
+
+def video_sections(sdp: str) -> list[str]:
+    sections = ("\n" + sdp.replace("\r\n", "\n")).split("\nm=")[1:]
+    return ["m=" + s for s in sections if s.startswith("video ")]
+
+
+@pytest.mark.parametrize("media", ["forward", "reencode"])
+def test_cameras_reach_subscriber_offers_as_video_sections(media):
+    # Audio is forwarded packet by packet under `--media forward`; cameras are relayed
+    # (encoded per subscriber) in both modes, and must reach the offers either way.
+    srv = DevServer("--scenario", CAMERAS, "--media", media)
     try:
         async def go() -> None:
             c = LKClient(srv.url + "/livekit", lk_token("cameras", identity="rec"))
@@ -63,8 +92,16 @@ def test_cameras_reach_subscriber_offers_as_video_sections():
                             for t in p.tracks if t.source == lkm.TrackSource.CAMERA}
                 await c.wait_for(lambda: cameras() == {"alice", "bob"}, 20, "both cameras published")
                 await c.wait_for(lambda: len(c.video_tracks) == 2, 20, "two video tracks in the offers")
-                offers = [o.sdp for o in c.of("offer")]
-                assert any("m=video" in o and "VP8/90000" in o for o in offers)
+                last = c.of("offer")[-1].sdp
+                videos = video_sections(last)
+                assert len(videos) == 2
+                for section in videos:
+                    codecs = sorted({line.split(" ", 1)[1].split("/")[0]
+                                     for line in section.split("\n") if line.startswith("a=rtpmap:")})
+                    assert codecs == ["VP8", "rtx"], section
+                # Frames really arrive from both cameras (5 fps each).
+                await c.wait_for(lambda: len(c.video_frames) == 2 and min(c.video_frames.values()) >= 3, 20,
+                                 "frames from both cameras")
                 # The scripted audio keeps flowing beside the video.
                 await c.wait_for(lambda: sum(m["frames"] for m in c.audio_meta.values()) > 200, 20, "audio frames")
             finally:
