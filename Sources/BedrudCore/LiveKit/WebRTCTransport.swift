@@ -16,6 +16,10 @@ public protocol TrackRouter: Sendable {
 /// routed SSRC goes into the ring the ``TrackRouter`` gives, and data-channel messages
 /// come back as ``TransportEvent``s. A receive-only bot needs no publisher connection.
 ///
+/// With `publishData`, a PUBLISHER connection too: we offer (`_reliable` and `_lossy`
+/// channels; LiveKit reads client data only there), the server answers `a=setup:active`
+/// so we are the DTLS server, and ``sendData(_:reliable:)`` sends on it.
+///
 /// Called serially by the RoomManager's transport queue.
 public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
     // @unchecked: `state` is behind a mutex; `loop` and the configuration are immutable.
@@ -24,10 +28,16 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
     private let baseConfiguration: PeerConnectionConfiguration
     private let state = Mutex<State>(State())
     private let logger = Logger("webrtc")
+    private let publishData: Bool
 
     private struct State {
         var subscriber: PeerConnection?
+        var publisher: PeerConnection?
         var pump: Task<Void, Never>?
+        var publisherPump: Task<Void, Never>?
+        var events: (@Sendable (TransportEvent) -> Void)?
+        var openChannels: Set<String> = []
+        var channelWaiters: [(label: String, continuation: CheckedContinuation<Bool, Never>)] = []
         var tracks: Set<RemoteTrack> = []
         var lastError: String?
     }
@@ -35,8 +45,10 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
     /// - Parameters:
     ///   - localAddresses: host-candidate addresses; `["127.0.0.1"]` for a media server on
     ///     loopback (libnice skips loopback by itself otherwise), empty for every interface.
-    public init(router: (any TrackRouter)?, localAddresses: [String] = [], connectTimeoutSeconds: Double = 30) {
+    ///   - publishData: also open a publisher connection with LiveKit's two data channels.
+    public init(router: (any TrackRouter)?, localAddresses: [String] = [], connectTimeoutSeconds: Double = 30, publishData: Bool = false) {
         self.router = router
+        self.publishData = publishData
         loop = GLibLoop(name: "bedrud-webrtc")
         var c = PeerConnectionConfiguration()
         c.ice.localAddresses = localAddresses
@@ -102,7 +114,124 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
             $0.subscriber = pc
             $0.pump = pump
             $0.tracks = []
+            $0.events = events
         }
+        if publishData { try await createPublisher(c, events: events) }
+    }
+
+    // MARK: - Publisher
+
+    private func createPublisher(_ base: PeerConnectionConfiguration, events: @escaping @Sendable (TransportEvent) -> Void) async throws {
+        var c = base
+        c.name = "publisher"
+        let pc = try PeerConnection(configuration: c, loop: loop)
+        let logger = self.logger
+        let pump = Task { [weak self] in
+            for await event in pc.events {
+                switch event {
+                case .localCandidate(let c):
+                    events(.localCandidate(c, .publisher))
+                case .connected:
+                    logger.info("publisher connected")
+                    events(.stateChanged(.publisher, .connected))
+                case .iceStateChanged(.disconnected):
+                    events(.stateChanged(.publisher, .disconnected))
+                case .failed(let error):
+                    self?.noteError(error.description)
+                    logger.warning("publisher connection failed: \(error.description)")
+                    events(.stateChanged(.publisher, .failed))
+                    self?.channelsClosed()
+                case .dataChannelOpened(let info):
+                    self?.channelOpened(info.label)
+                    events(.dataChannelOpened(LiveKit.DataChannelInfo.with { $0.label = info.label; $0.id = UInt32(info.id); $0.target = .publisher }))
+                case .dataChannelClosed(let info):
+                    self?.channelClosed(info.label)
+                case .closed:
+                    events(.stateChanged(.publisher, .closed))
+                    self?.channelsClosed()
+                default:
+                    break
+                }
+            }
+        }
+        state.withLock {
+            $0.publisher = pc
+            $0.publisherPump = pump
+            $0.openChannels = []
+        }
+        await pc.createDataChannel(label: "_reliable", reliability: .reliable)
+        await pc.createDataChannel(label: "_lossy", reliability: .lossy)
+        do {
+            events(.offerCreated(try await pc.createOffer()))
+        } catch {
+            noteError(error.description)
+            throw TransportError(error.description)
+        }
+    }
+
+    private func channelOpened(_ label: String) {
+        let ready = state.withLock { s -> [CheckedContinuation<Bool, Never>] in
+            s.openChannels.insert(label)
+            let (now, later) = (s.channelWaiters.filter { $0.label == label }, s.channelWaiters.filter { $0.label != label })
+            s.channelWaiters = later
+            return now.map(\.continuation)
+        }
+        for c in ready { c.resume(returning: true) }
+    }
+
+    private func channelClosed(_ label: String) { _ = state.withLock { $0.openChannels.remove(label) } }
+
+    /// The publisher connection is gone: its channels are closed. Waiters keep waiting, for
+    /// the connection of a resumed or rejoined session.
+    private func channelsClosed() { state.withLock { $0.openChannels = [] } }
+
+    /// Wakes every ``waitForDataChannel(_:timeoutSeconds:)`` with false (call when the room ended).
+    public func cancelDataChannelWaits() {
+        let waiting = state.withLock { s -> [CheckedContinuation<Bool, Never>] in
+            defer { s.channelWaiters = [] }
+            return s.channelWaiters.map(\.continuation)
+        }
+        for c in waiting { c.resume(returning: false) }
+    }
+
+    /// Waits until the publisher's data channel `label` is open; false on timeout, when the
+    /// publisher failed or closed, or when this transport publishes no data.
+    public func waitForDataChannel(_ label: String = "_reliable", timeoutSeconds: Double) async -> Bool {
+        guard publishData else { return false }
+        let ready = await withTaskGroup(of: Bool.self) { group in
+            group.addTask { [weak self] in
+                await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+                    guard let self else { c.resume(returning: false); return }
+                    let now = self.state.withLock { s -> Bool in
+                        if s.openChannels.contains(label) { return true }
+                        s.channelWaiters.append((label, c))
+                        return false
+                    }
+                    if now { c.resume(returning: true) }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: .milliseconds(Int(timeoutSeconds * 1000)))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            if !first { self.cancelDataChannelWaits() }
+            return first
+        }
+        return ready
+    }
+
+    /// Waits until the server acknowledged every data message sent so far (SCTP), so that
+    /// leaving right after a message does not drop it. False on timeout.
+    public func waitUntilDataSent(timeoutSeconds: Double) async -> Bool {
+        guard let pc = state.withLock({ $0.publisher }) else { return false }
+        return await pc.waitUntilDataSent(timeoutSeconds: timeoutSeconds)
+    }
+
+    public func sendData(_ bytes: [UInt8], reliable: Bool) async -> Bool {
+        guard let pc = state.withLock({ $0.publisher }) else { return false }
+        return await pc.send(bytes, label: reliable ? "_reliable" : "_lossy")
     }
 
     private func noteError(_ text: String) { state.withLock { $0.lastError = text } }
@@ -138,11 +267,20 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
     }
 
     public func applyRemoteAnswer(_ answer: LiveKit.SessionDescription, target: LiveKit.SignalTarget) async throws {
-        throw TransportError("an answer for the \(target) connection, which this receive-only client never offered")
+        guard target == .publisher, let pc = state.withLock({ $0.publisher }) else {
+            throw TransportError("an answer for the \(target) connection, which this client never offered")
+        }
+        do {
+            try await pc.setRemoteAnswer(answer.sdp)
+        } catch {
+            noteError(error.description)
+            throw TransportError(error.description)
+        }
     }
 
     public func addRemoteCandidate(_ candidate: ICECandidateInit, target: LiveKit.SignalTarget) async {
-        guard target == .subscriber, let pc = state.withLock({ $0.subscriber }) else { return }
+        let pc = state.withLock { target == .publisher ? $0.publisher : $0.subscriber }
+        guard let pc else { return }
         do { try await pc.addRemoteCandidate(candidate) } catch { logger.debug("remote candidate ignored: \(error)") }
     }
 
@@ -153,18 +291,33 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
 
     public func restartICE(_ target: LiveKit.SignalTarget) async {
         // Only a publisher connection restarts ICE itself; the server restarts the subscriber's.
+        guard target == .publisher else { return }
+        let (pc, events) = state.withLock { ($0.publisher, $0.events) }
+        guard let pc, let events else { return }
+        do {
+            events(.offerCreated(try await pc.createOffer(iceRestart: true)))
+        } catch {
+            noteError(error.description)
+            logger.warning("publisher ICE restart failed: \(error.description)")
+        }
     }
 
     public func close() async {
-        let (pc, pump) = state.withLock { s -> (PeerConnection?, Task<Void, Never>?) in
-            let out = (s.subscriber, s.pump)
+        let (pc, pump, pub, pubPump) = state.withLock { s -> (PeerConnection?, Task<Void, Never>?, PeerConnection?, Task<Void, Never>?) in
+            let out = (s.subscriber, s.pump, s.publisher, s.publisherPump)
             s.subscriber = nil
             s.pump = nil
+            s.publisher = nil
+            s.publisherPump = nil
+            s.events = nil
             s.tracks = []
             return out
         }
+        channelsClosed()
+        if let pub { await pub.close() }
         if let pc { await pc.close() }
         pump?.cancel()
+        pubPump?.cancel()
     }
 
     /// Closes everything and stops the loop thread. Call once, at the end.

@@ -101,6 +101,14 @@ public actor PeerConnection {
         core.send(data, label: label, binary: binary)
     }
 
+    /// Waits until the peer acknowledged every data-channel message sent so far; false on
+    /// timeout or without an association. Call before ``close()`` after a last message.
+    public func waitUntilDataSent(timeoutSeconds: Double = 5) async -> Bool {
+        await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+            core.addDataSentWaiter(c, timeoutSeconds: timeoutSeconds)
+        }
+    }
+
     // MARK: - Both sides
 
     /// Adds a trickled remote candidate (LiveKit `TrickleRequest.candidateInit`).

@@ -271,6 +271,21 @@ final class PeerTransport {
         return sctp.sendMessage(data, binary: binary, channel: ch.id)
     }
 
+    /// Resumes with true once SCTP has every sent message acknowledged, false after
+    /// `timeoutSeconds` (or when there is no association). Checked every 10 ms on the loop;
+    /// used once, before leaving, by commands that send and go.
+    func addDataSentWaiter(_ c: CheckedContinuation<Bool, Never>, timeoutSeconds: Double) {
+        guard let sctp, sctp.isConnected else { c.resume(returning: false); return }
+        if sctp.unacknowledgedChunks == 0 { c.resume(returning: true); return }
+        let deadline = MonotonicClock.nanos() + UInt64(max(0, timeoutSeconds) * 1e9)
+        loop.addTimer(intervalMs: 10) { [weak self] in
+            guard let self, let sctp = self.sctp, sctp.isConnected else { c.resume(returning: false); return false }
+            if sctp.unacknowledgedChunks == 0 { c.resume(returning: true); return false }
+            if MonotonicClock.nanos() >= deadline { c.resume(returning: false); return false }
+            return true
+        }
+    }
+
     func stats() -> PeerConnectionStats {
         var t = receiver.counters
         t.dtlsDroppedDatagrams = UInt64(dtls?.droppedDatagrams ?? 0)
