@@ -104,8 +104,11 @@ struct PeerNegotiation {
     private(set) var localCredentials: ICECredentials?
     private(set) var remote: RemoteTransportParameters?
     private(set) var tracks: [RemoteTrack] = []
-    /// Sections of our offers (the publisher's data channel, later audio).
-    var offerSections: [SDPNegotiation.OfferSection] = [.data(mid: "0")]
+    /// Our offers carry the data section (mid 0) and these audio tracks.
+    var offersData = true
+    var localAudio: [LocalAudioTrack] = []
+    /// What the last answer accepted for each published track (by mid); a missing mid was refused.
+    private(set) var acceptedAudio: [String: LocalAudioTrack.Accepted] = [:]
 
     private var remoteAnswerApplied = false
     /// The last offer's answer, computed once when the offer is applied and handed out by
@@ -261,10 +264,10 @@ struct PeerNegotiation {
             setup: dtlsRole.map { $0 == .client ? .active : .passive } ?? .actpass,
             candidates: localCandidates, endOfCandidates: localGatheringDone)
         sessionVersion += 1
-        let offer = SDPNegotiation.offer(
-            sections: offerSections, local: local, maxMessageSize: policy.maxMessageSize,
+        let offer = SDPNegotiation.publisherOffer(
+            data: offersData, audio: localAudio, local: local, maxMessageSize: policy.maxMessageSize,
             sctpPort: sctpPort, sessionID: sessionID, sessionVersion: sessionVersion)
-        candidateMid = offerSections.first?.mid ?? "0"
+        candidateMid = offer.media.first?.mid ?? "0"
         candidateMLineIndex = 0
         // Every candidate gathered so far is in the offer; later ones are trickled.
         localDescriptionCreated = true
@@ -292,6 +295,8 @@ struct PeerNegotiation {
         actions += setUpDTLS(role: ourRole, params)
         remote = params
         remoteAnswerApplied = true
+        acceptedAudio = [:]
+        for t in localAudio { if let a = t.accepted(in: answer) { acceptedAudio[t.mid] = a } }
         actions += addCandidates(of: params)
         actions += startSCTPIfNeeded()
         actions += startConnecting()
@@ -444,16 +449,6 @@ struct PeerNegotiation {
         let wasFailed = state == .failed
         state = .closed
         return [.close(wasFailed: wasFailed)]
-    }
-}
-
-extension SDPNegotiation.OfferSection {
-    /// The section's mid.
-    var mid: String {
-        switch self {
-        case .data(let mid): mid
-        case .audio(let mid, _, _, _, _, _, _): mid
-        }
     }
 }
 

@@ -261,3 +261,55 @@ struct PeerNegotiationTests {
         #expect(n.state == .closed)
     }
 }
+
+@Suite("Publisher offer (audio for LiveKit's SFU)")
+struct PublisherOfferTests {
+    static let track = LocalAudioTrack(mid: "1", ssrc: 1234, cname: "bot", streamID: "stream", trackID: "TR_cid1", stereo: true, dtx: true)
+
+    @Test func offerCarriesOpusOnlyNACKAudioLevelAndTheCidAsMsid() throws {
+        var n = PeerNegotiationTests.make()
+        n.localAudio = [Self.track]
+        let text = try #require(PeerNegotiationTests.text(try n.handle(.createOffer(iceRestart: false, freshCredentials: PeerNegotiationTests.first))))
+        let sdp = try SessionDescription(parsing: text)
+        #expect(sdp.media.map(\.kind) == ["application", "audio"])
+        #expect(sdp.bundleGroups.first == ["0", "1"])
+        let m = sdp.media[1]
+        #expect(m.formats == ["111"])
+        #expect(m.rtpMaps.map(\.encoding) == ["opus"])
+        #expect(m.formatParameters(for: 111) == "minptime=10;useinbandfec=1;usedtx=1;stereo=1;sprop-stereo=1")
+        #expect(m.rtcpFeedback(for: 111) == ["nack"])
+        #expect(m.headerExtensions.map(\.uri) == [LocalAudioTrack.audioLevelURI])
+        #expect(m.direction == .sendonly)
+        #expect(m.msid?.trackID == "TR_cid1")
+        #expect(m.ssrcs.map(\.ssrc) == [1234])
+        #expect(!text.contains("red/48000"))
+    }
+
+    @Test func theAnswerSaysWhatWasAccepted() throws {
+        var pub = PeerNegotiationTests.make()
+        var mono = Self.track
+        mono.stereo = false
+        pub.localAudio = [mono]
+        let offer = try #require(PeerNegotiationTests.text(try pub.handle(.createOffer(iceRestart: false, freshCredentials: PeerNegotiationTests.first))))
+        // An answer as LiveKit writes it: recvonly, Opus, NACK, the audio level kept.
+        var answer = try SessionDescription(parsing: offer)
+        for i in answer.media.indices {
+            answer.media[i].attributes = answer.media[i].attributes.map { a in
+                switch a.name {
+                case "sendonly": SDPAttribute("recvonly")
+                case "setup": SDPAttribute("setup", "active")
+                default: a
+                }
+            }.filter { $0.name != "ssrc" && $0.name != "msid" }
+        }
+        _ = try pub.handle(.remoteAnswer(try SessionDescription(parsing: answer.text)))
+        #expect(pub.acceptedAudio["1"] == LocalAudioTrack.Accepted(payloadType: 111, audioLevelID: 1, nack: true))
+        #expect(pub.dtlsRole == .server)
+
+        // A rejected section (port 0) is not accepted.
+        answer.media[1].port = 0
+        var again = pub
+        _ = try again.handle(.remoteAnswer(try SessionDescription(parsing: answer.text)))
+        #expect(again.acceptedAudio["1"] == nil)
+    }
+}
