@@ -33,6 +33,9 @@ final class PeerTransport {
     private var reportTimer: UInt32 = 0
     private var nackTimer: UInt32 = 0
     private var statsTimer: UInt32 = 0
+    private var sendTimer: UInt32 = 0
+    /// Published tracks (by mid) that are muted; applies to senders started later too.
+    private var mutedMids: Set<String> = []
 
     var state: PeerConnectionState { negotiation.state }
     var failure: PeerConnectionError? { negotiation.failure }
@@ -286,8 +289,85 @@ final class PeerTransport {
         }
     }
 
+    // MARK: - Publishing
+
+    /// Our RTCP CNAME, for the offer's a=ssrc lines.
+    var cname: String { String(decoding: receiver.cname, as: UTF8.self) }
+
+    /// Adds an audio section to our next offers.
+    func addAudioTrack(_ track: LocalAudioTrack) throws(PeerConnectionError) {
+        guard !isFinished else { throw PeerConnectionError(.closed) }
+        guard negotiation.role != .answerer else { throw PeerConnectionError(.wrongState("a connection that answers cannot publish")) }
+        guard !negotiation.localAudio.contains(where: { $0.mid == track.mid || $0.ssrc == track.ssrc }) else {
+            throw PeerConnectionError(.wrongState("a track with mid \(track.mid) or SSRC \(track.ssrc) is already added"))
+        }
+        negotiation.localAudio.append(track)
+    }
+
+    /// Starts sending track `mid` from `ring`, paced from `startNanos` (monotonic): the
+    /// answer must have accepted it and SRTP must be up.
+    func startSending(mid: String, ring: PacketRing, startNanos: UInt64) throws(PeerConnectionError) {
+        guard state == .connected, receiver.srtp != nil else { throw PeerConnectionError(.wrongState("startSending() before the connection is up with SRTP")) }
+        guard let track = negotiation.localAudio.first(where: { $0.mid == mid }) else { throw PeerConnectionError(.wrongState("no track with mid \(mid)")) }
+        guard let accepted = negotiation.acceptedAudio[mid] else {
+            throw PeerConnectionError(.wrongState("the server's answer did not accept the audio section \(mid)"))
+        }
+        guard receiver.senders[track.ssrc] == nil else { return }
+        let rtp = RTPSender(ssrc: track.ssrc, payloadType: accepted.payloadType, clockRate: 48_000, audioLevelID: accepted.audioLevelID,
+                            sequenceNumber: UInt16.random(in: 0...UInt16.max), timestampBase: UInt32.random(in: 0...UInt32.max))
+        let sender = MediaSender(track: track, rtp: rtp, ring: ring, startNanos: startNanos)
+        sender.muted = mutedMids.contains(mid)
+        receiver.senders[track.ssrc] = sender
+        if sendTimer == 0 {
+            // A few-ms tick on the loop: every due packet goes out on the first tick after
+            // its deadline; deadlines come from the sample count, so ticks never add drift.
+            sendTimer = loop.addTimer(intervalMs: 5) { [weak self] in
+                guard let self, state == .connected, let srtp = receiver.srtp, let send = receiver.sendDatagram else { return true }
+                let now = MonotonicClock.nanos()
+                for s in receiver.senders.values { s.tick(nowNanos: now, srtp: srtp, send: send) }
+                return true
+            }
+        }
+    }
+
+    /// Stops sending track `mid` (its ring is no longer read).
+    func stopSending(mid: String) {
+        guard let t = negotiation.localAudio.first(where: { $0.mid == mid }) else { return }
+        receiver.senders[t.ssrc] = nil
+        if receiver.senders.isEmpty {
+            loop.cancelTimer(sendTimer)
+            sendTimer = 0
+        }
+    }
+
+    /// While muted, the track's due packets are dropped (LiveKit is told by the mute request).
+    func setMuted(mid: String, muted: Bool) {
+        if muted { mutedMids.insert(mid) } else { mutedMids.remove(mid) }
+        guard let t = negotiation.localAudio.first(where: { $0.mid == mid }) else { return }
+        receiver.senders[t.ssrc]?.muted = muted
+    }
+
+    /// True once every packet of track `mid`'s ring has gone out.
+    func isDrained(mid: String) -> Bool {
+        guard let t = negotiation.localAudio.first(where: { $0.mid == mid }), let s = receiver.senders[t.ssrc] else { return true }
+        return s.ring.count == 0 && !s.hasPending
+    }
+
+    static func unixNanos() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+    }
+
     func stats() -> PeerConnectionStats {
         var t = receiver.counters
+        for s in receiver.senders.values {
+            t.rtpPacketsSent &+= s.packetsSent
+            t.rtpBytesSent &+= s.bytesSent
+            t.rtpRetransmitted &+= s.rtp.retransmitted
+            t.rtpRetransmissionMisses &+= s.rtp.retransmissionMisses
+            t.rtpSendFailures &+= s.sendFailures
+        }
         t.dtlsDroppedDatagrams = UInt64(dtls?.droppedDatagrams ?? 0)
         t.sctpDroppedPackets = UInt64(sctp?.droppedPackets ?? 0)
         t.dataChannelDroppedMessages = UInt64(sctp?.droppedMessages ?? 0)
@@ -299,7 +379,8 @@ final class PeerTransport {
     // MARK: - Failure and close
 
     private func cancelTimers() {
-        for id in [dtlsTimer, connectTimer, reportTimer, nackTimer, statsTimer] { loop.cancelTimer(id) }
+        for id in [dtlsTimer, connectTimer, reportTimer, nackTimer, statsTimer, sendTimer] { loop.cancelTimer(id) }
+        sendTimer = 0
         statsTimer = 0
         dtlsTimer = 0
         connectTimer = 0
@@ -340,7 +421,9 @@ final class PeerTransport {
         let ms = UInt32(max(50, base * Double.random(in: 0.5...1.5)))
         reportTimer = loop.addTimer(intervalMs: ms) { [weak self] in
             guard let self, state == .connected else { return false }
-            receiver.sendReceiverReports(nowNanos: MonotonicClock.nanos())
+            let now = MonotonicClock.nanos()
+            receiver.sendReceiverReports(nowNanos: now)
+            receiver.sendSenderReports(nowNanos: now, unixNanos: Self.unixNanos())
             scheduleReport()
             return false
         }
