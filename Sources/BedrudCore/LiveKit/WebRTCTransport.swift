@@ -38,6 +38,10 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
         var events: (@Sendable (TransportEvent) -> Void)?
         var openChannels: Set<String> = []
         var channelWaiters: [(label: String, continuation: CheckedContinuation<Bool, Never>)] = []
+        /// Published tracks by mid, and who waits for an answer to accept one.
+        var audioTracks: [String: LocalAudioTrack] = [:]
+        var answersApplied = 0
+        var answerWaiters: [CheckedContinuation<Void, Never>] = []
         var tracks: Set<RemoteTrack> = []
         var lastError: String?
     }
@@ -276,6 +280,93 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
             noteError(error.description)
             throw TransportError(error.description)
         }
+        let waiting = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.answersApplied += 1
+            defer { s.answerWaiters = [] }
+            return s.answerWaiters
+        }
+        for w in waiting { w.resume() }
+    }
+
+    // MARK: - Publishing audio
+
+    /// Adds an Opus track to the publisher connection, renegotiates, and starts sending
+    /// from `ring` once the server's answer accepted it (see ``MediaSender`` for what a
+    /// send ring's fields mean). Send `add_track` with the same `cid` and wait for
+    /// `track_published` first (LiveKit matches the offer's msid track id to the cid).
+    /// - Returns: the section's mid and the monotonic start time packets are paced from
+    ///   (packet at sample `s` is due at `start + s / 48 kHz`).
+    public func publishAudio(cid: String, stereo: Bool, dtx: Bool, ring: PacketRing, timeoutSeconds: Double) async throws -> (mid: String, startNanos: UInt64) {
+        let (pc, events, mid) = state.withLock { s in (s.publisher, s.events, "\(1 + s.audioTracks.count)") }
+        guard let pc, let events else { throw TransportError("publishing needs the publisher connection (publishData)") }
+        let track = LocalAudioTrack(mid: mid, ssrc: UInt32.random(in: 1...UInt32.max), cname: await pc.cname, streamID: cid, trackID: cid, stereo: stereo, dtx: dtx)
+        do {
+            try await pc.addAudioTrack(track)
+            let before = state.withLock { s -> Int in
+                s.audioTracks[mid] = track
+                return s.answersApplied
+            }
+            events(.offerCreated(try await pc.createOffer()))
+            guard await waitForAnswer(after: before, timeoutSeconds: timeoutSeconds) else {
+                throw TransportError("the server did not answer the offer with the audio track within \(Int(timeoutSeconds)) s")
+            }
+            try await pc.waitUntilConnected(timeoutSeconds: timeoutSeconds)
+            let start = MonotonicClock.nanos() + 20_000_000
+            try await pc.startSending(mid: mid, ring: ring, startNanos: start)
+            return (mid, start)
+        } catch let e as PeerConnectionError {
+            noteError(e.description)
+            throw TransportError(e.description)
+        }
+    }
+
+    private func waitForAnswer(after count: Int, timeoutSeconds: Double) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { [weak self] in
+                await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                    guard let self else { c.resume(); return }
+                    let done = self.state.withLock { s -> Bool in
+                        if s.answersApplied > count { return true }
+                        s.answerWaiters.append(c)
+                        return false
+                    }
+                    if done { c.resume() }
+                }
+                return self.map { s in s.state.withLock { $0.answersApplied > count } } ?? false
+            }
+            group.addTask {
+                try? await Task.sleep(for: .milliseconds(Int(timeoutSeconds * 1000)))
+                return false
+            }
+            let first = await group.next() ?? false
+            if !first {
+                let waiting = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+                    defer { s.answerWaiters = [] }
+                    return s.answerWaiters
+                }
+                for w in waiting { w.resume() }
+            }
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// Mutes or unmutes a published track's media (tell the server with the `mute` request too).
+    public func setAudioMuted(mid: String, muted: Bool) async {
+        guard let pc = state.withLock({ $0.publisher }) else { return }
+        await pc.setMuted(mid: mid, muted: muted)
+    }
+
+    /// True once every packet pushed into the track's ring has been sent.
+    public func isAudioDrained(mid: String) async -> Bool {
+        guard let pc = state.withLock({ $0.publisher }) else { return true }
+        return await pc.isDrained(mid: mid)
+    }
+
+    /// Statistics of the publisher connection (packets sent, NACKs answered).
+    public func publisherStats() async -> PeerConnectionStats? {
+        guard let pc = state.withLock({ $0.publisher }) else { return nil }
+        return await pc.stats()
     }
 
     public func addRemoteCandidate(_ candidate: ICECandidateInit, target: LiveKit.SignalTarget) async {
@@ -311,6 +402,7 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
             s.publisherPump = nil
             s.events = nil
             s.tracks = []
+            s.audioTracks = [:]
             return out
         }
         channelsClosed()
@@ -331,4 +423,21 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
 public struct TransportError: Error, Sendable, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
+}
+
+extension LiveKit.AddTrackRequest {
+    /// What a publisher of Opus audio asks for (issue 14 §3): source MICROPHONE, Opus only
+    /// (`disable_red`, since we send no RED), mono or stereo, DTX as offered. `cid` must be
+    /// the msid track id of the offer's section.
+    public static func microphone(cid: String, name: String, stereo: Bool, dtx: Bool) -> Self {
+        var r = Self()
+        r.cid = cid
+        r.name = name
+        r.type = .audio
+        r.source = .microphone
+        r.stereo = stereo
+        r.disableDTX = !dtx
+        r.disableRed = true
+        return r
+    }
 }
