@@ -25,15 +25,20 @@ enum PlayDevPublish {
     final class Watch: Sendable {
         private let published = Mutex<[String: String]>([:])
         private let ended = Mutex<RoomDisconnectReason?>(nil)
+        private let refusal = Mutex<String?>(nil)
         func note(_ e: RoomEvent) {
             switch e {
             case .localTrackPublished(let cid, let track): published.withLock { $0[cid] = track.sid }
             case .disconnected(let r): ended.withLock { $0 = r }
+            case .requestRefused(let reason, let message, .addTrack?):
+                refusal.withLock { $0 = "\(reason)" + (message.isEmpty ? "" : " (\(message.prefix(200)))") }
             default: break
             }
         }
         func sid(_ cid: String) -> String? { published.withLock { $0[cid] } }
         var endedReason: RoomDisconnectReason? { ended.withLock { $0 } }
+        /// Why the server refused add_track, if it did.
+        var refused: String? { refusal.withLock { $0 } }
     }
 
     static func run(_ inv: Invocation) async throws -> ExitCode {
@@ -67,6 +72,7 @@ enum PlayDevPublish {
         await room.send(LiveKit.SignalRequest(.addTrack(.microphone(cid: cid, name: "tone \(Int(hz)) Hz", stereo: false, dtx: false))))
         let deadline = Date().addingTimeInterval(10)
         while watch.sid(cid) == nil {
+            if let why = watch.refused { throw await fail(.forbidden, "the server refused to publish the track: \(why); the account or guest needs publish permission in this room") }
             if watch.endedReason != nil || Date() > deadline { throw await fail(.forbidden, "the server did not publish the track (no track_published)") }
             try await Task.sleep(for: .milliseconds(20))
         }

@@ -87,6 +87,8 @@ public struct RoomEventFormatter: Sendable {
         case .rpcRequestReceived(let r, let sender): return "RPC '\(r.method)' from \(name(sender)) (not supported)"
         case .localTrackPublished, .localTrackUnpublished: return nil
         case .localTrackMutedByServer(_, let muted): return muted ? "the server muted our track" : "the server unmuted our track"
+        case .requestRefused(let reason, let message, _):
+            return "the server refused a request (\(reason))" + (message.isEmpty ? "" : ": " + String(String.UnicodeScalarView(message.unicodeScalars.prefix(200).filter { $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) })))
         }
     }
 

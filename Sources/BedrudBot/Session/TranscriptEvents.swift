@@ -59,7 +59,7 @@ enum TranscriptEvents {
                                       "segments": t.segments.map { ["text": $0.text, "final": $0.isFinal, "language": $0.language] }])
         case .dtmfReceived(let code, let digit, let sender): w.write("dtmf", ["participant": sender, "code": Int(code), "digit": digit])
         case .rpcRequestReceived(let r, let sender): w.write("rpc_request", ["participant": sender, "method": r.method])
-        case .localTrackPublished, .localTrackUnpublished, .localTrackMutedByServer: break
+        case .localTrackPublished, .localTrackUnpublished, .localTrackMutedByServer, .requestRefused: break
         }
     }
 

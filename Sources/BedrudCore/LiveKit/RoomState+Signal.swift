@@ -236,7 +236,12 @@ extension RoomState {
             emit(.trackSubscriptionFailed(trackSid: response.trackSid, error: response.err))
         case .roomMoved(let moved):
             handleRoomMoved(moved)
-        case .pong, .requestResponse, .trackSubscribed, .subscribedQualityUpdate, .mediaSectionsRequirement:
+        case .requestResponse(let response):
+            // Only refusals matter: a publisher must not wait for track_published forever.
+            if response.reason != .ok && response.reason != .queued {
+                emit(.requestRefused(reason: response.reason, message: response.message, request: response.request))
+            }
+        case .pong, .trackSubscribed, .subscribedQualityUpdate, .mediaSectionsRequirement:
             break  // liveness only, or publisher/single-PC concerns
         case .unknown, nil:
             stats.unknownSignalMessages += 1

@@ -321,6 +321,9 @@ public enum RoomEvent: Sendable, Equatable {
     case localTrackPublished(cid: String, MeetingTrack)
     case localTrackUnpublished(sid: String)
     case localTrackMutedByServer(sid: String, muted: Bool)
+    /// The server refused one of our requests (`request_response`, e.g. NOT_ALLOWED for
+    /// add_track or mute without permission); `message` is the server's, unsanitised.
+    case requestRefused(reason: LiveKit.RequestResponse.Reason, message: String, request: LiveKit.RequestResponse.Request?)
 }
 
 /// Counters of things RoomState dropped or ignored (for logs and tests).
