@@ -107,3 +107,41 @@ struct PublishPathTests {
         }
     }
 }
+
+@Suite("NACKs for our published tracks")
+struct SenderNACKTests {
+    @Test("A generic NACK from the server is answered with the stored packets, byte for byte")
+    func answeredFromHistory() throws {
+        let (peer, ours) = try srtpPair(.aeadAES128GCM)
+        let r = MediaReceiver(maxDatagram: 1500, nack: .init())
+        var sent: [[UInt8]] = []
+        r.sendDatagram = { p, n in
+            sent.append(Array(UnsafeRawBufferPointer(start: p, count: n)))
+            return true
+        }
+        r.srtp = ours
+        let track = LocalAudioTrack(mid: "1", ssrc: 555, cname: "c", streamID: "s", trackID: "t")
+        let rtp = RTPSender(ssrc: 555, payloadType: 111, audioLevelID: nil, sequenceNumber: 100, timestampBase: 0)
+        let out = PacketRing(capacity: 16)
+        let sender = MediaSender(track: track, rtp: rtp, ring: out, startNanos: 0)
+        r.senders[555] = sender
+        for i in 0..<4 {
+            _ = [UInt8(i), 1, 2].withUnsafeBytes { out.push(MediaPacketHeader(ssrc: 0, rtpTimestamp: UInt32(i * 960), arrivalNanos: 0), payload: $0) }
+        }
+        sender.tick(nowNanos: 1_000_000_000, srtp: ours) { p, n in
+            sent.append(Array(UnsafeRawBufferPointer(start: p, count: n)))
+            return true
+        }
+        #expect(sent.count == 4)
+        let original = sent
+        // RTPFB FMT 1 for SSRC 555: PID 101, BLP bit 1 → 101 and 103; plus 90 (never sent).
+        var nack: [UInt8] = [0x81, 205, 0, 4, 0, 0, 0, 1, 0, 0, 0x02, 0x2B]
+        nack += [0, 101, 0, 2] + [0, 90, 0, 0]
+        let p = try #require(protect(peer, nack, rtcp: true))
+        p.withUnsafeBytes { r.handle($0.baseAddress!, count: $0.count, isRTCP: true, nowNanos: 2_000_000_000) }
+        #expect(sent.count == 6)
+        #expect(sent[4] == original[1] && sent[5] == original[3])
+        #expect(r.counters.nacksReceived == 1)
+        #expect(rtp.retransmitted == 2 && rtp.retransmissionMisses == 1)
+    }
+}
