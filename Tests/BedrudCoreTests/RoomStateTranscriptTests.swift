@@ -202,3 +202,20 @@ enum Fixture {
         }.protobufBytes()
     }
 }
+
+@Suite struct RoomStateRequestRefusalTests {
+    @Test func aRefusedAddTrackIsAnEventNotSilence() throws {
+        var t = RoomTranscript()
+        t.joinRoom()
+        var r = LiveKit.RequestResponse()
+        r.requestID = 7
+        r.reason = .notAllowed
+        r.message = "does not have permission to publish"
+        r.request = .addTrack(.microphone(cid: "TR_x", name: "tone", stereo: false, dtx: false))
+        var ok = LiveKit.RequestResponse()
+        ok.requestID = 8
+        let refused = t.server(.requestResponse(r))
+        #expect(refused == [.emit(.requestRefused(RefusedRequest(r)))])
+        #expect(t.server(.requestResponse(ok)).isEmpty)
+    }
+}

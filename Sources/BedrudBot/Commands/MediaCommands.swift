@@ -227,6 +227,11 @@ enum MediaCommands {
             if r.variants.count == 3, case let (g, n) = (r.variants[0].nanosPerPacket, r.variants[2].nanosPerPacket), n > 0 {
                 networkRatio = String(format: " rx-ns/packet=%.0f srtp-gcm/plain=%.2f", g, g / n)
             }
+            // (h) the send path per packet in the same run: ring pop, RTP build, SRTP protect, NACK history.
+            let s = await Task.detached { RTCBenchmark.sendPath(packets: packets) }.value
+            let sparts = s.variants.map { String(format: "%@ %.0f ns", $0.name, $0.nanosPerPacket) }.joined(separator: ", ")
+            lines.append("(h) WebRTC send path per RTP packet (\(s.payloadBytes)-byte payloads): \(sparts)")
+            if let g = s.variants.first { networkRatio += String(format: " tx-ns/packet=%.0f", g.nanosPerPacket) }
         }
         lines.append(last + " " + allocRatio + networkRatio)
         for l in lines { inv.console.out(l) }

@@ -377,6 +377,7 @@ public actor RoomManager {
         case .localCandidate(let c, let target): transportInput(.localCandidate(c, target), generation: generation)
         case .dataChannelOpened(let info): transportInput(.dataChannelOpened(info), generation: generation)
         case .dataReceived(let bytes, let reliable): transportInput(.dataReceived(bytes, reliable: reliable), generation: generation)
+        case .offerCreated(let sdp): transportInput(.offerCreated(sdp: sdp), generation: generation)
         }
     }
 

@@ -6,6 +6,8 @@ public enum TransportEvent: Sendable {
     case localCandidate(ICECandidateInit, LiveKit.SignalTarget)
     case dataChannelOpened(LiveKit.DataChannelInfo)
     case dataReceived([UInt8], reliable: Bool)
+    /// Our PUBLISHER offer (SDP), to send to the server.
+    case offerCreated(String)
 }
 
 /// The narrow interface between ``RoomManager`` and the peer connections, so the room
@@ -21,6 +23,13 @@ public protocol RoomTransport: AnyObject, Sendable {
     func addRemoteCandidate(_ candidate: ICECandidateInit, target: LiveKit.SignalTarget) async
     func updateICEServers(_ servers: [LiveKit.ICEServer]) async
     func restartICE(_ target: LiveKit.SignalTarget) async
+    /// Sends one serialized `DataPacket` on the PUBLISHER's `_reliable` or `_lossy` channel;
+    /// false when it is not open. Receive-only transports keep the default (false).
+    func sendData(_ bytes: [UInt8], reliable: Bool) async -> Bool
     /// Closes every peer connection; no events afterwards.
     func close() async
+}
+
+extension RoomTransport {
+    public func sendData(_ bytes: [UInt8], reliable: Bool) async -> Bool { false }
 }

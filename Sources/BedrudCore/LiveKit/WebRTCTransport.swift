@@ -16,6 +16,10 @@ public protocol TrackRouter: Sendable {
 /// routed SSRC goes into the ring the ``TrackRouter`` gives, and data-channel messages
 /// come back as ``TransportEvent``s. A receive-only bot needs no publisher connection.
 ///
+/// With `publishData`, a PUBLISHER connection too: we offer (`_reliable` and `_lossy`
+/// channels; LiveKit reads client data only there), the server answers `a=setup:active`
+/// so we are the DTLS server, and ``sendData(_:reliable:)`` sends on it.
+///
 /// Called serially by the RoomManager's transport queue.
 public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
     // @unchecked: `state` is behind a mutex; `loop` and the configuration are immutable.
@@ -24,10 +28,20 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
     private let baseConfiguration: PeerConnectionConfiguration
     private let state = Mutex<State>(State())
     private let logger = Logger("webrtc")
+    private let publishData: Bool
 
     private struct State {
         var subscriber: PeerConnection?
+        var publisher: PeerConnection?
         var pump: Task<Void, Never>?
+        var publisherPump: Task<Void, Never>?
+        var events: (@Sendable (TransportEvent) -> Void)?
+        var openChannels: Set<String> = []
+        var channelWaiters: [(label: String, continuation: CheckedContinuation<Bool, Never>)] = []
+        /// Published tracks by mid, and who waits for an answer to accept one.
+        var audioTracks: [String: LocalAudioTrack] = [:]
+        var answersApplied = 0
+        var answerWaiters: [CheckedContinuation<Void, Never>] = []
         var tracks: Set<RemoteTrack> = []
         var lastError: String?
     }
@@ -35,8 +49,10 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
     /// - Parameters:
     ///   - localAddresses: host-candidate addresses; `["127.0.0.1"]` for a media server on
     ///     loopback (libnice skips loopback by itself otherwise), empty for every interface.
-    public init(router: (any TrackRouter)?, localAddresses: [String] = [], connectTimeoutSeconds: Double = 30) {
+    ///   - publishData: also open a publisher connection with LiveKit's two data channels.
+    public init(router: (any TrackRouter)?, localAddresses: [String] = [], connectTimeoutSeconds: Double = 30, publishData: Bool = false) {
         self.router = router
+        self.publishData = publishData
         loop = GLibLoop(name: "bedrud-webrtc")
         var c = PeerConnectionConfiguration()
         c.ice.localAddresses = localAddresses
@@ -102,7 +118,124 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
             $0.subscriber = pc
             $0.pump = pump
             $0.tracks = []
+            $0.events = events
         }
+        if publishData { try await createPublisher(c, events: events) }
+    }
+
+    // MARK: - Publisher
+
+    private func createPublisher(_ base: PeerConnectionConfiguration, events: @escaping @Sendable (TransportEvent) -> Void) async throws {
+        var c = base
+        c.name = "publisher"
+        let pc = try PeerConnection(configuration: c, loop: loop)
+        let logger = self.logger
+        let pump = Task { [weak self] in
+            for await event in pc.events {
+                switch event {
+                case .localCandidate(let c):
+                    events(.localCandidate(c, .publisher))
+                case .connected:
+                    logger.info("publisher connected")
+                    events(.stateChanged(.publisher, .connected))
+                case .iceStateChanged(.disconnected):
+                    events(.stateChanged(.publisher, .disconnected))
+                case .failed(let error):
+                    self?.noteError(error.description)
+                    logger.warning("publisher connection failed: \(error.description)")
+                    events(.stateChanged(.publisher, .failed))
+                    self?.channelsClosed()
+                case .dataChannelOpened(let info):
+                    self?.channelOpened(info.label)
+                    events(.dataChannelOpened(LiveKit.DataChannelInfo.with { $0.label = info.label; $0.id = UInt32(info.id); $0.target = .publisher }))
+                case .dataChannelClosed(let info):
+                    self?.channelClosed(info.label)
+                case .closed:
+                    events(.stateChanged(.publisher, .closed))
+                    self?.channelsClosed()
+                default:
+                    break
+                }
+            }
+        }
+        state.withLock {
+            $0.publisher = pc
+            $0.publisherPump = pump
+            $0.openChannels = []
+        }
+        await pc.createDataChannel(label: "_reliable", reliability: .reliable)
+        await pc.createDataChannel(label: "_lossy", reliability: .lossy)
+        do {
+            events(.offerCreated(try await pc.createOffer()))
+        } catch {
+            noteError(error.description)
+            throw TransportError(error.description)
+        }
+    }
+
+    private func channelOpened(_ label: String) {
+        let ready = state.withLock { s -> [CheckedContinuation<Bool, Never>] in
+            s.openChannels.insert(label)
+            let (now, later) = (s.channelWaiters.filter { $0.label == label }, s.channelWaiters.filter { $0.label != label })
+            s.channelWaiters = later
+            return now.map(\.continuation)
+        }
+        for c in ready { c.resume(returning: true) }
+    }
+
+    private func channelClosed(_ label: String) { _ = state.withLock { $0.openChannels.remove(label) } }
+
+    /// The publisher connection is gone: its channels are closed. Waiters keep waiting, for
+    /// the connection of a resumed or rejoined session.
+    private func channelsClosed() { state.withLock { $0.openChannels = [] } }
+
+    /// Wakes every ``waitForDataChannel(_:timeoutSeconds:)`` with false (call when the room ended).
+    public func cancelDataChannelWaits() {
+        let waiting = state.withLock { s -> [CheckedContinuation<Bool, Never>] in
+            defer { s.channelWaiters = [] }
+            return s.channelWaiters.map(\.continuation)
+        }
+        for c in waiting { c.resume(returning: false) }
+    }
+
+    /// Waits until the publisher's data channel `label` is open; false on timeout, when the
+    /// publisher failed or closed, or when this transport publishes no data.
+    public func waitForDataChannel(_ label: String = "_reliable", timeoutSeconds: Double) async -> Bool {
+        guard publishData else { return false }
+        let ready = await withTaskGroup(of: Bool.self) { group in
+            group.addTask { [weak self] in
+                await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+                    guard let self else { c.resume(returning: false); return }
+                    let now = self.state.withLock { s -> Bool in
+                        if s.openChannels.contains(label) { return true }
+                        s.channelWaiters.append((label, c))
+                        return false
+                    }
+                    if now { c.resume(returning: true) }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: .milliseconds(Int(timeoutSeconds * 1000)))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            if !first { self.cancelDataChannelWaits() }
+            return first
+        }
+        return ready
+    }
+
+    /// Waits until the server acknowledged every data message sent so far (SCTP), so that
+    /// leaving right after a message does not drop it. False on timeout.
+    public func waitUntilDataSent(timeoutSeconds: Double) async -> Bool {
+        guard let pc = state.withLock({ $0.publisher }) else { return false }
+        return await pc.waitUntilDataSent(timeoutSeconds: timeoutSeconds)
+    }
+
+    public func sendData(_ bytes: [UInt8], reliable: Bool) async -> Bool {
+        guard let pc = state.withLock({ $0.publisher }) else { return false }
+        return await pc.send(bytes, label: reliable ? "_reliable" : "_lossy")
     }
 
     private func noteError(_ text: String) { state.withLock { $0.lastError = text } }
@@ -138,11 +271,107 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
     }
 
     public func applyRemoteAnswer(_ answer: LiveKit.SessionDescription, target: LiveKit.SignalTarget) async throws {
-        throw TransportError("an answer for the \(target) connection, which this receive-only client never offered")
+        guard target == .publisher, let pc = state.withLock({ $0.publisher }) else {
+            throw TransportError("an answer for the \(target) connection, which this client never offered")
+        }
+        do {
+            try await pc.setRemoteAnswer(answer.sdp)
+        } catch {
+            noteError(error.description)
+            throw TransportError(error.description)
+        }
+        let waiting = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.answersApplied += 1
+            defer { s.answerWaiters = [] }
+            return s.answerWaiters
+        }
+        for w in waiting { w.resume() }
+    }
+
+    // MARK: - Publishing audio
+
+    /// Adds an Opus track to the publisher connection, renegotiates, and starts sending
+    /// from `ring` once the server's answer accepted it (see ``MediaSender`` for what a
+    /// send ring's fields mean). Send `add_track` with the same `cid` and wait for
+    /// `track_published` first (LiveKit matches the offer's msid track id to the cid).
+    /// - Returns: the section's mid and the monotonic start time packets are paced from
+    ///   (packet at sample `s` is due at `start + s / 48 kHz`).
+    public func publishAudio(cid: String, stereo: Bool, dtx: Bool, ring: PacketRing, timeoutSeconds: Double) async throws -> (mid: String, startNanos: UInt64) {
+        let (pc, events, mid) = state.withLock { s in (s.publisher, s.events, "\(1 + s.audioTracks.count)") }
+        guard let pc, let events else { throw TransportError("publishing needs the publisher connection (publishData)") }
+        let track = LocalAudioTrack(mid: mid, ssrc: UInt32.random(in: 1...UInt32.max), cname: await pc.cname, streamID: cid, trackID: cid, stereo: stereo, dtx: dtx)
+        do {
+            try await pc.addAudioTrack(track)
+            let before = state.withLock { s -> Int in
+                s.audioTracks[mid] = track
+                return s.answersApplied
+            }
+            events(.offerCreated(try await pc.createOffer()))
+            guard await waitForAnswer(after: before, timeoutSeconds: timeoutSeconds) else {
+                throw TransportError("the server did not answer the offer with the audio track within \(Int(timeoutSeconds)) s")
+            }
+            try await pc.waitUntilConnected(timeoutSeconds: timeoutSeconds)
+            let start = MonotonicClock.nanos() + 20_000_000
+            try await pc.startSending(mid: mid, ring: ring, startNanos: start)
+            return (mid, start)
+        } catch let e as PeerConnectionError {
+            noteError(e.description)
+            throw TransportError(e.description)
+        }
+    }
+
+    private func waitForAnswer(after count: Int, timeoutSeconds: Double) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { [weak self] in
+                await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                    guard let self else { c.resume(); return }
+                    let done = self.state.withLock { s -> Bool in
+                        if s.answersApplied > count { return true }
+                        s.answerWaiters.append(c)
+                        return false
+                    }
+                    if done { c.resume() }
+                }
+                return self.map { s in s.state.withLock { $0.answersApplied > count } } ?? false
+            }
+            group.addTask {
+                try? await Task.sleep(for: .milliseconds(Int(timeoutSeconds * 1000)))
+                return false
+            }
+            let first = await group.next() ?? false
+            if !first {
+                let waiting = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+                    defer { s.answerWaiters = [] }
+                    return s.answerWaiters
+                }
+                for w in waiting { w.resume() }
+            }
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// Mutes or unmutes a published track's media (tell the server with the `mute` request too).
+    public func setAudioMuted(mid: String, muted: Bool) async {
+        guard let pc = state.withLock({ $0.publisher }) else { return }
+        await pc.setMuted(mid: mid, muted: muted)
+    }
+
+    /// True once every packet pushed into the track's ring has been sent.
+    public func isAudioDrained(mid: String) async -> Bool {
+        guard let pc = state.withLock({ $0.publisher }) else { return true }
+        return await pc.isDrained(mid: mid)
+    }
+
+    /// Statistics of the publisher connection (packets sent, NACKs answered).
+    public func publisherStats() async -> PeerConnectionStats? {
+        guard let pc = state.withLock({ $0.publisher }) else { return nil }
+        return await pc.stats()
     }
 
     public func addRemoteCandidate(_ candidate: ICECandidateInit, target: LiveKit.SignalTarget) async {
-        guard target == .subscriber, let pc = state.withLock({ $0.subscriber }) else { return }
+        let pc = state.withLock { target == .publisher ? $0.publisher : $0.subscriber }
+        guard let pc else { return }
         do { try await pc.addRemoteCandidate(candidate) } catch { logger.debug("remote candidate ignored: \(error)") }
     }
 
@@ -153,18 +382,34 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
 
     public func restartICE(_ target: LiveKit.SignalTarget) async {
         // Only a publisher connection restarts ICE itself; the server restarts the subscriber's.
+        guard target == .publisher else { return }
+        let (pc, events) = state.withLock { ($0.publisher, $0.events) }
+        guard let pc, let events else { return }
+        do {
+            events(.offerCreated(try await pc.createOffer(iceRestart: true)))
+        } catch {
+            noteError(error.description)
+            logger.warning("publisher ICE restart failed: \(error.description)")
+        }
     }
 
     public func close() async {
-        let (pc, pump) = state.withLock { s -> (PeerConnection?, Task<Void, Never>?) in
-            let out = (s.subscriber, s.pump)
+        let (pc, pump, pub, pubPump) = state.withLock { s -> (PeerConnection?, Task<Void, Never>?, PeerConnection?, Task<Void, Never>?) in
+            let out = (s.subscriber, s.pump, s.publisher, s.publisherPump)
             s.subscriber = nil
             s.pump = nil
+            s.publisher = nil
+            s.publisherPump = nil
+            s.events = nil
             s.tracks = []
+            s.audioTracks = [:]
             return out
         }
+        channelsClosed()
+        if let pub { await pub.close() }
         if let pc { await pc.close() }
         pump?.cancel()
+        pubPump?.cancel()
     }
 
     /// Closes everything and stops the loop thread. Call once, at the end.
@@ -178,4 +423,21 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
 public struct TransportError: Error, Sendable, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
+}
+
+extension LiveKit.AddTrackRequest {
+    /// What a publisher of Opus audio asks for (issue 14 §3): source MICROPHONE, Opus only
+    /// (`disable_red`, since we send no RED), mono or stereo, DTX as offered. `cid` must be
+    /// the msid track id of the offer's section.
+    public static func microphone(cid: String, name: String, stereo: Bool, dtx: Bool) -> Self {
+        var r = Self()
+        r.cid = cid
+        r.name = name
+        r.type = .audio
+        r.source = .microphone
+        r.stereo = stereo
+        r.disableDTX = !dtx
+        r.disableRed = true
+        return r
+    }
 }

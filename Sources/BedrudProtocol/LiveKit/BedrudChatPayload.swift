@@ -72,13 +72,17 @@ public struct BedrudChatPayload: Sendable, Equatable {
 
     /// The payload as Bedrud's clients send it (`attachments` omitted when empty, as
     /// the iOS and Android apps do).
-    public var payload: [UInt8] {
+    public var payload: [UInt8] { payload(listingEmptyAttachments: false) }
+
+    /// The payload; with `listingEmptyAttachments`, `"attachments":[]` is written when there
+    /// are none, as the web client sends it.
+    public func payload(listingEmptyAttachments: Bool) -> [UInt8] {
         var out = "{\"type\":\"chat\",\"id\":" + JSONText.quoted(id)
         out += ",\"timestamp\":\(timestampMs)"
         out += ",\"message\":" + JSONText.quoted(message)
         out += ",\"senderName\":" + JSONText.quoted(senderName)
         out += ",\"senderIdentity\":" + JSONText.quoted(senderIdentity)
-        if !attachments.isEmpty {
+        if !attachments.isEmpty || listingEmptyAttachments {
             out += ",\"attachments\":[" + attachments.map { a in
                 "{\"kind\":\(JSONText.quoted(a.kind)),\"url\":\(JSONText.quoted(a.url)),\"mime\":\(JSONText.quoted(a.mime)),\"w\":\(a.width),\"h\":\(a.height),\"size\":\(a.size)}"
             }.joined(separator: ",") + "]"

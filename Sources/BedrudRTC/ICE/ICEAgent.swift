@@ -166,6 +166,12 @@ final class ICEAgent {
         return (String(cString: u), String(cString: p))
     }
 
+    /// Replaces our ufrag and password (before gathering, or right after ``restart()``), so
+    /// that the descriptions can be written before libnice is asked.
+    func setLocalCredentials(ufrag: String, password: String) -> Bool {
+        nice_agent_set_local_credentials(agent, streamID, ufrag, password) != 0
+    }
+
     /// Starts gathering; candidates arrive through the delegate (host ones at once).
     func gather() throws(ICEError) {
         guard nice_agent_gather_candidates(agent, streamID) != 0 else { throw ICEError(.gatheringFailed) }

@@ -38,6 +38,8 @@ final class MediaReceiver {
     /// Sends one protected datagram; set by the transport.
     var sendDatagram: ((UnsafeRawPointer, Int) -> Bool)?
     private(set) var streams: [UInt32: InboundStream] = [:]
+    /// Our published tracks by SSRC: NACKs for them are answered from their history.
+    var senders: [UInt32: MediaSender] = [:]
     var counters = TransportStats()
     let maxDatagram: Int
     private let buffer: UnsafeMutableRawPointer
@@ -47,7 +49,8 @@ final class MediaReceiver {
     private var reportedUnknown: [UInt32] = []
     /// Our RTCP sender SSRC and CNAME.
     let localSSRC: UInt32
-    private let cname: [UInt8]
+    /// Our RTCP CNAME (also in the publisher offer's a=ssrc lines).
+    let cname: [UInt8]
     private let nackConfig: NACKTracker.Configuration
     private var badInput = RateLimitedLog(Logger("rtc.media"))
 
@@ -186,8 +189,12 @@ final class MediaReceiver {
                     }
                 case RTCPPacketType.goodbye:
                     RTCPGoodbye.forEachSource(v) { ssrc in delegate?.mediaBye(ssrc) }
+                case RTCPPacketType.transportFeedback:
+                    guard let ssrc = RTCPGenericNACK.mediaSSRC(v), let sender = senders[ssrc], let send = sendDatagram else { return }
+                    counters.nacksReceived &+= 1
+                    RTCPGenericNACK.forEachLost(v) { seq in sender.retransmit(seq, send: send) }
                 default:
-                    break  // RR, SDES, feedback for media we do not send
+                    break  // RR, SDES, other feedback
                 }
             }
         } catch {
@@ -233,6 +240,18 @@ final class MediaReceiver {
             // The tracker reports in ascending (extended) order, which PID+BLP packing relies on.
             w.appendNACK(senderSSRC: localSSRC, mediaSSRC: s.track.ssrc, lost: UnsafeBufferPointer(rebasing: nackScratch[0..<n]))
             if sendRTCP(length: w.count) { counters.nacksSent &+= 1 }
+        }
+    }
+
+    /// Sends a sender report (+ SDES CNAME) for every published track that has sent.
+    func sendSenderReports(nowNanos: UInt64, unixNanos: UInt64) {
+        guard !senders.isEmpty else { return }
+        let ntp = RTPSender.ntp(unixNanos: unixNanos)
+        for sender in senders.values {
+            var w = RTCPWriter(buffer: UnsafeMutableRawBufferPointer(start: sendBuffer, count: Self.sendCapacity))
+            guard sender.rtp.appendSenderReport(to: &w, ntp: ntp, nowNanos: nowNanos) else { continue }
+            cname.withUnsafeBytes { _ = w.appendSourceDescription(ssrc: sender.rtp.ssrc, cname: $0) }
+            if sendRTCP(length: w.count) { counters.senderReportsSent &+= 1 }
         }
     }
 

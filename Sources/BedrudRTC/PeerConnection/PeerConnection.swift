@@ -89,6 +89,26 @@ public actor PeerConnection {
         try core.applyRemoteAnswer(answer)
     }
 
+    /// Our RTCP CNAME, for a ``LocalAudioTrack``.
+    public var cname: String { core.cname }
+
+    /// Adds an audio section to the next offers (call ``createOffer(iceRestart:)`` after).
+    public func addAudioTrack(_ track: LocalAudioTrack) throws(PeerConnectionError) { try core.addAudioTrack(track) }
+
+    /// Starts sending track `mid`: packets from `ring` (see ``MediaSender`` for what a send
+    /// ring's header fields mean), each at `startNanos` + its sample offset (monotonic).
+    public func startSending(mid: String, ring: PacketRing, startNanos: UInt64) throws(PeerConnectionError) {
+        try core.startSending(mid: mid, ring: ring, startNanos: startNanos)
+    }
+
+    public func stopSending(mid: String) { core.stopSending(mid: mid) }
+
+    /// Drops the track's packets while muted (the timeline keeps running).
+    public func setMuted(mid: String, muted: Bool) { core.setMuted(mid: mid, muted: muted) }
+
+    /// True once every packet pushed into track `mid`'s ring has been sent.
+    public func isDrained(mid: String) -> Bool { core.isDrained(mid: mid) }
+
     /// Opens a data channel once SCTP is up (at once if it already is).
     public func createDataChannel(label: String, reliability: DataChannelReliability = .reliable) {
         core.createDataChannel(label: label, reliability: reliability)
@@ -99,6 +119,14 @@ public actor PeerConnection {
     @discardableResult
     public func send(_ data: [UInt8], label: String, binary: Bool = true) -> Bool {
         core.send(data, label: label, binary: binary)
+    }
+
+    /// Waits until the peer acknowledged every data-channel message sent so far; false on
+    /// timeout or without an association. Call before ``close()`` after a last message.
+    public func waitUntilDataSent(timeoutSeconds: Double = 5) async -> Bool {
+        await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+            core.addDataSentWaiter(c, timeoutSeconds: timeoutSeconds)
+        }
     }
 
     // MARK: - Both sides

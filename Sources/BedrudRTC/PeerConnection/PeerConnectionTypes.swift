@@ -218,6 +218,17 @@ public struct TransportStats: Sendable, Equatable {
     /// RTP packets with no payload (padding only): counted in the track statistics, not queued.
     public var paddingOnlyPackets: UInt64 = 0
     public var receiverReportsSent: UInt64 = 0
+    public var senderReportsSent: UInt64 = 0
+    /// Generic NACKs received for our published tracks.
+    public var nacksReceived: UInt64 = 0
+    /// RTP packets and bytes (after SRTP) sent on published tracks, retransmissions not included.
+    public var rtpPacketsSent: UInt64 = 0
+    public var rtpBytesSent: UInt64 = 0
+    /// Packets sent again for NACKs, and NACKed packets no longer in the history.
+    public var rtpRetransmitted: UInt64 = 0
+    public var rtpRetransmissionMisses: UInt64 = 0
+    /// Packets that could not be built, protected or handed to ICE.
+    public var rtpSendFailures: UInt64 = 0
     public var nacksSent: UInt64 = 0
     public var rtcpSendFailures: UInt64 = 0
     public var dtlsDroppedDatagrams: UInt64 = 0

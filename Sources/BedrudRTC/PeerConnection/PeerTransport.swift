@@ -16,31 +16,13 @@ final class PeerTransport {
     let receiver: MediaReceiver
     private let log: Logger
 
-    private(set) var state: PeerConnectionState = .new
-    private(set) var failure: PeerConnectionError?
+    /// Offer/answer, candidates, DTLS role and connection state: every decision.
+    private var negotiation: PeerNegotiation
     private var ice: ICEAgent?
-    private var iceState: ICEConnectionState = .new
     private var selectedPair: String?
+    private var srtpProfile: SRTPProfile?
     private var dtls: DTLSTransport?
-    private var dtlsRole: DTLSRole?
     private var sctp: SCTPTransport?
-
-    /// nil until the first description: true if we made the offer (publisher), false if we answer (subscriber).
-    private var isOfferer: Bool?
-    private var remote: RemoteTransportParameters?
-    private var remoteOffer: SessionDescription?
-    private var remoteAnswerApplied = false
-    /// Candidates waiting for a remote description (or for the re-offer their ufrag belongs to).
-    private var pendingCandidates: [(candidate: String, ufrag: String?)] = []
-    private var remoteEndOfCandidates = false
-    private var localCandidates: [String] = []
-    private var localGatheringDone = false
-    private var localDescriptionCreated = false
-    private var candidateMid = "0"
-    private var candidateMLineIndex = 0
-    private let sessionID = UInt64.random(in: 1...(UInt64(Int64.max)))
-    private var sessionVersion: UInt64 = 1
-    private(set) var tracks: [RemoteTrack] = []
     private var pendingChannels: [(label: String, reliability: DataChannelReliability)] = []
     private var channelsByLabel: [String: DataChannelInfo] = [:]
     private var waiters: [(id: Int, continuation: CheckedContinuation<Void, any Error>)] = []
@@ -51,6 +33,13 @@ final class PeerTransport {
     private var reportTimer: UInt32 = 0
     private var nackTimer: UInt32 = 0
     private var statsTimer: UInt32 = 0
+    private var sendTimer: UInt32 = 0
+    /// Published tracks (by mid) that are muted; applies to senders started later too.
+    private var mutedMids: Set<String> = []
+
+    var state: PeerConnectionState { negotiation.state }
+    var failure: PeerConnectionError? { negotiation.failure }
+    var tracks: [RemoteTrack] { negotiation.tracks }
 
     init(loop: GLibLoop, configuration: PeerConnectionConfiguration, identity: DTLSIdentity, continuation: AsyncStream<PeerConnectionEvent>.Continuation) {
         self.loop = loop
@@ -58,6 +47,9 @@ final class PeerTransport {
         self.identity = identity
         self.continuation = continuation
         self.log = Logger("rtc.pc.\(configuration.name)")
+        negotiation = PeerNegotiation(
+            policy: configuration.answer, sctpPort: configuration.sctpPort, localFingerprint: identity.fingerprint,
+            sessionID: UInt64.random(in: 1...(UInt64(Int64.max))))
         receiver = MediaReceiver(maxDatagram: configuration.maxDatagramBytes, nack: configuration.nack)
         receiver.delegate = self
     }
@@ -68,273 +60,177 @@ final class PeerTransport {
         if case .dropped = continuation.yield(e) { receiver.counters.eventsDropped &+= 1 }
     }
 
-    private var isFinished: Bool { state == .failed || state == .closed }
-
-    // MARK: - ICE setup
+    private var isFinished: Bool { negotiation.isFinished }
 
     var hasAgent: Bool { ice != nil }
 
-    private func makeAgent(controlling: Bool, servers: [ResolvedICEServer]) throws(PeerConnectionError) -> ICEAgent {
-        if let ice { return ice }
-        let agent: ICEAgent
-        do {
-            agent = try ICEAgent(loop: loop, controlling: controlling, configuration: configuration.ice, servers: servers)
-        } catch {
-            throw PeerConnectionError(.ice(error))
-        }
-        agent.delegate = self
-        agent.attachReceiver(niceReceive, userData: Unmanaged.passUnretained(self).toOpaque())
-        ice = agent
-        return agent
-    }
-
-    private func startGathering(_ agent: ICEAgent) throws(PeerConnectionError) {
-        do { try agent.gather() } catch { throw PeerConnectionError(.ice(error)) }
-    }
-
-    // MARK: - Answerer (LiveKit subscriber PC)
+    // MARK: - Calls
 
     /// Applies a remote offer (first or re-offer) and returns the tracks it sends us.
     func applyRemoteOffer(_ offer: SessionDescription, servers: [ResolvedICEServer]) throws(PeerConnectionError) -> [RemoteTrack] {
-        guard !isFinished else { throw PeerConnectionError(.closed) }
-        guard isOfferer != true else { throw PeerConnectionError(.wrongState("a remote offer arrived on a connection that made its own offer")) }
-        let params: RemoteTransportParameters
-        let decisions: [SectionDecision]
-        do {
-            params = try RemoteTransportParameters(from: offer)
-            // Decisions do not depend on our transport parameters; a placeholder is enough here.
-            let placeholder = LocalTransportParameters(iceUfrag: "x", icePassword: "x", fingerprint: identity.fingerprint, setup: .active)
-            decisions = try SDPNegotiation.answer(to: offer, local: placeholder, policy: configuration.answer, sessionID: sessionID, sessionVersion: 0).1
-            if dtlsRole == nil { _ = try SDPNegotiation.answerSetup(for: params.setup) }
-        } catch {
-            throw PeerConnectionError(.invalidSDP(error))
-        }
-        isOfferer = false
-        let agent = try makeAgent(controlling: params.isICELite, servers: servers)
-        var restart = false
-        if let old = remote, old.iceUfrag != params.iceUfrag || old.icePassword != params.icePassword {
-            restart = true
-            log.info("remote ICE credentials changed: ICE restart")
-            _ = agent.restart()
-            remoteEndOfCandidates = false
-        }
-        if remote == nil || restart {
-            agent.setRemoteCredentials(ufrag: params.iceUfrag, password: params.icePassword)
-        }
-        if dtlsRole == nil {
-            // Validated above: actpass/passive → we are active (client), active → passive (server).
-            let role: DTLSRole = params.setup == .active ? .server : .client
-            do {
-                let t = try DTLSTransport(identity: identity, role: role, remoteFingerprints: params.fingerprints, profiles: configuration.srtpProfiles)
-                t.delegate = self
-                dtls = t
-                dtlsRole = role
-            } catch {
-                throw PeerConnectionError(.dtls(error))
-            }
-        } else if let d = dtls, d.state != .connected, remote?.fingerprints != params.fingerprints {
-            d.updateRemoteFingerprints(params.fingerprints)
-        }
-        remote = params
-        remoteOffer = offer
-        if !agentGathering {
-            agentGathering = true
-            try startGathering(agent)
-        }
-        for c in params.candidates { addCandidateNow(c.candidate) }
-        flushPendingCandidates()
-        if params.endOfCandidates || remoteEndOfCandidates {
-            remoteEndOfCandidates = true
-            agent.remoteGatheringDone()
-        }
-
-        startSCTPIfNeeded()
-        if let m = params.maxMessageSize { sctp?.remoteMaxMessageSize = m }
-
-        let next = RemoteTrack.tracks(in: offer, decisions: decisions)
-        let old = Set(tracks)
-        let new = Set(next)
-        let added = next.filter { !old.contains($0) }
-        let removed = tracks.filter { !new.contains($0) }
-        tracks = next
-        receiver.setTracks(next)
-        if !added.isEmpty || !removed.isEmpty { emit(.tracksChanged(added: added, removed: removed)) }
-        return next
+        try run(.remoteOffer(offer, freshCredentials: Self.randomCredentials()), servers: servers)
+        return negotiation.tracks
     }
-
-    private var agentGathering = false
 
     /// Writes the answer to the last applied offer.
     func createAnswer() throws(PeerConnectionError) -> String {
-        guard !isFinished else { throw PeerConnectionError(.closed) }
-        guard isOfferer == false, let offer = remoteOffer, let ice, let role = dtlsRole else {
-            throw PeerConnectionError(.wrongState("createAnswer() before setRemoteOffer()"))
-        }
-        let creds = ice.localCredentials
-        let local = LocalTransportParameters(
-            iceUfrag: creds.ufrag, icePassword: creds.password, fingerprint: identity.fingerprint,
-            setup: role == .client ? .active : .passive, candidates: localCandidates, endOfCandidates: localGatheringDone)
-        sessionVersion += 1
-        let answer: SessionDescription
-        let decisions: [SectionDecision]
-        do {
-            (answer, decisions) = try SDPNegotiation.answer(to: offer, local: local, policy: configuration.answer, sessionID: sessionID, sessionVersion: sessionVersion)
-        } catch {
-            throw PeerConnectionError(.invalidSDP(error))
-        }
-        if let first = decisions.first(where: { if case .rejected = $0.outcome { false } else { true } }) {
-            candidateMid = first.mid ?? "0"
-            candidateMLineIndex = first.index
-        }
-        // Every answer lists the candidates gathered so far (duplicates are ignored by
-        // pion and aioice); later ones are trickled as events.
-        localDescriptionCreated = true
-        startConnecting()
-        return answer.text
+        guard let text = try run(.createAnswer) else { throw PeerConnectionError(.wrongState("no answer was written")) }
+        return text
     }
 
-    // MARK: - Offerer (LiveKit publisher PC)
-
-    /// Writes an offer with a data section (and nothing else yet; publishing media comes later).
+    /// Writes an offer with the negotiation's sections (data channels, published audio).
     func createOffer(iceRestart: Bool, servers: [ResolvedICEServer]) throws(PeerConnectionError) -> String {
-        guard !isFinished else { throw PeerConnectionError(.closed) }
-        guard isOfferer != false else { throw PeerConnectionError(.wrongState("createOffer() on a connection that answers remote offers")) }
-        isOfferer = true
-        let agent = try makeAgent(controlling: true, servers: servers)
-        if iceRestart, remote != nil {
-            _ = agent.restart()
-            remoteAnswerApplied = false
+        guard let text = try run(.createOffer(iceRestart: iceRestart, freshCredentials: Self.randomCredentials()), servers: servers) else {
+            throw PeerConnectionError(.wrongState("no offer was written"))
         }
-        if !agentGathering {
-            agentGathering = true
-            try startGathering(agent)
-        }
-        let creds = agent.localCredentials
-        let local = LocalTransportParameters(
-            iceUfrag: creds.ufrag, icePassword: creds.password, fingerprint: identity.fingerprint,
-            setup: dtlsRole.map { $0 == .client ? .active : .passive } ?? .actpass,
-            candidates: localCandidates, endOfCandidates: localGatheringDone)
-        sessionVersion += 1
-        let offer = SDPNegotiation.offer(
-            sections: [.data(mid: "0")], local: local, maxMessageSize: configuration.answer.maxMessageSize,
-            sctpPort: configuration.sctpPort, sessionID: sessionID, sessionVersion: sessionVersion)
-        candidateMid = "0"
-        candidateMLineIndex = 0
-        localDescriptionCreated = true
-        return offer.text
+        return text
     }
 
     /// Applies the answer to our offer.
     func applyRemoteAnswer(_ answer: SessionDescription) throws(PeerConnectionError) {
-        guard !isFinished else { throw PeerConnectionError(.closed) }
-        guard isOfferer == true, let ice else { throw PeerConnectionError(.wrongState("setRemoteAnswer() before createOffer()")) }
-        let params: RemoteTransportParameters
-        do { params = try RemoteTransportParameters(from: answer) } catch { throw PeerConnectionError(.invalidSDP(error)) }
-        if dtlsRole == nil {
-            // RFC 5763 §5: the answerer picks; `active` (pion's default) makes us the server.
-            let role: DTLSRole
-            switch params.setup {
-            case .active, .actpass: role = .server
-            case .passive: role = .client
-            case .holdconn: throw PeerConnectionError(.invalidSDP(SDPError(.unsupportedSetup)))
-            }
-            do {
-                let t = try DTLSTransport(identity: identity, role: role, remoteFingerprints: params.fingerprints, profiles: configuration.srtpProfiles)
-                t.delegate = self
-                dtls = t
-                dtlsRole = role
-            } catch {
-                throw PeerConnectionError(.dtls(error))
-            }
-        }
-        ice.setRemoteCredentials(ufrag: params.iceUfrag, password: params.icePassword)
-        remote = params
-        remoteAnswerApplied = true
-        for c in params.candidates { addCandidateNow(c.candidate) }
-        flushPendingCandidates()
-        if params.endOfCandidates || remoteEndOfCandidates {
-            remoteEndOfCandidates = true
-            ice.remoteGatheringDone()
-        }
-        startConnecting()
+        try run(.remoteAnswer(answer))
     }
-
-    // MARK: - Trickle
 
     /// Adds a remote candidate (queued until a remote description is applied).
     func addRemoteCandidate(_ c: ICECandidateInit) throws(PeerConnectionError) {
-        guard !isFinished else { throw PeerConnectionError(.closed) }
-        if c.isEndOfCandidates {
-            remoteEndOfCandidates = true
-            if remote != nil { ice?.remoteGatheringDone() }
-            return
-        }
-        let parsed: ICECandidate
-        do { parsed = try ICECandidate(parsing: c.candidate) } catch { throw PeerConnectionError(.invalidCandidate(error)) }
-        guard parsed.component == 1 else { return }  // rtcp-mux: component 2 is never used
-        let ufrag = c.usernameFragment ?? parsed.extensions["ufrag"]
-        // Before a remote description, or for credentials we have not seen yet (a restart's
-        // candidates can overtake its offer): keep it until the description arrives.
-        let waiting = remote == nil || (isOfferer == true && !remoteAnswerApplied) || (ufrag != nil && ufrag != remote?.iceUfrag)
-        if waiting {
-            if pendingCandidates.count >= 256 { pendingCandidates.removeFirst() }
-            pendingCandidates.append((parsed.candidateString, ufrag))
-            return
-        }
-        addCandidateNow(parsed.candidateString)
+        try run(.remoteCandidate(c))
     }
 
-    /// Adds queued candidates that belong to the current remote credentials; drops stale ones.
-    private func flushPendingCandidates() {
-        let p = pendingCandidates
-        pendingCandidates.removeAll()
-        for c in p where c.ufrag == nil || c.ufrag == remote?.iceUfrag { addCandidateNow(c.candidate) }
+    /// ICE-chars (RFC 8839 §5.4): 16 for the ufrag, 32 for the password (≥ 128 bits).
+    static func randomCredentials() -> ICECredentials {
+        let chars = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+        func draw(_ n: Int) -> String { String((0..<n).map { _ in chars[Int.random(in: 0..<chars.count)] }) }
+        return ICECredentials(ufrag: draw(16), password: draw(32))
     }
 
-    private func addCandidateNow(_ c: String) {
-        guard let ice else { return }
-        if (try? ICECandidate(parsing: c)) == nil {
-            log.debug("remote candidate refused: \(c.prefix(120))")
-            return
-        }
-        if !ice.addRemoteCandidate(c) { log.debug("libnice refused remote candidate: \(c.prefix(120))") }
-    }
+    // MARK: - Performing actions
 
-    private func emitCandidate(_ c: String) {
-        let ufrag = ice?.localCredentials.ufrag
-        emit(.localCandidate(ICECandidateInit(candidate: c.hasPrefix("candidate:") ? c : "candidate:" + c, sdpMid: candidateMid, sdpMLineIndex: candidateMLineIndex, usernameFragment: ufrag)))
-    }
-
-    // MARK: - Connecting
-
-    private func startConnecting() {
-        if state == .new {
-            state = .connecting
-            let ms = UInt32(max(1, min(3_600_000, configuration.connectTimeoutSeconds * 1000)))
-            connectTimer = loop.addTimer(intervalMs: ms) { [weak self] in
-                self?.connectTimedOut()
-                return false
+    /// Feeds one event to the negotiation and performs what it decides. Returns the
+    /// description text when the event wrote one. A failure while performing (libnice or
+    /// OpenSSL refusing) fails the connection and is thrown.
+    @discardableResult
+    private func run(_ event: PeerNegotiation.Event, servers: [ResolvedICEServer] = []) throws(PeerConnectionError) -> String? {
+        let actions = try negotiation.handle(event)
+        var text: String?
+        for a in actions {
+            do {
+                if let t = try perform(a, servers: servers) { text = t }
+            } catch {
+                for f in (try? negotiation.handle(.failed(error))) ?? [] { _ = try? perform(f, servers: servers) }
+                throw error
             }
         }
-        maybeStartDTLS()
+        return text
     }
 
-    private func connectTimedOut() {
-        connectTimer = 0
-        guard state == .connecting else { return }
-        if iceState == .connected || iceState == .completed {
-            fail(PeerConnectionError(.dtls(DTLSError(.timeout))))
-        } else {
-            fail(PeerConnectionError(.ice(ICEError(.timeout))))
+    /// Feeds a callback's event; its failures become the connection's failure.
+    private func deliver(_ event: PeerNegotiation.Event) {
+        do { try run(event) } catch { log.debug("\(error)") }
+    }
+
+    private func perform(_ action: PeerNegotiation.Action, servers: [ResolvedICEServer]) throws(PeerConnectionError) -> String? {
+        switch action {
+        case .createAgent(let controlling, let creds):
+            let agent: ICEAgent
+            do {
+                agent = try ICEAgent(loop: loop, controlling: controlling, configuration: configuration.ice, servers: servers)
+            } catch {
+                throw PeerConnectionError(.ice(error))
+            }
+            agent.delegate = self
+            agent.attachReceiver(niceReceive, userData: Unmanaged.passUnretained(self).toOpaque())
+            ice = agent
+            guard agent.setLocalCredentials(ufrag: creds.ufrag, password: creds.password) else {
+                throw PeerConnectionError(.ice(ICEError(.agentCreation)))
+            }
+        case .startGathering:
+            do { try ice?.gather() } catch { throw PeerConnectionError(.ice(error)) }
+        case .restartICE(let creds):
+            log.info("ICE restart")
+            _ = ice?.restart()
+            _ = ice?.setLocalCredentials(ufrag: creds.ufrag, password: creds.password)
+        case .setRemoteCredentials(let ufrag, let password):
+            ice?.setRemoteCredentials(ufrag: ufrag, password: password)
+        case .addRemoteCandidate(let c):
+            if ice?.addRemoteCandidate(c) == false { log.debug("libnice refused remote candidate: \(c.prefix(120))") }
+        case .remoteGatheringDone:
+            ice?.remoteGatheringDone()
+        case .createDTLS(let role, let fingerprints):
+            do {
+                let t = try DTLSTransport(identity: identity, role: role, remoteFingerprints: fingerprints, profiles: configuration.srtpProfiles)
+                t.delegate = self
+                dtls = t
+            } catch {
+                throw PeerConnectionError(.dtls(error))
+            }
+        case .updateRemoteFingerprints(let f):
+            dtls?.updateRemoteFingerprints(f)
+        case .startDTLS:
+            dtls?.start()
+        case .startConnectTimer:
+            let ms = UInt32(max(1, min(3_600_000, configuration.connectTimeoutSeconds * 1000)))
+            connectTimer = loop.addTimer(intervalMs: ms) { [weak self] in
+                self?.connectTimer = 0
+                self?.deliver(.connectTimeout)
+                return false
+            }
+        case .cancelConnectTimer:
+            loop.cancelTimer(connectTimer)
+            connectTimer = 0
+        case .startSCTP(let port, let isClient, let remoteMax):
+            let t = SCTPTransport(
+                loop: loop, localPort: configuration.sctpPort, remotePort: port, isDTLSClient: isClient,
+                maxMessageSize: configuration.answer.maxMessageSize, remoteMaxMessageSize: remoteMax)
+            t.delegate = self
+            sctp = t
+            do { try t.start() } catch { log.warning("data channels unavailable: \(error)") }
+        case .setRemoteMaxMessageSize(let m):
+            sctp?.remoteMaxMessageSize = m
+        case .setTracks(let t):
+            receiver.setTracks(t)
+        case .localDescription(let text):
+            return text
+        case .startMediaTimers:
+            scheduleReport()
+            nackTimer = loop.addTimer(intervalMs: 20) { [weak self] in
+                guard let self, state == .connected else { return false }
+                receiver.sendNACKs(nowNanos: MonotonicClock.nanos())
+                return true
+            }
+        case .connected:
+            emit(.connected(srtpProfile: srtpProfile))
+            resumeWaiters(nil)
+            if let ms = configuration.statsIntervalMs, ms > 0 {
+                statsTimer = loop.addTimer(intervalMs: ms) { [weak self] in
+                    guard let self, state == .connected else { return false }
+                    emit(.stats(stats()))
+                    return true
+                }
+            }
+        case .failed(let e):
+            log.warning(e.description)
+            cancelTimers()
+            emit(.failed(e))
+            resumeWaiters(e)
+        case .close(let wasFailed):
+            cancelTimers()
+            sctp?.close()
+            sctp = nil
+            dtls?.close()
+            receiver.srtp = nil
+            receiver.sendDatagram = nil
+            ice?.close()
+            ice = nil
+            if !wasFailed { resumeWaiters(PeerConnectionError(.closed)) }
+            emit(.closed)
+            continuation.finish()
+        case .emit(let e):
+            emit(e)
         }
+        return nil
     }
 
-    private func maybeStartDTLS() {
-        guard let dtls, dtls.state == .new, iceState == .connected || iceState == .completed else { return }
-        guard isOfferer == true ? remoteAnswerApplied : localDescriptionCreated else { return }
-        dtls.start()
-        emit(.dtlsStateChanged(.connecting))
-    }
+    // MARK: - Waiters
 
     /// Resumes when connected; throws the failure, or a timeout after `timeoutSeconds`.
     func addWaiter(_ c: CheckedContinuation<Void, any Error>, timeoutSeconds: Double) {
@@ -378,20 +274,113 @@ final class PeerTransport {
         return sctp.sendMessage(data, binary: binary, channel: ch.id)
     }
 
+    /// Resumes with true once SCTP has every sent message acknowledged, false after
+    /// `timeoutSeconds` (or when there is no association). Checked every 10 ms on the loop;
+    /// used once, before leaving, by commands that send and go.
+    func addDataSentWaiter(_ c: CheckedContinuation<Bool, Never>, timeoutSeconds: Double) {
+        guard let sctp, sctp.isConnected else { c.resume(returning: false); return }
+        if sctp.unacknowledgedChunks == 0 { c.resume(returning: true); return }
+        let deadline = MonotonicClock.nanos() + UInt64(max(0, timeoutSeconds) * 1e9)
+        loop.addTimer(intervalMs: 10) { [weak self] in
+            guard let self, let sctp = self.sctp, sctp.isConnected else { c.resume(returning: false); return false }
+            if sctp.unacknowledgedChunks == 0 { c.resume(returning: true); return false }
+            if MonotonicClock.nanos() >= deadline { c.resume(returning: false); return false }
+            return true
+        }
+    }
+
+    // MARK: - Publishing
+
+    /// Our RTCP CNAME, for the offer's a=ssrc lines.
+    var cname: String { String(decoding: receiver.cname, as: UTF8.self) }
+
+    /// Adds an audio section to our next offers.
+    func addAudioTrack(_ track: LocalAudioTrack) throws(PeerConnectionError) {
+        guard !isFinished else { throw PeerConnectionError(.closed) }
+        guard negotiation.role != .answerer else { throw PeerConnectionError(.wrongState("a connection that answers cannot publish")) }
+        guard !negotiation.localAudio.contains(where: { $0.mid == track.mid || $0.ssrc == track.ssrc }) else {
+            throw PeerConnectionError(.wrongState("a track with mid \(track.mid) or SSRC \(track.ssrc) is already added"))
+        }
+        negotiation.localAudio.append(track)
+    }
+
+    /// Starts sending track `mid` from `ring`, paced from `startNanos` (monotonic): the
+    /// answer must have accepted it and SRTP must be up.
+    func startSending(mid: String, ring: PacketRing, startNanos: UInt64) throws(PeerConnectionError) {
+        guard state == .connected, receiver.srtp != nil else { throw PeerConnectionError(.wrongState("startSending() before the connection is up with SRTP")) }
+        guard let track = negotiation.localAudio.first(where: { $0.mid == mid }) else { throw PeerConnectionError(.wrongState("no track with mid \(mid)")) }
+        guard let accepted = negotiation.acceptedAudio[mid] else {
+            throw PeerConnectionError(.wrongState("the server's answer did not accept the audio section \(mid)"))
+        }
+        guard receiver.senders[track.ssrc] == nil else { return }
+        let rtp = RTPSender(ssrc: track.ssrc, payloadType: accepted.payloadType, clockRate: 48_000, audioLevelID: accepted.audioLevelID,
+                            sequenceNumber: UInt16.random(in: 0...UInt16.max), timestampBase: UInt32.random(in: 0...UInt32.max))
+        let sender = MediaSender(track: track, rtp: rtp, ring: ring, startNanos: startNanos)
+        sender.muted = mutedMids.contains(mid)
+        receiver.senders[track.ssrc] = sender
+        if sendTimer == 0 {
+            // A few-ms tick on the loop: every due packet goes out on the first tick after
+            // its deadline; deadlines come from the sample count, so ticks never add drift.
+            sendTimer = loop.addTimer(intervalMs: 5) { [weak self] in
+                guard let self, state == .connected, let srtp = receiver.srtp, let send = receiver.sendDatagram else { return true }
+                let now = MonotonicClock.nanos()
+                for s in receiver.senders.values { s.tick(nowNanos: now, srtp: srtp, send: send) }
+                return true
+            }
+        }
+    }
+
+    /// Stops sending track `mid` (its ring is no longer read).
+    func stopSending(mid: String) {
+        guard let t = negotiation.localAudio.first(where: { $0.mid == mid }) else { return }
+        receiver.senders[t.ssrc] = nil
+        if receiver.senders.isEmpty {
+            loop.cancelTimer(sendTimer)
+            sendTimer = 0
+        }
+    }
+
+    /// While muted, the track's due packets are dropped (LiveKit is told by the mute request).
+    func setMuted(mid: String, muted: Bool) {
+        if muted { mutedMids.insert(mid) } else { mutedMids.remove(mid) }
+        guard let t = negotiation.localAudio.first(where: { $0.mid == mid }) else { return }
+        receiver.senders[t.ssrc]?.muted = muted
+    }
+
+    /// True once every packet of track `mid`'s ring has gone out.
+    func isDrained(mid: String) -> Bool {
+        guard let t = negotiation.localAudio.first(where: { $0.mid == mid }), let s = receiver.senders[t.ssrc] else { return true }
+        return s.ring.count == 0 && !s.hasPending
+    }
+
+    static func unixNanos() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+    }
+
     func stats() -> PeerConnectionStats {
         var t = receiver.counters
+        for s in receiver.senders.values {
+            t.rtpPacketsSent &+= s.packetsSent
+            t.rtpBytesSent &+= s.bytesSent
+            t.rtpRetransmitted &+= s.rtp.retransmitted
+            t.rtpRetransmissionMisses &+= s.rtp.retransmissionMisses
+            t.rtpSendFailures &+= s.sendFailures
+        }
         t.dtlsDroppedDatagrams = UInt64(dtls?.droppedDatagrams ?? 0)
         t.sctpDroppedPackets = UInt64(sctp?.droppedPackets ?? 0)
         t.dataChannelDroppedMessages = UInt64(sctp?.droppedMessages ?? 0)
         return PeerConnectionStats(
-            state: state, iceState: iceState, selectedPair: selectedPair, srtpProfile: dtls?.srtpProfile,
+            state: state, iceState: negotiation.iceState, selectedPair: selectedPair, srtpProfile: dtls?.srtpProfile,
             transport: t, tracks: receiver.trackStats())
     }
 
     // MARK: - Failure and close
 
     private func cancelTimers() {
-        for id in [dtlsTimer, connectTimer, reportTimer, nackTimer, statsTimer] { loop.cancelTimer(id) }
+        for id in [dtlsTimer, connectTimer, reportTimer, nackTimer, statsTimer, sendTimer] { loop.cancelTimer(id) }
+        sendTimer = 0
         statsTimer = 0
         dtlsTimer = 0
         connectTimer = 0
@@ -399,33 +388,8 @@ final class PeerTransport {
         nackTimer = 0
     }
 
-    private func fail(_ e: PeerConnectionError) {
-        guard !isFinished else { return }
-        log.warning(e.description)
-        state = .failed
-        failure = e
-        cancelTimers()
-        emit(.failed(e))
-        resumeWaiters(e)
-    }
-
     /// Stops everything; idempotent. Sends DTLS close_notify and an SCTP ABORT if connected.
-    func close() {
-        guard state != .closed else { return }
-        let wasFailed = state == .failed
-        state = .closed
-        cancelTimers()
-        sctp?.close()
-        sctp = nil
-        dtls?.close()
-        receiver.srtp = nil
-        receiver.sendDatagram = nil
-        ice?.close()
-        ice = nil
-        if !wasFailed { resumeWaiters(PeerConnectionError(.closed)) }
-        emit(.closed)
-        continuation.finish()
-    }
+    func close() { deliver(.close) }
 
     // MARK: - Packet path entry
 
@@ -457,7 +421,9 @@ final class PeerTransport {
         let ms = UInt32(max(50, base * Double.random(in: 0.5...1.5)))
         reportTimer = loop.addTimer(intervalMs: ms) { [weak self] in
             guard let self, state == .connected else { return false }
-            receiver.sendReceiverReports(nowNanos: MonotonicClock.nanos())
+            let now = MonotonicClock.nanos()
+            receiver.sendReceiverReports(nowNanos: now)
+            receiver.sendSenderReports(nowNanos: now, unixNanos: Self.unixNanos())
             scheduleReport()
             return false
         }
@@ -473,28 +439,11 @@ private let niceReceive: NiceAgentRecvFunc = { _, _, _, len, buf, ud in
 // MARK: - ICE
 
 extension PeerTransport: ICEAgentDelegate {
-    func iceGathered(candidate: String) {
-        guard !isFinished else { return }
-        localCandidates.append(candidate)
-        if localDescriptionCreated { emitCandidate(candidate) }
-    }
+    func iceGathered(candidate: String) { deliver(.localCandidate(candidate)) }
 
-    func iceGatheringDone() {
-        guard !isFinished else { return }
-        localGatheringDone = true
-        if localDescriptionCreated { emit(.localCandidatesComplete) }
-    }
+    func iceGatheringDone() { deliver(.localGatheringDone) }
 
-    func iceStateChanged(_ s: ICEConnectionState) {
-        guard !isFinished else { return }
-        iceState = s
-        emit(.iceStateChanged(s))
-        switch s {
-        case .connected, .completed: maybeStartDTLS()
-        case .failed: fail(PeerConnectionError(.ice(ICEError(.failed))))
-        default: break
-        }
-    }
+    func iceStateChanged(_ s: ICEConnectionState) { deliver(.iceStateChanged(s)) }
 
     func iceSelectedPair(_ description: String) {
         selectedPair = description
@@ -524,54 +473,19 @@ extension PeerTransport: DTLSTransportDelegate {
     }
 
     func dtlsConnected(keys: SRTPKeyingMaterial?) {
-        guard !isFinished, let role = dtlsRole else { return }
+        guard !isFinished, let role = negotiation.dtlsRole else { return }
         if let keys {
             let k = keys.keys(isClient: role == .client)
             do {
                 receiver.srtp = try configuration.srtpBackend.makeTransform(profile: keys.profile, localKey: k.local, remoteKey: k.remote)
             } catch {
-                fail(PeerConnectionError(.srtp(error)))
+                deliver(.failed(PeerConnectionError(.srtp(error))))
                 return
             }
             receiver.sendDatagram = { [unowned self] p, n in sendDatagram(p, n) }
-        } else if !tracks.isEmpty {
-            fail(PeerConnectionError(.dtls(DTLSError(.handshake("the peer negotiated no SRTP profile")))))
-            return
         }
-        state = .connected
-        loop.cancelTimer(connectTimer)
-        connectTimer = 0
-        emit(.dtlsStateChanged(.connected))
-        emit(.connected(srtpProfile: keys?.profile))
-        resumeWaiters(nil)
-        if keys != nil {
-            scheduleReport()
-            nackTimer = loop.addTimer(intervalMs: 20) { [weak self] in
-                guard let self, state == .connected else { return false }
-                receiver.sendNACKs(nowNanos: MonotonicClock.nanos())
-                return true
-            }
-        }
-        if let ms = configuration.statsIntervalMs, ms > 0 {
-            statsTimer = loop.addTimer(intervalMs: ms) { [weak self] in
-                guard let self, state == .connected else { return false }
-                emit(.stats(stats()))
-                return true
-            }
-        }
-        startSCTPIfNeeded()
-    }
-
-    /// Starts SCTP once DTLS is up and the remote description has a data section (the first
-    /// one, or a later re-offer/answer that adds it).
-    private func startSCTPIfNeeded() {
-        guard sctp == nil, state == .connected, let role = dtlsRole, let port = remote?.sctpPort else { return }
-        let t = SCTPTransport(
-            loop: loop, localPort: configuration.sctpPort, remotePort: port, isDTLSClient: role == .client,
-            maxMessageSize: configuration.answer.maxMessageSize, remoteMaxMessageSize: remote?.maxMessageSize)
-        t.delegate = self
-        sctp = t
-        do { try t.start() } catch { log.warning("data channels unavailable: \(error)") }
+        srtpProfile = keys?.profile
+        deliver(.dtlsConnected(srtp: keys != nil))
     }
 
     func dtlsReceived(_ data: UnsafeRawBufferPointer) {
@@ -580,12 +494,12 @@ extension PeerTransport: DTLSTransportDelegate {
 
     func dtlsFailed(_ error: DTLSError) {
         emit(.dtlsStateChanged(.failed))
-        fail(PeerConnectionError(.dtls(error)))
+        deliver(.failed(PeerConnectionError(.dtls(error))))
     }
 
     func dtlsClosed() {
         emit(.dtlsStateChanged(.closed))
-        fail(PeerConnectionError(.dtls(DTLSError(.connection("the peer closed the DTLS connection")))))
+        deliver(.failed(PeerConnectionError(.dtls(DTLSError(.connection("the peer closed the DTLS connection"))))))
     }
 }
 

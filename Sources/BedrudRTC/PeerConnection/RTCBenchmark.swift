@@ -33,6 +33,8 @@ public enum RTCBenchmark {
     public struct Result: Sendable, CustomStringConvertible {
         public let payloadBytes: Int
         public let variants: [Variant]
+        /// "receive" or "send".
+        public var direction = "receive"
         public var description: String {
             var lines = variants.map(\.description)
             if let base = variants.last, base.nanosPerPacket > 0 {
@@ -40,7 +42,7 @@ public enum RTCBenchmark {
                     lines.append("ratio \(v.name) / \(base.name): \((v.nanosPerPacket / base.nanosPerPacket * 100).rounded() / 100)")
                 }
             }
-            return "receive path, \(payloadBytes)-byte payloads\n" + lines.joined(separator: "\n")
+            return "\(direction) path, \(payloadBytes)-byte payloads\n" + lines.joined(separator: "\n")
         }
     }
 
@@ -155,6 +157,61 @@ public enum RTCBenchmark {
         }
         return Variant(
             name: name, packets: packets, nanosPerPacket: Double(t1 - t0) / Double(packets), sent: total, delivered: delivered, damaged: damaged)
+    }
+}
+
+// MARK: - Send path
+
+extension RTCBenchmark {
+    /// The per-packet send path, as the loop thread runs it for a published track: the
+    /// producer's push into the send ``PacketRing``, then ``MediaSender/tick`` (pop, RTP
+    /// header with the audio-level extension, SRTP protect, copy into the NACK history,
+    /// hand-off to the socket, here a byte counter). `evpgcm` or `none` (no SRTP).
+    public static func sendPath(packets: Int = 200_000, warmup: Int = 2_000, payloadBytes: Int = 80, variants: [Protection] = [.evpgcm, .none]) -> Result {
+        let n = max(1, packets)
+        let measured = variants.compactMap { runSend($0, packets: n, warmup: warmup, payloadBytes: payloadBytes) }
+        return Result(payloadBytes: payloadBytes, variants: measured, direction: "send")
+    }
+
+    static func runSend(_ protection: Protection, packets: Int, warmup: Int, payloadBytes: Int) -> Variant? {
+        let transform: any SRTPTransform
+        switch protection {
+        case .evpgcm:
+            let k1 = (0..<28).map { _ in UInt8.random(in: 0...255) }, k2 = (0..<28).map { _ in UInt8.random(in: 0...255) }
+            guard let t = try? SRTPBackend.openSSLForGCM.makeTransform(profile: .aeadAES128GCM, localKey: k1, remoteKey: k2) else { return nil }
+            transform = t
+        case .none:
+            transform = PlainTransform()
+        case .gcm, .cm:
+            return nil  // libsrtp2 protects on another code path we do not use for sending
+        }
+        let ring = PacketRing(capacity: 64, maxPayload: 1500)
+        let track = LocalAudioTrack(mid: "1", ssrc: 0xB0B0_B0B0, cname: "bench", streamID: "s", trackID: "t")
+        let rtp = RTPSender(ssrc: track.ssrc, payloadType: 111, audioLevelID: 1, sequenceNumber: 1, timestampBase: 0)
+        // Paced from time 0 and ticked at each packet's own deadline: every packet is due.
+        let sender = MediaSender(track: track, rtp: rtp, ring: ring, startNanos: 0)
+        let payload = UnsafeMutableRawBufferPointer.allocate(byteCount: payloadBytes, alignment: 16)
+        defer { payload.deallocate() }
+        for k in 0..<payloadBytes { payload[k] = UInt8(truncatingIfNeeded: k &* 31) }
+        var bytes = 0
+        var sent = 0
+        let pacer = RTPPacer(startNanos: 0, clockRate: 48_000)
+        @inline(__always) func step(_ i: Int) {
+            let h = MediaPacketHeader(ssrc: 0, rtpTimestamp: UInt32(truncatingIfNeeded: i &* 960), payloadType: 0x80 | 30, arrivalNanos: 0)
+            _ = ring.push(h, payload: UnsafeRawBufferPointer(payload))
+            sender.tick(nowNanos: pacer.deadline(samples: UInt64(i) &* 960), srtp: transform) { _, n in
+                bytes &+= n
+                sent &+= 1
+                return true
+            }
+        }
+        for i in 0..<warmup { step(i) }
+        let t0 = MonotonicClock.nanos()
+        for i in warmup..<(warmup + packets) { step(i) }
+        let t1 = MonotonicClock.nanos()
+        guard sent == warmup + packets, sender.sendFailures == 0, bytes > 0 else { return nil }
+        let name = protection == .evpgcm ? "OpenSSL EVP SRTP_AEAD_AES_128_GCM" : "no SRTP (RTP build + history + ring only)"
+        return Variant(name: name, packets: packets, nanosPerPacket: Double(t1 - t0) / Double(packets))
     }
 }
 

@@ -1,4 +1,4 @@
-// Writes the RTCP a receiver sends (RFC 3550 §6.4.2 RR, §6.5 SDES CNAME; RFC 4585
+// Writes the RTCP a receiver and a sender send (RFC 3550 §6.4.1 SR, §6.4.2 RR, §6.5 SDES CNAME; RFC 4585
 // §6.2.1 generic NACK; §6.3.1 PLI) into a caller-owned buffer, without allocating.
 
 /// Appends RTCP packets to a fixed buffer. Each `append…` returns false (and writes
@@ -110,6 +110,25 @@ public struct RTCPWriter {
         buffer.storeBE32(senderSSRC, at: count + 4)
         buffer.storeBE32(mediaSSRC, at: count + 8)
         count += 12
+        return true
+    }
+}
+
+extension RTCPWriter {
+    /// Sender report with no report blocks (RFC 3550 §6.4.1).
+    @discardableResult
+    public mutating func appendSenderReport(ssrc: UInt32, ntp: UInt64, rtpTimestamp: UInt32, packets: UInt32, octets: UInt32) -> Bool {
+        guard count + 28 <= buffer.count else { return false }
+        buffer[count] = 0x80
+        buffer[count + 1] = RTCPPacketType.senderReport
+        buffer.storeBE16(6, at: count + 2)
+        buffer.storeBE32(ssrc, at: count + 4)
+        buffer.storeBE32(UInt32(truncatingIfNeeded: ntp >> 32), at: count + 8)
+        buffer.storeBE32(UInt32(truncatingIfNeeded: ntp), at: count + 12)
+        buffer.storeBE32(rtpTimestamp, at: count + 16)
+        buffer.storeBE32(packets, at: count + 20)
+        buffer.storeBE32(octets, at: count + 24)
+        count += 28
         return true
     }
 }

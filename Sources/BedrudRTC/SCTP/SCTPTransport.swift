@@ -194,6 +194,16 @@ final class SCTPTransport {
 
     var openChannels: [DataChannelInfo] { channels.values.sorted { $0.id < $1.id } }
 
+    /// DATA chunks queued or sent but not yet acknowledged by the peer (SCTP_STATUS), so a
+    /// sender can wait before closing: close aborts the association (linger 0).
+    var unacknowledgedChunks: Int {
+        guard let s = socket, isConnected else { return 0 }
+        var st = sctp_status()
+        var len = socklen_t(MemoryLayout<sctp_status>.size)
+        guard usrsctp_getsockopt(s, Int32(IPPROTO_SCTP), SCTP_STATUS, &st, &len) == 0 else { return 0 }
+        return Int(st.sstat_unackdata) + Int(st.sstat_penddata)
+    }
+
     private func send(_ data: [UInt8], stream: UInt16, ppid: UInt32, reliability: DataChannelReliability) -> Bool {
         guard let s = socket else { return false }
         var spa = sctp_sendv_spa()

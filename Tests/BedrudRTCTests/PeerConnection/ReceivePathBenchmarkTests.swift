@@ -14,6 +14,9 @@ struct ReceivePathBenchmarkTests {
             #expect(v.damaged == 0, "\(v.name): \(v.damaged) packets out of order or changed")
             #expect(v.nanosPerPacket > 0)
         }
+        let s = RTCBenchmark.sendPath(packets: 3000, warmup: 500)
+        #expect(s.variants.count == 2, "a send variant lost or failed a packet")
+        for v in s.variants { #expect(v.nanosPerPacket > 0) }
     }
 
     /// The measurement itself, for scripts/rtc_bench_allocs and BENCHMARKS.md: runs only with
@@ -24,6 +27,14 @@ struct ReceivePathBenchmarkTests {
         let n = Int(env["BEDRUD_RTC_BENCH_PACKETS"] ?? "") ?? 200_000
         let variants = env["BEDRUD_RTC_BENCH_VARIANT"].flatMap { RTCBenchmark.Protection(rawValue: $0) }.map { [$0] } ?? RTCBenchmark.Protection.allCases
         let senderOnly = env["BEDRUD_RTC_BENCH_SENDER_ONLY"] == "1"
+        if env["BEDRUD_RTC_BENCH_DIRECTION"] == "send" {
+            // The send path builds its own packets: nothing to subtract.
+            let sendVariants = variants.filter { $0 == .evpgcm || $0 == .none }
+            let r = RTCBenchmark.sendPath(packets: n, variants: sendVariants)
+            print("RTCBENCH \(r)")
+            #expect(r.variants.count == sendVariants.count)
+            return
+        }
         let r = RTCBenchmark.receivePath(packets: n, variants: variants, senderOnly: senderOnly)
         print("RTCBENCH \(r)")
         #expect(r.variants.count == variants.count)
