@@ -96,4 +96,4 @@ public enum BedrudBotVersion {
     public static let string = "0.1.0"
 }
 
-import Foundation
+import FoundationEssentials
