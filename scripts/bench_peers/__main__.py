@@ -285,7 +285,7 @@ def one_run(tool: str, n: int, seconds: float, keep: str | None) -> dict:
             path = os.path.join(work, "empty.scenario")
         srv = DevServer(work, path)
         try:
-            r = run_tool(tool, srv, work, seconds, (10.0, seconds - 1) if not n else None)
+            r = run_tool(tool, srv, work, seconds, (min(10.0, seconds / 3), seconds - 1) if not n else None)
         finally:
             srv.stop()
         r["n"] = n
@@ -375,7 +375,7 @@ def main() -> int:
     ap.add_argument("--keep", help="keep each run's folder under this directory")
     a = ap.parse_args()
     if a.quick:
-        a.sizes, a.seconds, a.rounds, a.idle_seconds = "4", 30.0, 1, 20.0
+        a.sizes, a.seconds, a.rounds, a.idle_seconds = "4", 30.0, 1, 15.0
     try:
         ns = [int(x) for x in a.sizes.split(",") if x]
     except ValueError:
