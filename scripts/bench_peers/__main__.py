@@ -266,7 +266,11 @@ def fidelity(files: list[str], sources: dict[str, np.ndarray]) -> dict[str, dict
         base = os.path.basename(path).split(".")[0]
         if base not in sources:
             continue
-        x = decode(path)
+        try:
+            x = decode(path)
+        except (av.error.FFmpegError, OSError) as e:  # an empty or cut-off file is a result, not a crash
+            out[base] = {"correlation": 0.0, "offset_ms": None, "duration_s": 0.0, "error": str(e)}
+            continue
         r = compare(x, sources[base])
         r["duration_s"] = len(x) / RATE
         out[base] = r
@@ -293,8 +297,8 @@ def one_run(tool: str, n: int, seconds: float, keep: str | None) -> dict:
         if n:
             fid = fidelity(r["files"], sources)
             r["fidelity"] = fid
-            r["tracks_recorded"] = len(fid)
-            r["broken"] = r["exited_early"] or len(fid) < n
+            r["tracks_recorded"] = sum(1 for f in fid.values() if "error" not in f)
+            r["broken"] = r["exited_early"] or r["tracks_recorded"] < n
         else:
             r["broken"] = r["exited_early"]
         r["files"] = [os.path.relpath(p, work) for p in r["files"]]
@@ -397,6 +401,9 @@ def main() -> int:
             for tool in tools:
                 r = one_run(tool, n, secs, a.keep)
                 runs.append(r)
+                if a.json:
+                    with open(a.json + ".runs.jsonl", "a") as f:
+                        f.write(json.dumps(r, default=str) + "\n")
                 state = "BROKEN" if r["broken"] else "ok"
                 extra = f" idle {r['idle_cpu_per_min']:.3f} CPU-s/min" if "idle_cpu_per_min" in r else \
                     f" {r.get('tracks_recorded', 0)}/{n} tracks"
