@@ -61,7 +61,7 @@ import Testing
 extension MediaPipelineThreadTests {
     /// Two rooms on one shared media thread: both record, both stop, the worker empties.
     @Test func twoRoomsShareAPoolThread() async throws {
-        let pool = MediaThreadPool(threads: 1, pollMillis: 2)
+        let pool = MediaThreadPool(threads: 1, batchMillis: 2)
         defer { pool.shutdown() }
         let opus = TestEncoder.encode(TestSignal.speech(seconds: 1, seed: 61))
         var pipelines: [(MediaPipeline, PacketRing, String)] = []

@@ -1,5 +1,5 @@
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
 
 /// The program: parses argv, sets up logging, runs the command, reports errors and
 /// returns the exit code. `main.swift` only calls ``run(_:environment:)``.

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Standard output for results, standard error for everything a person reads while

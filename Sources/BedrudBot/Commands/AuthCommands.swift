@@ -1,7 +1,7 @@
 import BedrudCore
 import BedrudNet
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
 
 /// `login`, `register`, `logout`, `whoami`.
 enum AuthCommands {

@@ -1,7 +1,7 @@
 import BedrudCore
 import BedrudNet
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
 
 /// What most commands need: the loaded configuration, the chosen instance and clients
 /// for it. Created per command run.

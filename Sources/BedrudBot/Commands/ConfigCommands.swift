@@ -1,6 +1,6 @@
 import BedrudNet
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
 
 /// `bedrud-bot config show|check`.
 enum ConfigCommands {

@@ -1,7 +1,7 @@
 import BedrudCore
 import BedrudNet
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
 
 /// `bedrud-bot instance add|list|use|remove`: the servers bedrud-bot knows, kept as
 /// `[instance NAME]` sections of the config file.

@@ -1,6 +1,6 @@
 import BedrudCore
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
 
 /// `bedrud-bot rooms list|create|delete|settings`.
 enum RoomCommands {

@@ -104,4 +104,4 @@ public enum BedrudBotVersion {
     public static let string = "0.1.0"
 }
 
-import Foundation
+import FoundationEssentials

@@ -1,6 +1,6 @@
 import BedrudCore
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
 
 /// Turns room events into what a person reads (one line each) and into the JSON lines of
 /// the event transcript (docs/EVENTS.md). Keeps the names of participants it has seen,

@@ -1,5 +1,5 @@
 import BedrudCore
-import Foundation
+import FoundationEssentials
 
 /// Sessions on disk: `<state_dir>/sessions/<instance>.json`, the folder 0700 and each
 /// file 0600, replaced atomically. A file others can read is refused with a fix-it

@@ -1,6 +1,6 @@
 import BedrudNet
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
 
 /// Opens LiveKit signalling WebSockets and explains failed upgrades.
 ///

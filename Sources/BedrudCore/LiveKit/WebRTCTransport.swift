@@ -1,6 +1,6 @@
 import BedrudProtocol
 import BedrudRTC
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Decides which remote tracks to receive and where their packets go.

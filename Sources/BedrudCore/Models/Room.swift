@@ -115,4 +115,4 @@ public enum RoomName {
     }
 }
 
-import Foundation
+import FoundationEssentials

@@ -11,6 +11,13 @@ import Glibc
 /// finalized, or too far ahead, is dropped and counted. The limiter is a peak envelope
 /// follower with instant attack and a ~100 ms release, followed by a hard clamp in
 /// float, so an overload can never wrap around. Nothing allocates after `init`.
+///
+/// Silence costs no encoding: once the mix has been digitally silent (below half a 16-bit
+/// step) for `silenceWarmupFrames` encoded frames, which leaves the decoder's state at
+/// silence, each further silent frame is written as a 20 ms concealment packet (RFC 7845
+/// §4.1, as in participants' gaps; a decoder's concealment after silence is silence).
+/// The first frame with sound resets the encoder and encodes normally. The file keeps
+/// its full duration and granule positions; an empty room costs no libopus time.
 /// Thread contract: owned by the media thread.
 final class RoomMixer {
     let channels: Int
@@ -33,6 +40,12 @@ final class RoomMixer {
     private(set) var limitedFrames = 0
     private(set) var encodeErrors = 0
     private(set) var framesEncoded = 0
+    /// Silent frames written as concealment packets instead of being encoded.
+    private(set) var silentFramesSkipped = 0
+    static let silenceWarmupFrames = 5
+    private var silentRun = 0
+    private var encoderBypassed = false
+    private var lastTOC: UInt8 = 0xF8  // CELT FB 20 ms mono until the first packet
     private var started = false
 
     init?(channels: Int, bitrate: Int, complexity: Int, ringFrames: Int = 1 << 16, writer: OggStreamWriter) {
@@ -117,10 +130,12 @@ final class RoomMixer {
     private func encodeFrame(eos: Bool, granuleEnd: Int64?) {
         let f = Self.frame
         var limited = false
+        var peak: Float = 0
         for i in 0..<f {
             let j = Int((cursor + Int64(i)) & Int64(mask)) * channels
             var m: Float = 0
             for c in 0..<channels { m = max(m, abs(ring[j + c])) }
+            peak = max(peak, m)
             envelope = m > envelope ? m : envelope * release + m * (1 - release)
             let g: Float = envelope > threshold ? threshold / envelope : 1
             if g < 1 { limited = true }
@@ -132,12 +147,28 @@ final class RoomMixer {
         }
         if limited { limitedFrames += 1 }
         cursor += Int64(f)
+        silentRun = peak < 1.0 / 65536 ? silentRun + 1 : 0
+        if silentRun > Self.silenceWarmupFrames && granuleEnd == nil && !eos {
+            var at = cursor - Int64(f)
+            ConcealmentPackets.fill(samples: f, previousTOC: lastTOC) { pkt, dur in
+                at += Int64(dur)
+                writer.packet(pkt, granule: at, samples: dur, eos: false)
+            }
+            silentFramesSkipped += 1
+            encoderBypassed = true
+            return
+        }
+        if encoderBypassed {
+            encoder.reset()
+            encoderBypassed = false
+        }
         let n = encoder.encode(frameBuffer, frameSamples: f, into: packet, outCapacity: Self.packetCapacity)
         guard n > 0 else {
             encodeErrors += 1
             return
         }
         framesEncoded += 1
+        lastTOC = packet[0]
         // Granule = decoded samples so far, pre-skip included (RFC 7845 §4).
         let granule = granuleEnd ?? cursor
         writer.packet(UnsafeRawBufferPointer(start: packet, count: n), granule: granule, samples: f, eos: eos)

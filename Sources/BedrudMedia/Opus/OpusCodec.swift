@@ -73,6 +73,9 @@ final class OpusEncoderBox {
 
     deinit { opus_encoder_destroy(encoder) }
 
+    /// Forgets the encoder's history (after a stretch the mixer wrote without encoding).
+    func reset() { _ = shim_opus_encoder_reset(encoder) }
+
     /// Encodes one frame of `frameSamples` per channel into `out` (capacity `outCapacity`).
     /// - Returns: the packet length, or a negative libopus error.
     func encode(_ pcm: UnsafePointer<Float>, frameSamples: Int, into out: UnsafeMutablePointer<UInt8>, outCapacity: Int) -> Int {

@@ -196,6 +196,21 @@ struct JitterBuffer: ~Copyable {
         }
     }
 
+    /// When `release` would next hand something on: nil when nothing is held; the hold
+    /// time, the head's arrival (a packet is ready) or the wait's end of the hole at the head.
+    func nextReleaseNanos() -> UInt64? {
+        guard buffered > 0, let next = nextSequence else { return nil }
+        var s = next
+        while s <= highestSequence {
+            let j = Int(s & Int64(mask))
+            if slots[j].occupied && slots[j].sequence == s { break }
+            s += 1
+        }
+        let p = slots[Int(s & Int64(mask))]
+        let due = s == next ? p.arrivalNanos : p.arrivalNanos &+ waitNanos
+        return max(due, holdUntilNanos)
+    }
+
     /// Releases the oldest packet (or hole) now, whatever the wait: called when the
     /// buffer is out of room.
     mutating func forceReleaseOne(_ body: (JitterOutput) -> Void) {

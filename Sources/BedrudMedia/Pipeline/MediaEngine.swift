@@ -181,6 +181,28 @@ public final class MediaEngine {
         return taken
     }
 
+    /// True when a ring holds packets the engine has not taken yet.
+    public var hasPendingInput: Bool {
+        for p in participants where !p.finished {
+            if let r = p.ring, !r.isEmpty { return true }
+        }
+        return false
+    }
+
+    /// When `process` next has timed work, with nothing new arriving: the earliest
+    /// release of a held packet (start hold, a hole's wait), else the next idle turn
+    /// (`idleTurnMillis`), which grows silent files and finalizes the mix in batches.
+    public func nextDueNanos(now: UInt64) -> UInt64 {
+        var due = now &+ UInt64(max(1, config.idleTurnMillis)) * 1_000_000
+        for p in participants where !p.finished {
+            if let r = p.jitter.nextReleaseNanos() { due = min(due, r) }
+            if p.fileStart == nil && !p.everReceived {
+                due = min(due, p.addedAt &+ UInt64(config.startHoldMillis + config.liveFillAfterMillis) * 1_000_000)
+            }
+        }
+        return due
+    }
+
     @discardableResult
     private func drainRing(_ p: ParticipantRecorder, _ r: PacketRing) -> Int {
         var n = 0

@@ -15,13 +15,15 @@ import Synchronization
 /// await pipeline.stop()                          // files finished and renamed
 /// ```
 /// Control messages go through a mutex-protected list that the media thread takes once
-/// per loop turn (never per packet). The media thread polls its rings every
-/// `pollMillis` when idle. Events are delivered on a bounded `AsyncStream` (oldest
+/// per loop turn (never per packet). The media thread sleeps on a ``WakeSignal`` that
+/// the rings, `send` and `stop` notify, with a deadline for its timed work (see
+/// ``MediaWorker``): an empty room costs a few turns a second. Events are delivered on a bounded `AsyncStream` (oldest
 /// dropped beyond 4096 unread).
 ///
 /// Thread contract: `send`, `stats` and `stop` may be called from any thread or task.
 public final class MediaPipeline: Sendable {
     private let controls = Mutex<[MediaControl]>([])
+    private let hasControls = Atomic<Bool>(false)
     private let stopRequested = Atomic<Bool>(false)
     private let stopped = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     private let latestStats = Mutex<MediaStats>(MediaStats())
@@ -29,42 +31,38 @@ public final class MediaPipeline: Sendable {
     public let events: AsyncStream<MediaEvent>
     private let continuation: AsyncStream<MediaEvent>.Continuation
     private let writer: ThreadedPageWriter
+    /// The media thread's wake-up: rings, controls and `stop` notify it.
+    private let wake: WakeSignal
     public let startNanos: UInt64
 
     /// Starts the pipeline. Session sample 0 is now.
     /// - Parameters:
     ///   - pool: the media threads to run on (one process recording several rooms shares
     ///     a pool); nil = a media thread of its own, ended by `stop()`.
-    ///   - pollMillis: idle sleep of its own media thread between ring polls.
+    ///   - batchMillis: while packets flow, the media thread takes one turn per this
+    ///     interval (one packet per track at 20 ms); see ``MediaWorker``.
     ///   - syncIntervalSeconds: fsync policy of the writer thread (0 = only at close).
     public init(
-        config: MediaPipelineConfig, sinks: RecordingSinkFactory & Sendable, pool: MediaThreadPool? = nil, pollMillis: Int = 5,
+        config: MediaPipelineConfig, sinks: RecordingSinkFactory & Sendable, pool: MediaThreadPool? = nil, batchMillis: Int = 20,
         syncIntervalSeconds: Double = 5
     ) {
         (events, continuation) = AsyncStream.makeStream(of: MediaEvent.self, bufferingPolicy: .bufferingNewest(4096))
         writer = ThreadedPageWriter(syncIntervalSeconds: syncIntervalSeconds)
         let start = MonotonicClock.nanos()
         startNanos = start
-        let job = MediaJob(config: config, sinks: sinks, startNanos: start, pipeline: self)
-        if let pool {
-            pool.attach(job)
-        } else {
-            let poll = UInt32(max(1, pollMillis) * 1000)
-            let thread = Thread {
-                while true {
-                    let r = job.step(now: MonotonicClock.nanos())
-                    if r == .finished { break }
-                    if r == .idle { usleep(poll) }
-                }
-            }
-            thread.name = "bedrud.media"
-            thread.start()
-        }
+        let worker = pool?.pickWorker() ?? MediaWorker(name: "bedrud.media", batchMillis: batchMillis)
+        wake = worker.signal
+        worker.attach(MediaJob(config: config, sinks: sinks, startNanos: start, pipeline: self))
+        // A thread of its own ends with its one pipeline.
+        if pool == nil { worker.shutdown() }
     }
 
     /// Queues a control message for the media thread.
     public func send(_ control: MediaControl) {
+        if case .addTrack(_, let ring) = control { ring.attach(wake: wake) }
         controls.withLock { $0.append(control) }
+        hasControls.store(true, ordering: .releasing)
+        wake.notify()
     }
 
     /// The counters as of the media thread's last report (refreshed about once a second).
@@ -74,6 +72,7 @@ public final class MediaPipeline: Sendable {
     /// threads (a pool's threads stay for its other pipelines).
     public func stop() async {
         stopRequested.store(true, ordering: .releasing)
+        wake.notify()
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             let resumeNow = stopped.withLock { s -> Bool in
                 if s.done { return true }
@@ -86,8 +85,11 @@ public final class MediaPipeline: Sendable {
 
     // MARK: - Used by the job on the media thread
 
+    fileprivate var controlsPending: Bool { hasControls.load(ordering: .acquiring) }
+
     fileprivate func takeControls() -> [MediaControl] {
-        controls.withLock { list -> [MediaControl] in
+        guard hasControls.exchange(false, ordering: .acquiring) else { return [] }
+        return controls.withLock { list -> [MediaControl] in
             if list.isEmpty { return [] }
             defer { list.removeAll(keepingCapacity: true) }
             return list
@@ -116,7 +118,13 @@ public final class MediaPipeline: Sendable {
 final class MediaJob: @unchecked Sendable {
     // @unchecked: after `attach`/thread start, every stored property is used only by the
     // one media thread that runs `step`; `pipeline` is Sendable.
-    enum StepResult { case busy, idle, finished }
+    enum StepResult: Equatable {
+        /// Packets were taken: more are probably on the way.
+        case busy
+        /// Nothing arrived; the job has timed work due at this monotonic time.
+        case idle(until: UInt64)
+        case finished
+    }
     private let config: MediaPipelineConfig
     private let sinks: RecordingSinkFactory & Sendable
     private let startNanos: UInt64
@@ -163,6 +171,7 @@ final class MediaJob: @unchecked Sendable {
             return .finished
         }
         let taken = engine.process(now: now)
+        writer.notifyIfPending()
         if now &- lastStats >= 1_000_000_000 {
             var s = engine.stats()
             s.pageBytesWritten = writer.bytesWritten
@@ -172,42 +181,59 @@ final class MediaJob: @unchecked Sendable {
             }
             lastStats = now
         }
-        return taken > 0 ? .busy : .idle
+        if taken > 0 { return .busy }
+        return .idle(until: min(engine.nextDueNanos(now: now), lastStats &+ 1_000_000_000))
+    }
+
+    /// True when a turn now would find something to do (asked before parking).
+    func hasWork() -> Bool {
+        if done { return false }
+        if pipeline.controlsPending || pipeline.isStopRequested { return true }
+        return engine?.hasPendingInput ?? true
     }
 }
 
 /// Media threads shared by several pipelines (one process recording several rooms).
-/// Each pipeline is pinned to the worker with the fewest pipelines when it starts; a
-/// worker polls its pipelines' rings every `pollMillis` when all are idle.
+/// Each pipeline is pinned to the worker with the fewest pipelines when it starts.
 ///
 /// Thread contract: `attach` (via ``MediaPipeline/init``) and `shutdown` from any thread.
 public final class MediaThreadPool: Sendable {
     private let workers: [MediaWorker]
 
-    public init(threads: Int = 1, pollMillis: Int = 5) {
-        workers = (0..<max(1, threads)).map { MediaWorker(index: $0, pollMicros: UInt32(max(1, pollMillis) * 1000)) }
+    /// - Parameter batchMillis: see ``MediaWorker``.
+    public init(threads: Int = 1, batchMillis: Int = 20) {
+        workers = (0..<max(1, threads)).map { MediaWorker(name: "bedrud.media.\($0)", batchMillis: batchMillis) }
     }
 
     /// Pipelines currently running on each worker.
     public var load: [Int] { workers.map(\.jobCount) }
 
-    func attach(_ job: MediaJob) {
-        let w = workers.min { $0.jobCount < $1.jobCount } ?? workers[0]
-        w.attach(job)
-    }
+    func pickWorker() -> MediaWorker { workers.min { $0.jobCount < $1.jobCount } ?? workers[0] }
 
     /// Ends the workers once their pipelines have stopped.
     public func shutdown() { for w in workers { w.shutdown() } }
 }
 
+/// One media thread running the turns of its pipelines.
+///
+/// How it sleeps: a turn that took packets is followed by a `batchMillis` sleep that
+/// producers do not interrupt (so while audio flows, one turn per interval handles
+/// every track's packets, and the network thread pays no syscall); a turn that took
+/// nothing parks on ``signal`` until the earliest timed work of its pipelines (a held
+/// packet's release, the next page or stats tick, at most a few per second) or until a
+/// ring, a control message or `stop` notifies it. An empty room costs a few turns a
+/// second; the first packet after a pause is handled at once.
 final class MediaWorker: Sendable {
     private let incoming = Mutex<[MediaJob]>([])
+    private let hasIncoming = Atomic<Bool>(false)
     private let count = Atomic<Int>(0)
     private let stopping = Atomic<Bool>(false)
+    let signal = WakeSignal()
 
-    init(index: Int, pollMicros: UInt32) {
-        let t = Thread { [self] in self.run(pollMicros: pollMicros) }
-        t.name = "bedrud.media.\(index)"
+    init(name: String, batchMillis: Int) {
+        let batch = UInt64(max(0, batchMillis)) * 1_000_000
+        let t = Thread { [self] in self.run(batchNanos: batch) }
+        t.name = name
         t.start()
     }
 
@@ -216,20 +242,29 @@ final class MediaWorker: Sendable {
     func attach(_ job: MediaJob) {
         count.add(1, ordering: .relaxed)
         incoming.withLock { $0.append(job) }
+        hasIncoming.store(true, ordering: .releasing)
+        signal.notify()
     }
 
-    func shutdown() { stopping.store(true, ordering: .releasing) }
+    func shutdown() {
+        stopping.store(true, ordering: .releasing)
+        signal.notify()
+    }
 
-    private func run(pollMicros: UInt32) {
+    private func run(batchNanos: UInt64) {
         var jobs: [MediaJob] = []
         while true {
-            let fresh = incoming.withLock { list -> [MediaJob] in
-                defer { list.removeAll() }
-                return list
+            // `stopping` first: a job attached before `shutdown` is then surely in `incoming`.
+            let stop = stopping.load(ordering: .acquiring)
+            if hasIncoming.exchange(false, ordering: .acquiring) {
+                jobs.append(contentsOf: incoming.withLock { list -> [MediaJob] in
+                    defer { list.removeAll() }
+                    return list
+                })
             }
-            jobs.append(contentsOf: fresh)
-            if jobs.isEmpty && stopping.load(ordering: .acquiring) { return }
+            if jobs.isEmpty && stop { return }
             var busy = false
+            var due = UInt64.max
             var i = 0
             let now = MonotonicClock.nanos()
             while i < jobs.count {
@@ -237,13 +272,24 @@ final class MediaWorker: Sendable {
                 case .busy:
                     busy = true
                     i += 1
-                case .idle: i += 1
+                case .idle(let until):
+                    due = min(due, until)
+                    i += 1
                 case .finished:
                     jobs.remove(at: i)
                     count.subtract(1, ordering: .relaxed)
                 }
             }
-            if !busy { usleep(pollMicros) }
+            if busy {
+                WakeSignal.sleep(nanos: batchNanos)
+            } else {
+                signal.park(untilNanos: due == .max ? nil : due) {
+                    // `stopping` matters only once the last job is gone (a thread of its own
+                    // is told to stop right after its one job is attached).
+                    hasIncoming.load(ordering: .acquiring) || (jobs.isEmpty && stopping.load(ordering: .acquiring))
+                        || jobs.contains { $0.hasWork() }
+                }
+            }
         }
     }
 }

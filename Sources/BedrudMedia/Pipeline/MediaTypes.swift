@@ -38,6 +38,9 @@ public struct MediaPipelineConfig: Sendable {
     public var jitterArenaBytes: Int = 32 * 1024
     /// Seed for Ogg serial numbers (deterministic output for tests).
     public var serialSeed: UInt32 = 0x6265_6472
+    /// With nothing arriving, the media thread still takes a turn this often: silent
+    /// files grow, the mix is finalized and paged, stats are published.
+    public var idleTurnMillis: Int = 250
     /// Time every libopus call (benchmark only; costs two clock reads per call).
     public var timeCodecCalls: Bool = false
 

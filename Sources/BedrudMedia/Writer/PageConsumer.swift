@@ -41,6 +41,11 @@ public final class DirectPageWriter: PageConsumer {
 /// of pages from the media thread, drained by a dedicated thread into the sinks, with an
 /// fsync policy. Queueing a page never allocates; a full queue makes the media thread
 /// wait up to `maxWaitNanos` and then drops the page and counts it.
+///
+/// The writer thread sleeps on a ``WakeSignal`` until pages are waiting (the media
+/// thread calls `notifyIfPending` once per turn, so one turn's pages cost one wake-up)
+/// or its next fsync is due; a producer waiting for room sleeps on another signal that
+/// the writer notifies when it frees space; `finish` waits on a third.
 public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
     // @unchecked: `buffer` bytes are written by the producer before `tail` is published
     // (release) and read by the writer thread after it loads `tail` (acquire); `head`
@@ -55,6 +60,10 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
     private let failed = Atomic<Int>(0)
     private let written = Atomic<Int>(0)
     private let sinks = Mutex<[Int: SinkHandOff]>([:])
+    /// Pages waiting (woken by the producer), room freed (woken by the writer), done.
+    private let pagesWaiting = WakeSignal()
+    private let roomFreed = WakeSignal()
+    private let finishedSignal = WakeSignal()
     private let syncIntervalNanos: UInt64
     private let maxWaitNanos: UInt64
     private var thread: Thread?
@@ -102,7 +111,16 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
     /// Blocks the caller until the writer thread is done.
     public func finish() {
         stopping.store(true, ordering: .releasing)
-        while !finishedFlag.load(ordering: .acquiring) { usleep(1000) }
+        pagesWaiting.notify()
+        while !finishedFlag.load(ordering: .acquiring) {
+            finishedSignal.park(untilNanos: nil) { finishedFlag.load(ordering: .acquiring) }
+        }
+    }
+
+    /// Producer: wakes the writer thread if pages are queued. Called once per media turn
+    /// rather than per page, so the pages of one turn cost one wake-up.
+    public func notifyIfPending() {
+        if tail.load(ordering: .relaxed) != head.load(ordering: .relaxed) { pagesWaiting.notify() }
     }
 
     private func enqueue(_ kind: Kind, _ id: Int, _ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) {
@@ -112,7 +130,7 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
             dropped.add(1, ordering: .relaxed)
             return
         }
-        var waited: UInt64 = 0
+        var deadline: UInt64 = 0
         while true {
             let t = tail.load(ordering: .relaxed)
             let h = head.load(ordering: .acquiring)
@@ -134,12 +152,15 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
                 tail.store(at + need, ordering: .releasing)
                 return
             }
-            if waited >= maxWaitNanos {
+            let now = MonotonicClock.nanos()
+            if deadline == 0 { deadline = now &+ maxWaitNanos }
+            if now >= deadline {
                 dropped.add(1, ordering: .relaxed)
                 return
             }
-            usleep(1000)
-            waited += 1_000_000
+            // Full: let the writer drain, and sleep until it frees room or the wait ends.
+            pagesWaiting.notify()
+            roomFreed.park(untilNanos: deadline) { [capacity] in capacity - (tail.load(ordering: .relaxed) - head.load(ordering: .acquiring)) >= total }
         }
     }
 
@@ -165,13 +186,18 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
                     dirty.removeAll(keepingCapacity: true)
                     lastSync = now
                 }
-                usleep(2000)
+                // Asleep until pages are queued, the writer is told to finish, or the next fsync.
+                let syncDue: UInt64? = syncIntervalNanos > 0 && !dirty.isEmpty ? lastSync &+ syncIntervalNanos : nil
+                pagesWaiting.park(untilNanos: syncDue) {
+                    tail.load(ordering: .acquiring) != head.load(ordering: .relaxed) || stopping.load(ordering: .acquiring)
+                }
                 continue
             }
             let o = h % capacity
             let kind = Kind(rawValue: (buffer + o).load(as: UInt32.self)) ?? .skip
             if kind == .skip {
                 head.store(h + (capacity - o), ordering: .releasing)
+                roomFreed.notify()
                 continue
             }
             let id = Int((buffer + o + 4).load(as: UInt32.self))
@@ -201,8 +227,10 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
             case .skip: break
             }
             head.store(h + ((Self.entryHeader + len + 15) & ~15), ordering: .releasing)
+            roomFreed.notify()
         }
         finishedFlag.store(true, ordering: .releasing)
+        finishedSignal.notify()
     }
 }
 

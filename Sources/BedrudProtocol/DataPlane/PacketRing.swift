@@ -52,6 +52,9 @@ public struct MediaPacketHeader: Sendable, Equatable {
 /// allocate, lock or wait. A full ring drops the new packet and counts it
 /// (`droppedCount`), so a stalled consumer can never block the network thread.
 ///
+/// A consumer that sleeps between turns attaches its ``WakeSignal``; `push` then
+/// notifies it (a syscall only while the consumer is parked).
+///
 /// Thread contract: exactly one thread calls `push` and exactly one (other) thread
 /// calls `pop` at any time. `droppedCount`, `count` may be read from any thread.
 public final class PacketRing: @unchecked Sendable {
@@ -67,6 +70,9 @@ public final class PacketRing: @unchecked Sendable {
     private let tail = Atomic<Int>(0)  // next slot to write (producer owns)
     private let dropped = Atomic<Int>(0)
     private let truncated = Atomic<Int>(0)
+    /// The consumer's wake-up, retained by the ring once attached (attach-once, so the
+    /// producer never sees it released).
+    private let wake = Atomic<Unmanaged<WakeSignal>?>(nil)
 
     /// - Parameters:
     ///   - capacity: slots, rounded up to a power of two (at least 2).
@@ -86,6 +92,14 @@ public final class PacketRing: @unchecked Sendable {
         headers.deinitialize(count: capacity)
         headers.deallocate()
         payloads.deallocate()
+        wake.load(ordering: .acquiring)?.release()
+    }
+
+    /// Makes `push` notify `signal`. The first signal attached stays for the ring's life
+    /// (one ring feeds one consumer); a later, different one is ignored.
+    public func attach(wake signal: WakeSignal) {
+        let u = Unmanaged.passRetained(signal)
+        if !wake.compareExchange(expected: nil, desired: u, ordering: .acquiringAndReleasing).exchanged { u.release() }
     }
 
     /// Producer: copies `header` and `payload` into the next slot.
@@ -109,6 +123,7 @@ public final class PacketRing: @unchecked Sendable {
             (payloads + slot * maxPayload).copyMemory(from: base, byteCount: payload.count)
         }
         tail.store(t + 1, ordering: .releasing)
+        wake.load(ordering: .acquiring)?._withUnsafeGuaranteedRef { $0.notify() }
         return true
     }
 
@@ -128,6 +143,8 @@ public final class PacketRing: @unchecked Sendable {
 
     /// Entries waiting to be read (approximate when read off the producer/consumer threads).
     public var count: Int { tail.load(ordering: .acquiring) - head.load(ordering: .acquiring) }
+    /// Consumer: true when nothing is waiting.
+    public var isEmpty: Bool { head.load(ordering: .relaxed) == tail.load(ordering: .acquiring) }
     /// Packets dropped because the ring was full.
     public var droppedCount: Int { dropped.load(ordering: .relaxed) }
     /// Packets dropped because they were longer than `maxPayload`.

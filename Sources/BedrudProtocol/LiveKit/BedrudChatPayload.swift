@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Bedrud's chat message: a reliable LiveKit user packet on topic `chat` carrying
 /// UTF-8 JSON (bedrud-api.md §3.1):

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A moderation notice Bedrud's server sends as a reliable user packet on topic
 /// `system` (bedrud-api.md §3.2): `{type: "system", event, actor, target}` where

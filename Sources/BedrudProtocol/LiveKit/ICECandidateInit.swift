@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The JSON text inside `TrickleRequest.candidateInit`: an RTCIceCandidateInit
 /// (`candidate`, `sdpMid`, `sdpMLineIndex`, `usernameFragment`). livekit-protocol.md §3.2.

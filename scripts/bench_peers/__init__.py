@@ -1,0 +1,1 @@
+"""scripts/bench-peers: bedrud-bot next to the recorders an operator would write instead."""
