@@ -67,7 +67,9 @@ extension MediaEngine {
             if cause == .loss && n <= config.concealMaxMillis * 48 {
                 p.stats.concealedMillis += Int64(n / 48)
                 var done = 0
-                if let next, n <= Self.pcmCapacity {
+                // libopus returns a full frame for any FEC request, LBRR or not: only a
+                // next packet that carries LBRR data is a recovery; the rest is concealment.
+                if let next, n <= Self.pcmCapacity, OpusPacketInfo.hasLBRR(next) {
                     let got = d.decode(next, into: pcm, maxSamples: n, fec: true)
                     if got == n {
                         analyze(p, count: got, at: start - Int64(Self.senderPreSkip))
