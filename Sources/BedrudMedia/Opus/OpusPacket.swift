@@ -49,6 +49,39 @@ public struct OpusPacketInfo: Sendable, Equatable {
             samplesPerFrame: perFrame, isConcealmentRequest: allEmpty)
     }
 
+    /// Whether the packet's first frame carries SILK LBRR data, the in-band FEC that
+    /// `opus_decode(..., decode_fec: 1)` can recover the packet before it from
+    /// (RFC 6716 §4.2.3-§4.2.4). CELT-only packets never do; for SILK and hybrid the
+    /// per-channel LBRR flag follows the VAD flags (one per 20 ms SILK frame) at the top
+    /// of the first frame's first byte, coded with uniform probability. When this is
+    /// false, a "FEC" decode is only concealment. Never reads beyond the buffer.
+    public static func hasLBRR(_ packet: UnsafeRawBufferPointer) -> Bool {
+        guard let base = packet.baseAddress?.assumingMemoryBound(to: UInt8.self), packet.count > 1,
+            packet.count <= Int(Int32.max)
+        else { return false }
+        let config = base[0] >> 3
+        guard config < 16 else { return false }  // 16...31: CELT only
+        var toc: UInt8 = 0
+        var offset: Int32 = 0
+        var sizes = (Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0),
+            Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0),
+            Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0),
+            Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0),
+            Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0), Int16(0))
+        let first = withUnsafeMutableBytes(of: &sizes) { raw -> Int in
+            guard let sizePtr = raw.baseAddress?.assumingMemoryBound(to: Int16.self) else { return 0 }
+            guard opus_packet_parse(base, Int32(packet.count), &toc, nil, sizePtr, &offset) > 0 else { return 0 }
+            return Int(sizePtr[0])
+        }
+        guard first > 0, offset > 0, Int(offset) < packet.count else { return false }
+        let perFrame = samplesPerFrame(config: config)
+        let silkFrames = perFrame > 960 ? perFrame / 960 : 1
+        let byte = base[Int(offset)]
+        var lbrr = (byte >> (7 - silkFrames)) & 1 != 0
+        if base[0] & 0x4 != 0 { lbrr = lbrr || (byte >> (6 - 2 * silkFrames)) & 1 != 0 }
+        return lbrr
+    }
+
     /// Samples per frame at 48 kHz for a TOC configuration (RFC 6716 §3.1, Table 2).
     public static func samplesPerFrame(config: UInt8) -> Int {
         let c = Int(config & 31)

@@ -49,25 +49,33 @@ extension MediaEngine {
         } else {
             p.writtenEnd += Int64(n)
         }
-        p.stats.gapMillis[cause, default: 0] += Int64(n / 48)
+        // Gap time is counted in samples and only shown in ms: adding each fill's ms
+        // rounded down and then moving the whole stretch's ms to another cause took away
+        // more than was added (two 2.5 ms fills add 2 + 2 ms, their 240 samples move 5 ms),
+        // which left `noPackets` at -1 ms.
+        p.gapSamples[cause, default: 0] += Int64(n)
         if let o = p.openGap, o.end == start, o.cause == cause || o.cause == .noPackets {
             // A stretch filled while nothing was known gets the cause learned at its end.
             if o.cause != cause {
-                let known = Self.millis(o.end - o.start)
-                p.stats.gapMillis[.noPackets, default: 0] -= known
-                p.stats.gapMillis[cause, default: 0] += known
+                let known = min(o.end - o.start, p.gapSamples[.noPackets, default: 0])
+                p.gapSamples[.noPackets, default: 0] -= known
+                p.gapSamples[cause, default: 0] += known
+                p.stats.gapMillis[.noPackets] = Self.millis(p.gapSamples[.noPackets, default: 0])
             }
             p.openGap = (o.start, p.writtenEnd, cause)
         } else {
             closeGap(p)
             p.openGap = (start, p.writtenEnd, cause)
         }
+        p.stats.gapMillis[cause] = Self.millis(p.gapSamples[cause, default: 0])
         var fec = false
         if let d = p.decoder {
             if cause == .loss && n <= config.concealMaxMillis * 48 {
                 p.stats.concealedMillis += Int64(n / 48)
                 var done = 0
-                if let next, n <= Self.pcmCapacity {
+                // libopus returns a full frame for any FEC request, LBRR or not: only a
+                // next packet that carries LBRR data is a recovery; the rest is concealment.
+                if let next, n <= Self.pcmCapacity, OpusPacketInfo.hasLBRR(next) {
                     let got = d.decode(next, into: pcm, maxSamples: n, fec: true)
                     if got == n {
                         analyze(p, count: got, at: start - Int64(Self.senderPreSkip))

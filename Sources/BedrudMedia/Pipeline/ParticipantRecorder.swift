@@ -37,6 +37,8 @@ final class ParticipantRecorder {
     /// When the participant's first track was added (monotonic ns).
     var addedAt: UInt64 = 0
     var openGap: (start: Int64, end: Int64, cause: GapCause)?
+    /// Gap time per cause in samples; `stats.gapMillis` is derived from it, never summed in ms.
+    var gapSamples: [GapCause: Int64] = [:]
     var stats: ParticipantMediaStats
     var finished = false
 

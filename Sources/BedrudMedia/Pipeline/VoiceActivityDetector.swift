@@ -2,7 +2,10 @@
 /// decoded 48 kHz PCM, turned into speaking turns.
 ///
 /// The decision is energy based with an adaptive noise floor: a frame is speech when its
-/// RMS is at least `marginDB` above the floor and above `minSpeechDBFS`. A turn starts
+/// RMS is at least `marginDB` above the floor and above `minSpeechDBFS`. The floor starts
+/// at the first frame's level, falls to any quieter frame, and rises only toward steady
+/// sound (or slowly while no turn is open), so continuous speech or music stays speech
+/// for as long as it lasts while a steady hum or hiss becomes floor within seconds. A turn starts
 /// after `onsetFrames` speech frames in a row (at the first of them) and ends
 /// `hangoverFrames` non-speech frames after the last speech frame (at that frame's end).
 /// Turns shorter than `minTurnSamples` are dropped as clicks. Pure value; no allocation.
@@ -19,6 +22,11 @@ struct VoiceActivityDetector {
     private var filled = 0
     private var frameStart: Int64 = 0
     private var noiseFloorDB: Float = -70
+    /// One-second running mean of frame levels and of their distance from it: a spread
+    /// under `steadySpreadDB` is steady noise, which the floor follows.
+    private var levelMeanDB: Float = -70
+    private var levelSpreadDB: Float = 10
+    var steadySpreadDB: Float = 1.0
     private var speechRun = 0
     private var silenceRun = 0
     private var candidateStart: Int64 = 0
@@ -112,8 +120,21 @@ struct VoiceActivityDetector {
         filled = 0
         sumSquares = 0
         peak = 0
-        // Noise floor: falls fast, rises slowly (about 3 dB per second of frames).
-        if db < noiseFloorDB { noiseFloorDB = max(-100, db) } else { noiseFloorDB += 0.06 }
+        // Noise floor. It falls at once to any quieter frame. It rises only toward sound
+        // that is steady (frame levels within about a dB of their one-second mean, as
+        // a fan or hiss is), or slowly while nobody is speaking. Speech and music keep
+        // changing level, so during them the floor stays put: it used to creep up 3 dB/s
+        // whatever the sound, and a monologue or music vanished after about 25 s.
+        if frames == 1 { levelMeanDB = db; noiseFloorDB = max(-100, db) }
+        levelMeanDB += 0.05 * (db - levelMeanDB)
+        levelSpreadDB += 0.05 * (abs(db - levelMeanDB) - levelSpreadDB)
+        if db < noiseFloorDB {
+            noiseFloorDB = max(-100, db)
+        } else if levelSpreadDB < steadySpreadDB {
+            noiseFloorDB += min(0.3, db - noiseFloorDB)
+        } else if turnStart == nil && db < noiseFloorDB + marginDB {
+            noiseFloorDB += 0.06
+        }
         let isSpeech = db > minSpeechDBFS && db > noiseFloorDB + marginDB
         if isSpeech {
             speechFrames += 1
