@@ -157,7 +157,10 @@ def test_join_offer_media_and_stats(srv):
             assert set(init) == {"candidate", "sdpMid", "sdpMLineIndex", "usernameFragment"}
             assert init["candidate"].startswith("candidate:") and isinstance(init["sdpMid"], str)
             assert init["usernameFragment"] is None and trickles[0].target == lkr.SignalTarget.SUBSCRIBER
-            assert trickles[-1].final
+            # The end-of-candidates trickle comes after the others, possibly later than the
+            # first: wait for it rather than assume it is already in.
+            finals = await c.wait_for(lambda: [t for t in c.of("trickle") if t.final], 10, "final trickle")
+            assert len(finals) == 1 and c.of("trickle")[-1].final
             assert c.of("refresh_token") and jwt_claims(c.of("refresh_token")[0])["sub"] == j.participant.identity
 
             await c.wait_for(lambda: len(c.audio.get(track.sid, [])) > 100, 20, "2 s of audio")
