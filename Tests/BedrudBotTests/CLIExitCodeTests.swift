@@ -59,9 +59,18 @@ import TestSupport
             #expect(r.status == 0, "SIGTERM with \(extra): \(r.status)")
         }
         seen.insert(0)
-        let twice = try await signalled(user, ["join", server.baseURL + "/m/taken", "--no-media"], signals: 2)
-        #expect(twice.status == ExitCode.interrupted.rawValue)
-        seen.insert(ExitCode.interrupted.rawValue)
+        // The two signals are sent back to back, but each reaches the bot through its own
+        // dispatch source: on a starved machine the clean stop of the first can finish (exit
+        // 0, nothing left unfinished with --no-media) before the second is handled. That is
+        // the documented contract too, so 0 is allowed on a try; 130 must show within five.
+        for _ in 0..<5 {
+            let twice = try await signalled(user, ["join", server.baseURL + "/m/taken", "--no-media"], signals: 2)
+            #expect(twice.status == ExitCode.interrupted.rawValue || twice.status == 0, "two signals: \(twice.status)")
+            if twice.status == ExitCode.interrupted.rawValue {
+                seen.insert(twice.status)
+                break
+            }
+        }
 
         // 1 is for bugs only: no path produces it on purpose.
         let untested: Set<Int32> = [ExitCode.failure.rawValue]
@@ -74,8 +83,11 @@ import TestSupport
         let p = try user.start(args)
         defer { _ = p.stop(grace: 0) }
         try await p.line(timeout: 60, "joined room") { $0.contains("joined room") }
-        // SIGTERM, then SIGINT: two different signals are never merged by the kernel.
+        // SIGTERM, then SIGINT: two different signals are never merged by the kernel. While
+        // the bot is stopped both stay pending, so they reach it at the same moment.
+        if signals > 1 { p.signal(SIGSTOP) }
         for sig in [SIGTERM, SIGINT].prefix(signals) { p.signal(sig) }
+        if signals > 1 { p.signal(SIGCONT) }
         guard let end = await p.exit(timeout: 60) else {
             throw TestSupportError("bot did not exit within 60 s of \(signals) signal(s); stdout: \(p.stdout.suffix(2000))")
         }

@@ -37,8 +37,11 @@ public final class SignalWatcher: @unchecked Sendable {
             for s in sources { s.cancel() }
             sources.removeAll()
         }
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
+        // Stay ignoring, not SIG_DFL: the run is finished and the process is about to exit
+        // 0; a second signal that arrives late (two sent back to back, handled after the
+        // first one's clean stop) must not turn that into a death by signal.
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
     }
 }
 
