@@ -217,7 +217,8 @@ import TestSupport
         #expect(back == .reconnected(.resumed), "a 4 s outage is resumed, not rejoined")
         #expect(await live.room.current.localParticipant?.sid == local.sid, "same participant SID after the resume")
         let end = try await live.waitFor("kicked", timeout: 30) { if case .disconnected = $0 { true } else { false } }
-        #expect(end == .disconnected(.kicked))
+        let events = await live.log.events
+        #expect(end == .disconnected(.kicked), "events: \(events); server log: \(live.server.log.suffix(4000))")
         await live.stop()
     }
 }

@@ -219,7 +219,10 @@ import Testing
         var t = RoomTranscript()
         t.joinRoom()
         let failed = t.feed(.transportStateChanged(.subscriber, .failed))
-        #expect(failed.events == [.reconnecting(.resume)])
+        #expect(failed.events.isEmpty, "the signal channel gets a moment to explain")
+        #expect(failed.startedTimers[.transportGrace] == .ms(t.now + 1_500))
+        t.advance(to: t.now + 1_500)
+        #expect(t.fireDueTimers().events == [.reconnecting(.resume)])
         t.fireDueTimers()
         #expect(t.state.connectionState == .reconnecting(.resume, attempt: 1))
         t.feed(.signalConnected)
@@ -315,9 +318,45 @@ import Testing
     @Test func resumeDisabledByTheServerMeansFullRejoin() {
         var t = RoomTranscript()
         t.joinRoom(Fixture.join(resume: .disabled))
-        let lost = t.feed(.transportStateChanged(.subscriber, .failed))
+        t.feed(.transportStateChanged(.subscriber, .failed))
+        t.advance(to: t.now + 1_500)
+        let lost = t.feed(.timerFired(.transportGrace))
         // Signal still up: the old session is told we leave before we rejoin.
         #expect(lost.effects == [.emit(.reconnecting(.full)), .send(.leave()), .closeSignal, .closeTransports])
+    }
+
+    /// A kick arrives twice at once: `leave` on the signal socket and the server's DTLS
+    /// close on the media path. Read in either order it is a kick, not a rejoin.
+    @Test func kickRacingTheServersDTLSCloseIsAKick() {
+        var t = RoomTranscript()
+        t.joinRoom()
+        #expect(t.feed(.transportStateChanged(.subscriber, .failed)).events.isEmpty)
+        t.advance(to: t.now + 200)
+        let kicked = t.server(Fixture.leave(.participantRemoved))
+        #expect(kicked.events == [.disconnected(.kicked)])
+        #expect(kicked.contains(.cancelTimer(.transportGrace)))
+        t.advance(to: t.now + 5_000)
+        #expect(t.fireDueTimers().events.isEmpty, "nothing reconnects after the kick")
+    }
+
+    @Test func transportThatRecoversWithinTheGraceNeedsNoReconnect() {
+        var t = RoomTranscript()
+        t.joinRoom()
+        t.feed(.transportStateChanged(.subscriber, .failed))
+        let back = t.feed(.transportStateChanged(.subscriber, .connected))
+        #expect(back.contains(.cancelTimer(.transportGrace)))
+        t.advance(to: t.now + 5_000)
+        #expect(t.fireDueTimers().events.isEmpty)
+        #expect(t.state.connectionState == .connected)
+    }
+
+    @Test func signalLossDuringTheGraceResumesAtOnce() {
+        var t = RoomTranscript()
+        t.joinRoom()
+        t.feed(.transportStateChanged(.subscriber, .failed))
+        let closed = t.feed(.signalClosed)
+        #expect(closed.events == [.reconnecting(.resume)])
+        #expect(closed.contains(.cancelTimer(.transportGrace)))
     }
 
     @Test func neverConnectedTransportCannotResume() {

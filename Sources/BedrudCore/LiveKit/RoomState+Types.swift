@@ -38,6 +38,10 @@ public enum RoomTimer: Sendable, Hashable, CaseIterable {
     case retry
     /// The Bedrud API must answer `fetchJoinToken`.
     case tokenFetch
+    /// The primary peer connection failed while signalling is up: the server may be
+    /// ending the session (it closes DTLS right after its `leave`), so the signal
+    /// channel gets a moment to say why before we reconnect.
+    case transportGrace
 }
 
 /// Which kind of reconnect is under way (livekit-protocol.md §5.2, §5.3).

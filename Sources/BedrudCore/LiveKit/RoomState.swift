@@ -70,6 +70,9 @@ public struct RoomState: Sendable {
         public var signalHandshakeTimeoutMs: Int64 = 15_000
         public var firstMessageTimeoutMs: Int64 = 5_000
         public var transportTimeoutMs: Int64 = 15_000
+        /// How long a failed primary transport waits for the signal channel (a `leave`
+        /// racing the server's DTLS close) before a reconnect starts; 0 reconnects at once.
+        public var transportFailureGraceMs: Int64 = 1_500
         public var tokenFetchTimeoutMs: Int64 = 30_000
         /// Requests held while the signal connection is not ready; the oldest is dropped beyond.
         public var maxQueuedRequests = 256
@@ -408,6 +411,11 @@ public struct RoomState: Sendable {
             retryTimerFired()
         case .tokenFetch:
             joinTokenFailed(permanent: false)
+        case .transportGrace:
+            guard phase == .connected, let config = transportConfiguration else { return }
+            let primary = transportStates[config.primary]
+            guard primary == .failed || primary == .closed else { return }
+            startReconnect(.resume, reason: config.primary == .subscriber ? .subscriberFailed : .publisherFailed)
         }
     }
 
@@ -444,7 +452,7 @@ public struct RoomState: Sendable {
         guard phase == .connected else { return }
         let mode: ReconnectMode = preferred == .resume && resumeAllowed ? .resume : .full
         reconnectReason = reason
-        disarm(.ping, .pingTimeout)
+        disarm(.ping, .pingTimeout, .transportGrace)
         guard !configuration.reconnectDelaysMs.isEmpty else {
             disconnect(.network, sendLeave: true)
             return
@@ -651,10 +659,18 @@ public struct RoomState: Sendable {
         switch state {
         case .connected:
             primaryEverConnected = true
+            disarm(.transportGrace)
             if currentStep == .awaitingTransport { completeConnection() }
         case .failed, .closed:
             if phase == .connected {
-                startReconnect(.resume, reason: target == .subscriber ? .subscriberFailed : .publisherFailed)
+                // A kick or room deletion reaches us as `leave` on the signal socket and,
+                // at the same moment, as a DTLS close on the media path; whichever is
+                // read first must not turn a kick into a rejoin.
+                if signal == .ready && configuration.transportFailureGraceMs > 0 {
+                    if timers[.transportGrace] == nil { arm(.transportGrace, afterMs: configuration.transportFailureGraceMs) }
+                } else {
+                    startReconnect(.resume, reason: target == .subscriber ? .subscriberFailed : .publisherFailed)
+                }
             } else if currentStep == .awaitingTransport {
                 attemptFailed(.transport)
             }

@@ -79,6 +79,12 @@ class LKClient:
         return first
 
     async def _read(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        # Messages are recorded as they are read and handled in order by another task, so
+        # a slow answer or candidate (aiortc under load) never holds back what follows: a
+        # test waiting for `leave` sees it when it arrives.
+        inbox: asyncio.Queue = asyncio.Queue()
+        handler = asyncio.ensure_future(self._handle_in_order(inbox))
+        self._tasks.append(handler)
         try:
             async for msg in ws:
                 if msg.type != aiohttp.WSMsgType.BINARY:
@@ -86,16 +92,22 @@ class LKClient:
                 resp = lkr.SignalResponse.FromString(msg.data)
                 self.messages.append(resp)
                 self.changed.set()
-                try:
-                    await self._handle(resp)
-                except Exception as exc:  # noqa: BLE001 — recorded for the test to see
-                    self.messages.append(lkr.SignalResponse(refresh_token=f"CLIENT-ERROR {exc!r}"))
+                inbox.put_nowait(resp)
         finally:
             if ws is self.ws:
                 self.closed_by_server.set()
                 self.changed.set()
                 if self.auto_resume and not self.of("leave"):
                     self._tasks.append(asyncio.ensure_future(self._resume_loop()))
+
+    async def _handle_in_order(self, inbox: asyncio.Queue) -> None:
+        while True:
+            resp = await inbox.get()
+            try:
+                await self._handle(resp)
+            except Exception as exc:  # noqa: BLE001 — recorded for the test to see
+                self.messages.append(lkr.SignalResponse(refresh_token=f"CLIENT-ERROR {exc!r}"))
+                self.changed.set()
 
     async def _resume_loop(self, deadline_s: float = 30.0) -> None:
         """What an SDK does after losing the signal connection: retry a resume."""

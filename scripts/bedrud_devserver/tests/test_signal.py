@@ -284,7 +284,10 @@ def test_duplicate_identity_replaces_the_older_session(srv):
             await first.connect()
             await first.wait_for(lambda: first.answers_sent, 10, "answer")
             await second.connect()
-            leave = (await first.wait_for(lambda: first.of("leave"), 10, "leave"))[0]
+            try:
+                leave = (await first.wait_for(lambda: first.of("leave"), 10, "leave"))[0]
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}; devserver log: {srv.stderr_tail()}") from None
             assert leave.reason == lkm.DisconnectReason.DUPLICATE_IDENTITY
             p = participants(srv.state(), name)["twin"]
             assert p["sid"] == second.sid != first.sid
