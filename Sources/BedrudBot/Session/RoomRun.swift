@@ -118,8 +118,8 @@ final class RoomRun: Sendable {
         case .checkDisk:
             if let free = effects.withLock({ $0 })?.freeBytes() { feed(.diskFree(bytes: free)) }
         case .leave(let reason, let detail):
-            logger.info("stopping: \(detail)")
-            if reason == .diskLow || reason == .diskFull || reason == .writeError { logger.warning(detail) }
+            // Said once, at the end ("Left the room: …", or the error line of a failure).
+            logger.debug("stopping (\(reason.rawValue)): \(detail)")
             effects.withLock { $0 }?.leave()
         }
     }
@@ -257,7 +257,7 @@ final class RoomRun: Sendable {
     /// Runs `on_finish` with the finished folder, logs a failure and records the result
     /// in summary.json (replaced atomically; the copy the command read says `exit_code` null).
     private func runOnFinish(_ command: String, folder: String, code: ExitCode, summary: SessionSummary) async {
-        logger.info("on_finish: running \(TerminalText.quoted(command, limit: 200))")
+        logger.debug("on_finish: running \(TerminalText.quoted(command, limit: 200))")
         let r = await FinishHook.run(command, folder: folder, exitCode: code.rawValue, timeout: options.onFinishTimeout,
                                      environment: ProcessInfo.processInfo.environment)
         if let e = r.spawnError {
