@@ -25,6 +25,10 @@ import TestSupport
         let user = try CLIUser()
         let pw = try user.writeFile("pw", Self.password)
         try await user.expect(0, ["instance", "add", server.baseURL, "--name", "dev", "--email", "rec@example.com", "--password-file", pw])
+        let noMedia = try await user.expect(2, ["join", "empty", "--no-media", "--wait-for-participants", "1s"])
+        #expect(noMedia.stderr.contains("--wait-for-participants needs media; drop --no-media"), "\(noMedia.stderr)")
+        let noRecord = try await user.expect(2, ["join", "empty", "--on-finish", "true"])
+        #expect(noRecord.stderr.contains("--on-finish runs with the finished recording folder: add --record"), "\(noRecord.stderr)")
         let hookOut = user.home.appendingPathComponent("hook.out").path
         let hook = try user.writeFile("hook.sh", """
             #!/bin/sh

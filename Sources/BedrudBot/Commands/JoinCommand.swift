@@ -123,6 +123,14 @@ enum JoinCommand {
         if inv.flag("no-media") && inv.flag("record") {
             throw CommandFailure(.usage, "--record needs media; drop --no-media")
         }
+        if inv.flag("no-media") {
+            for flag in ["wait-for-participants", "include", "exclude"] where !inv.arguments.all(flag).isEmpty {
+                throw CommandFailure(.usage, "--\(flag) needs media; drop --no-media")
+            }
+        }
+        if inv.value("on-finish") != nil && !inv.flag("record") {
+            throw CommandFailure(.usage, "--on-finish runs with the finished recording folder: add --record")
+        }
         var duration = try parseDuration(inv, "duration")
         if duration == nil, let d = try? ctx.config.duration("record", "max_duration"), d > 0 { duration = d }
         if let d = duration, d <= 0 { throw CommandFailure(.usage, "--duration must be longer than 0") }
