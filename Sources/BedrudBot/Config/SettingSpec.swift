@@ -132,7 +132,7 @@ public struct SettingSpec: Sendable {
                     help: "Leave when nobody else has been in the room for this long (after someone was there); 0 means never.",
                     example: "30s"),
         SettingSpec(section: "record", key: "wait_for_participants", kind: .duration, defaultValue: "0",
-                    help: "Leave with exit code 14 when no person (bots do not count) came within this long after joining; 0 means wait. --wait-for-participants overrides it.",
+                    help: "Leave with exit code 14 when no person (bots do not count) came within this long of the session's start (joining included); 0 means wait. --wait-for-participants overrides it.",
                     example: "10m"),
         SettingSpec(section: "record", key: "min_free", kind: .size, defaultValue: "200MiB",
                     help: "Free space the recording disk must keep: checked before joining and every 2 s while recording; below it the session stops cleanly with exit code 15. 0 turns the check off.",
