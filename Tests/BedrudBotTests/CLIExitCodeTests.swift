@@ -29,6 +29,11 @@ import TestSupport
         try await check(.notFound, ["join", "no-such-room", "--dry-run"], "Room not found")
         try await check(.network, ["instance", "add", "http://127.0.0.1:1", "--name", "down"], "was refused")
         try await check(.rejected, ["rooms", "create", "taken"], "409")
+        let quick = user.home.path + "/rec-quick"
+        try await check(.nobodyCame, ["join", server.baseURL + "/m/taken", "--record", "--output", quick, "--wait-for-participants", "1s"], "nobody came within 1s")
+        user.extraEnvironment["BEDRUD_BOT_RECORD_MIN_FREE"] = "1000000GiB"
+        try await check(.diskLow, ["join", server.baseURL + "/m/taken", "--record", "--output", quick], "below record.min_free")
+        user.extraEnvironment["BEDRUD_BOT_RECORD_MIN_FREE"] = nil
 
         // A session folder another bot is writing (its lock held): repair refuses it.
         let busy = user.home.appendingPathComponent("busy").path

@@ -27,6 +27,11 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     /// The server refused the request as given: a name that is taken (409), input it
     /// rejects (400/422), too many requests (429).
     case rejected = 12
+    /// `join --wait-for-participants`: nobody (no person; bots do not count) came in time.
+    case nobodyCame = 14
+    /// The recording disk ran low (below `record.min_free`) or a write to it failed: the
+    /// session was stopped and its files finished while there was room.
+    case diskLow = 15
     /// A second SIGINT/SIGTERM ended the run at once, before its files were finished
     /// (`repair` finishes them). One signal is a clean stop and exits 0.
     case interrupted = 130
@@ -46,6 +51,8 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
         case .removed: "removed from the room (kicked, room deleted, duplicate login)"
         case .assertion: "smoke-test assertion failed, or a recording failed verify/repair"
         case .rejected: "the server refused the request (name taken, invalid, rate limited)"
+        case .nobodyCame: "nobody came within --wait-for-participants"
+        case .diskLow: "recording disk low or full, or a recording write failed (files finished)"
         case .interrupted: "stopped at once by a second signal (files left for repair)"
         }
     }

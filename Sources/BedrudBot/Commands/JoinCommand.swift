@@ -73,6 +73,11 @@ enum JoinCommand {
             transcript.vtt (who spoke when) and summary.json. Files are written as *.part and
             renamed when finished; 'bedrud-bot repair' finishes one left by a crash.
 
+            --wait-for-participants leaves with exit code 14 when no person came in time. While
+            recording, free space is checked before joining and every 2 s: below record.min_free
+            (200MiB) the session stops cleanly with exit code 15. --on-finish runs a command with
+            the finished folder as its last argument (e.g. an upload).
+
             --dry-run resolves the room, logs in and asks the server for a LiveKit token, prints
             what it would join (never the token), and stops. --no-media joins the signalling only
             (no audio); LiveKit removes such a participant after about 60 s.
@@ -81,6 +86,7 @@ enum JoinCommand {
               bedrud-bot join standup --record --duration 90m
               bedrud-bot join https://meet.example.com/m/standup --record --output /srv/rec
               bedrud-bot join standup --stats              # receive and show network figures
+              bedrud-bot join standup --record --wait-for-participants 10m --on-finish /usr/local/bin/upload-recording
               bedrud-bot join standup --dry-run
             """,
         arguments: [ArgumentSpec("ROOM|LINK", help: "room name or meeting link")],
@@ -90,6 +96,10 @@ enum JoinCommand {
             OptionSpec("duration", short: "d", value: "DURATION", help: "Leave after this long (e.g. 30s, 90m); default: record.max_duration, else until the room ends."),
             OptionSpec("alone-timeout", value: "DURATION", help: "Leave when nobody else has been here this long (default: record.alone_timeout, 60s; 0 = never)."),
             OptionSpec("no-mix", help: "Do not write room.opus."),
+            OptionSpec("wait-for-participants", value: "DURATION", help: "Leave with exit code 14 if no person (bots do not count) came within this long (default: record.wait_for_participants, 0 = wait)."),
+            OptionSpec("include", value: "GLOB", repeatable: true, help: "Record only participants whose identity or display name matches (shell glob; repeatable)."),
+            OptionSpec("exclude", value: "GLOB", repeatable: true, help: "Do not record participants whose identity or display name matches (shell glob; repeatable; wins over --include)."),
+            OptionSpec("on-finish", value: "COMMAND", help: "Run this shell command with the finished session folder as its last argument (default: record.on_finish)."),
             OptionSpec("stats", help: "Print per-track network figures (packets/s, loss, jitter, NACKs) every 5 s."),
             OptionSpec("dry-run", help: "Only resolve, log in and get the join token; print the plan."),
             OptionSpec("no-media", help: "Signalling only: room events without audio."),
@@ -113,6 +123,14 @@ enum JoinCommand {
         if inv.flag("no-media") && inv.flag("record") {
             throw CommandFailure(.usage, "--record needs media; drop --no-media")
         }
+        if inv.flag("no-media") {
+            for flag in ["wait-for-participants", "include", "exclude"] where !inv.arguments.all(flag).isEmpty {
+                throw CommandFailure(.usage, "--\(flag) needs media; drop --no-media")
+            }
+        }
+        if inv.value("on-finish") != nil && !inv.flag("record") {
+            throw CommandFailure(.usage, "--on-finish runs with the finished recording folder: add --record")
+        }
         var duration = try parseDuration(inv, "duration")
         if duration == nil, let d = try? ctx.config.duration("record", "max_duration"), d > 0 { duration = d }
         if let d = duration, d <= 0 { throw CommandFailure(.usage, "--duration must be longer than 0") }
@@ -135,6 +153,13 @@ enum JoinCommand {
         }
         options.jitterWaitMillis = Int(((try? ctx.config.duration("record", "jitter_wait")) ?? 0.06) * 1000)
         options.showStats = inv.flag("stats")
+        let wait = try parseDuration(inv, "wait-for-participants") ?? ctx.config.duration("record", "wait_for_participants")
+        options.waitForParticipants = wait > 0 ? wait : nil
+        options.minFreeBytes = Int64(try ctx.config.size("record", "min_free"))
+        options.onFinish = (inv.value("on-finish") ?? ctx.config.string("record", "on_finish")).flatMap { $0.isEmpty ? nil : $0 }
+        options.onFinishTimeout = try ctx.config.duration("record", "on_finish_timeout")
+        options.filter = ParticipantFilter(include: inv.arguments.all("include").flatMap(ConfigValues.list),
+                                           exclude: inv.arguments.all("exclude").flatMap(ConfigValues.list))
 
         let plan = try JoinPlan.make(ctx, target: inv.positionals[0])
         let join = try await plan.requestToken()

@@ -94,7 +94,7 @@ enum SessionRepair {
                 summary.reconnects += 1
             case "session_ended":
                 // The session did end, only its last files were not written.
-                summary.endReason = o["reason"] as? String ?? "crashed"
+                summary.endReason = o["end_reason"] as? String ?? o["reason"] as? String ?? "crashed"
                 summary.exitCode = (o["exit_code"] as? NSNumber)?.intValue
                 summary.message = o["detail"] as? String ?? summary.message
             default:

@@ -15,13 +15,21 @@ final class MediaRouter: TrackRouter, @unchecked Sendable {
     private let tracks = Mutex<[String: String]>([:])  // track sid → identity
     private let logger = Logger("session")
 
-    init(pipeline: MediaPipeline, ringSlots: Int = 32) {
+    /// `--include` / `--exclude`: a participant it rejects gets no ring, so no file, no
+    /// place in the mix and no speech detection (the transport counts and drops its packets).
+    private let filter: ParticipantFilter
+
+    init(pipeline: MediaPipeline, ringSlots: Int = 32, filter: ParticipantFilter = ParticipantFilter()) {
         self.pipeline = pipeline
         self.ringSlots = ringSlots
+        self.filter = filter
     }
 
     /// Identities with at least one recorded track.
     var identities: Set<String> { Set(tracks.withLock { $0.values }) }
+    /// Track sid → identity of every track routed so far (removed ones included).
+    var identitiesBySid: [String: String] { known.withLock { $0 } }
+    private let known = Mutex<[String: String]>([:])
 
     func route(added: [RemoteTrack], removed: [RemoteTrack]) async -> [UInt32: PacketRing] {
         let state = await room?.current
@@ -30,6 +38,11 @@ final class MediaRouter: TrackRouter, @unchecked Sendable {
             let sid = t.trackSID ?? "ssrc-\(t.ssrc)"
             let participant = state?.participants.first { p in p.sid == t.participantSID || p.tracks.contains { $0.sid == sid } }
             let identity = participant?.identity ?? t.participantSID ?? "ssrc-\(t.ssrc)"
+            known.withLock { $0[sid] = identity }
+            guard filter.records(identity: identity, name: participant?.name ?? "") else {
+                logger.info("not recording \(sid) of \(identity): left out by --include/--exclude")
+                continue
+            }
             let ring = PacketRing(capacity: ringSlots, maxPayload: 1500)
             pipeline.send(.addTrack(MediaTrackSpec(trackSid: sid, participantIdentity: identity, participantName: participant?.name ?? ""), ring))
             tracks.withLock { $0[sid] = identity }

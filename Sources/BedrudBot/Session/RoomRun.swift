@@ -24,43 +24,111 @@ struct RoomRunOptions: Sendable {
     var directoryMode: mode_t = 0o750
     /// Other participants that are bots, not people (see ``BotRecognition``).
     var bots = BotRecognition()
+    /// Leave with exit 14 when no person came within this many seconds.
+    var waitForParticipants: Double?
+    /// Stop with exit 15 below this much free space (`record.min_free`); 0 = no check.
+    var minFreeBytes: Int64 = 200 << 20
+    var diskCheckInterval: Double = 2
+    /// `on_finish`: run with the finished folder.
+    var onFinish: String?
+    var onFinishTimeout: Double = 600
+    /// `--include` / `--exclude`: who is recorded.
+    var filter = ParticipantFilter()
 }
 
 /// One joined room with media: the RoomManager (signalling), the WebRTC transport, the
 /// media pipeline, and — when recording — the session folder with the per-participant and
 /// mixed Ogg Opus files, `events.jsonl`, `transcript.vtt` and `summary.json`.
 ///
-/// Runs until the room ends, `duration` passes, everyone else has been gone for
-/// `aloneTimeout`, or a signal arrives; then leaves, finishes the files and reports.
-final class RoomRun: @unchecked Sendable {
-    // @unchecked: the mutable bookkeeping below is only touched by the run's own event
-    // tasks, serialized through `lock`.
+/// A thin shell around ``SessionLifecycle``, which decides when to leave and why (the
+/// duration, the alone timeout, --wait-for-participants, a signal, low disk space, the
+/// room ending): this class feeds it what happens and carries out its actions (timers,
+/// free-space samples, leaving), then finishes the files and reports.
+final class RoomRun: Sendable {
     let plan: JoinPlan
     let join: JoinRoomResponse
     let options: RoomRunOptions
     let console: Console
-    private let lock = Mutex<Void>(())
-    private var remote: [String: String] = [:]  // identity → name, people currently in the room (bots not counted)
-    private var bots: Set<String> = []  // identities of other bots in the room
-    private var peopleSeen: Set<String> = []
-    private var everyone: [String: String] = [:]  // identity → name, ever seen
-    private var aloneSince: UInt64?
-    private var chatCount = 0
-    private var reconnects = 0
-    private var speaking: Set<String> = []
-    private var endNote: String?
+    /// The lifecycle value and the run's bookkeeping, updated by the run's event tasks.
+    private let book: Mutex<Book>
+    private let timers = Mutex<[SessionLifecycle.Timer: Task<Void, Never>]>([:])
+    /// The transport's figures, sampled every second and just before leaving: the
+    /// subscriber connection is closed by the time the run finishes.
+    private let lastNetwork = Mutex<PeerConnectionStats?>(nil)
+    /// Set by the first leave action: the room is left once.
+    private let leaving = Atomic<Bool>(false)
     private let logger = Logger("session")
+
+    struct Book: Sendable {
+        var lifecycle: SessionLifecycle
+        var everyone: [String: String] = [:]  // identity → name, ever seen
+        var present: [String: String] = [:]  // identity → name, people in the room now (bots not counted)
+        var fileStart: [String: Int64] = [:]  // identity → first file start offset
+        var speakingMs: [String: Int64] = [:]
+        var chatCount = 0
+        var reconnects = 0
+    }
+
+    /// Where the actions go: set by `run` before the first input.
+    private struct Effects: Sendable {
+        var leave: @Sendable () -> Void
+        var freeBytes: @Sendable () -> Int64?
+    }
+    private let effects = Mutex<Effects?>(nil)
 
     init(plan: JoinPlan, join: JoinRoomResponse, options: RoomRunOptions, console: Console) {
         self.plan = plan
         self.join = join
         self.options = options
         self.console = console
+        var rules = SessionLifecycle.Rules()
+        rules.duration = options.duration
+        rules.aloneTimeout = options.aloneTimeout
+        rules.waitForParticipants = options.waitForParticipants
+        rules.minFreeBytes = options.minFreeBytes
+        rules.diskCheckInterval = options.diskCheckInterval
+        book = Mutex(Book(lifecycle: SessionLifecycle(rules: rules, recording: options.record)))
     }
 
     static func isLoopback(_ livekitHost: String) -> Bool {
         guard let url = try? SignalURL.base(livekitHost: livekitHost) else { return false }
         return url.host == "127.0.0.1" || url.host == "localhost" || url.host == "::1"
+    }
+
+    // MARK: - The lifecycle shell
+
+    /// Feeds one input to the lifecycle and carries out what it asks.
+    func feed(_ input: SessionLifecycle.Input) {
+        let now = Double(MonotonicClock.nanos()) / 1e9
+        let actions = book.withLock { $0.lifecycle.handle(input, at: now) }
+        for action in actions { perform(action) }
+    }
+
+    private func perform(_ action: SessionLifecycle.Action) {
+        switch action {
+        case .arm(let timer, let seconds):
+            let task = Task { [weak self] in
+                try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+                guard !Task.isCancelled else { return }
+                self?.feed(.timerFired(timer))
+            }
+            timers.withLock { $0.updateValue(task, forKey: timer)?.cancel() }
+        case .cancel(let timer):
+            timers.withLock { $0.removeValue(forKey: timer)?.cancel() }
+        case .checkDisk:
+            if let free = effects.withLock({ $0 })?.freeBytes() { feed(.diskFree(bytes: free)) }
+        case .leave(let reason, let detail):
+            // Said once, at the end ("Left the room: …", or the error line of a failure).
+            logger.debug("stopping (\(reason.rawValue)): \(detail)")
+            effects.withLock { $0 }?.leave()
+        }
+    }
+
+    /// Free bytes for unprivileged writers on the file system of `path`.
+    static func freeBytes(_ path: String) -> Int64? {
+        var s = statvfs()
+        guard statvfs(path, &s) == 0 else { return nil }
+        return Int64(s.f_bavail) * Int64(s.f_frsize)
     }
 
     func run() async throws -> ExitCode {
@@ -86,7 +154,7 @@ final class RoomRun: @unchecked Sendable {
             try TranscriptWriter(path: $0 + "/events.jsonl", startUnixNanos: startUnixNanos, startMonotonicNanos: pipeline.startNanos,
                                  mode: options.fileMode)
         }
-        let router = MediaRouter(pipeline: pipeline)
+        let router = MediaRouter(pipeline: pipeline, filter: options.filter)
         let transport = WebRTCTransport(router: router, localAddresses: Self.isLoopback(join.livekitHost) ? ["127.0.0.1"] : [])
         let plan = self.plan
         let room = RoomManager(livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string,
@@ -101,15 +169,26 @@ final class RoomRun: @unchecked Sendable {
         ])
         if let directory { console.note("Recording into \(directory)") }
 
-        // Stop triggers: a signal, the duration, being alone.
-        let stopCause = StopCause()
-        let stop: @Sendable (String) -> Void = { why in
-            if stopCause.set(why) { Task { await room.leave() } }
+        effects.withLock {
+            $0 = Effects(
+                leave: { [self] in
+                    guard leaving.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
+                    Task {
+                        if let s = await transport.stats() { self.lastNetwork.withLock { $0 = s } }
+                        await room.leave()
+                    }
+                },
+                freeBytes: { directory.flatMap(Self.freeBytes) })
         }
-        let watcher = SignalWatcher { sig in stop(sig == SIGINT ? "interrupted (Ctrl-C)" : "terminated (SIGTERM)") }
+        let watcher = SignalWatcher { [weak self] sig in self?.feed(.signal(sig)) }
         defer { watcher.cancel() }
 
-        let roomEvents = Task { await self.consumeRoomEvents(room: room, pipeline: pipeline, transcript: transcript) }
+        // Free space is checked here, before joining: a disk that is already low never joins.
+        feed(.started)
+        let stoppedEarly = book.withLock { $0.lifecycle.isStopping }
+
+        // A run stopped before joining never connects, so its room never has events.
+        let roomEvents = stoppedEarly ? nil : Task { await self.consumeRoomEvents(room: room, pipeline: pipeline, transcript: transcript) }
         let mediaEvents = Task { await self.consumeMediaEvents(pipeline: pipeline, transcript: transcript) }
         let status = StatusReporter(console: console, showStats: options.showStats, interval: options.statsIntervalSeconds)
         let ticker = Task {
@@ -117,47 +196,100 @@ final class RoomRun: @unchecked Sendable {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
                 tick += 1
-                if self.aloneLongEnough() { stop("everyone else left (alone for \(ConfigValues.formatDuration(self.options.aloneTimeout)))") }
+                if let s = await transport.stats() { self.lastNetwork.withLock { $0 = s } }
                 await status.tick(tick, room: room, pipeline: pipeline, transport: transport, run: self)
             }
         }
-        var timer: Task<Void, Never>?
-        if let duration = options.duration {
-            timer = Task {
-                try? await Task.sleep(for: .milliseconds(Int(duration * 1000)))
-                if !Task.isCancelled { stop("duration of \(ConfigValues.formatDuration(duration)) reached") }
-            }
-        }
 
-        await room.connect(token: join.token)
-        let reason = await room.waitUntilFinished() ?? .left
-        timer?.cancel()
+        let reason: RoomDisconnectReason
+        if stoppedEarly {
+            reason = .left
+        } else {
+            await room.connect(token: join.token)
+            reason = await room.waitUntilFinished() ?? .left
+        }
+        feed(.roomEnded(reason))
         ticker.cancel()
         status.finish()
-        await roomEvents.value
+        await roomEvents?.value
 
         // Finish the media: files end now, are closed and renamed.
         await pipeline.stop()
         await mediaEvents.value
-        let rtcStats = await transport.stats()
+        let rtcStats = await transport.stats() ?? self.lastNetwork.withLock { $0 }
         await transport.shutdown()
-        let cause = stopCause.value
-        let (code, message) = await outcome(reason, cause: cause, room: room, transport: transport)
+        let ending = book.withLock { $0.lifecycle.ending } ?? SessionLifecycle.ending(reason, stop: nil)
+        var code = ending.exitCode
+        var message = await detail(ending, reason: reason, room: room, transport: transport)
         let media = pipeline.stats
-        transcript?.write("session_ended", ["reason": reason.description, "exit_code": Int(code.rawValue), "detail": message,
-                                             "duration_ms": transcript?.offsetNow() ?? 0])
+        transcript?.write("session_ended", ["reason": reason.description, "end_reason": ending.reason.rawValue, "exit_code": Int(code.rawValue),
+                                             "detail": message, "duration_ms": transcript?.offsetNow() ?? 0])
         if let folder, let transcript {
             transcript.sync()
-            do { try folder.writeFinished("transcript.vtt", transcript.vtt()) } catch { logger.error("\(error)") }
-            let summary = Self.summary(run: self, directory: folder.path, sinks: folder, media: media, rtc: rtcStats,
-                                       reason: reason, code: code, message: message, startUnixNanos: startUnixNanos,
-                                       durationMs: transcript.offsetNow())
-            do { try folder.writeFinished("summary.json", summary) } catch { logger.error("\(error)") }
+            let durationMs = transcript.offsetNow()
+            do {
+                try folder.writeFinished("transcript.vtt", transcript.vtt())
+            } catch {
+                // The session's files are not all finished: not a success.
+                logger.error("\(error)")
+                if code == .success { (code, message) = (.diskLow, "\(error)") }
+            }
+            var summary = makeSummary(directory: folder.path, sinks: folder, media: media, rtc: rtcStats, ending: ending, code: code,
+                                      message: message, startUnixNanos: startUnixNanos, durationMs: durationMs, router: router)
+            if let command = options.onFinish { summary.onFinish = Nullable(.init(command: command, exitCode: Nullable(nil), signal: Nullable(nil), timedOut: false, durationMs: 0)) }
+            do {
+                try folder.writeFinished("summary.json", summary.json())
+            } catch {
+                logger.error("\(error)")
+                if code == .success { (code, message) = (.diskLow, "\(error)") }
+            }
             console.note(Self.filesLine(directory: folder.path))
+            folder.release()
+            if let command = options.onFinish {
+                await runOnFinish(command, folder: folder.path, code: code, summary: summary)
+            }
         }
         if code != .success { throw CommandFailure(code, message) }
         console.note("Left the room: \(message).")
         return code
+    }
+
+    /// Runs `on_finish` with the finished folder, logs a failure and records the result
+    /// in summary.json (replaced atomically; the copy the command read says `exit_code` null).
+    private func runOnFinish(_ command: String, folder: String, code: ExitCode, summary: SessionSummary) async {
+        logger.debug("on_finish: running \(TerminalText.quoted(command, limit: 200))")
+        let r = await FinishHook.run(command, folder: folder, exitCode: code.rawValue, timeout: options.onFinishTimeout,
+                                     environment: ProcessInfo.processInfo.environment)
+        if let e = r.spawnError {
+            logger.error("on_finish could not be started: \(e)")
+        } else if r.timedOut {
+            logger.error("on_finish did not finish within \(ConfigValues.formatDuration(options.onFinishTimeout)) and was stopped")
+        } else if let c = r.exitCode, c != 0 {
+            logger.error("on_finish failed with exit code \(c)")
+        } else if let s = r.signal {
+            logger.error("on_finish was killed by signal \(s)")
+        }
+        var s = summary
+        s.onFinish = Nullable(.init(command: command, exitCode: Nullable(r.exitCode.map(Int.init)), signal: Nullable(r.signal.map(Int.init)),
+                                    timedOut: r.timedOut, durationMs: r.durationMs))
+        do {
+            try Self.replaceFile(folder + "/summary.json", s.json(), mode: options.fileMode)
+        } catch {
+            logger.error("\(error)")
+        }
+    }
+
+    /// Writes `text` to `path` through `path.part` and renames it over the old file;
+    /// every failing step is reported.
+    static func replaceFile(_ path: String, _ text: String, mode: mode_t) throws {
+        let part = path + ".part"
+        unlink(part)
+        try SessionFolder.writeFinished(part, text, mode: mode, temporarySuffix: ".tmp")
+        if rename(part, path) != 0 {
+            let e = errno
+            unlink(part)
+            throw CommandFailure(.failure, "cannot replace \(path): \(String(cString: strerror(e)))")
+        }
     }
 
     // MARK: - Events
@@ -173,50 +305,55 @@ final class RoomRun: @unchecked Sendable {
     }
 
     private func handle(_ event: RoomEvent, pipeline: MediaPipeline) {
-        lock.withLock { _ in
-            switch event {
-            case .participantJoined(let p), .participantRejoined(let p, _):
-                everyone[p.identity] = p.name
-                if options.bots.isBot(p) {
-                    bots.insert(p.identity)
-                } else {
-                    remote[p.identity] = p.name
-                    peopleSeen.insert(p.identity)
-                    aloneSince = nil
-                }
-            case .participantUpdated(let p, _):
-                everyone[p.identity] = p.name
-                if options.bots.isBot(p) {
-                    // Another bot marks itself just after joining: from now on it is not company.
-                    bots.insert(p.identity)
-                    peopleSeen.remove(p.identity)
-                    if remote.removeValue(forKey: p.identity) != nil, remote.isEmpty { aloneSince = MonotonicClock.nanos() }
-                } else if remote[p.identity] != nil {
-                    remote[p.identity] = p.name
-                }
-            case .participantLeft(let p, _):
-                bots.remove(p.identity)
-                pipeline.send(.participantLeft(identity: p.identity))
-                if remote.removeValue(forKey: p.identity) != nil, remote.isEmpty { aloneSince = MonotonicClock.nanos() }
-            case .trackMuted(let t, let who) where t.kind == .audio:
-                pipeline.send(.setMuted(identity: who, muted: true))
-            case .trackUnmuted(let t, let who) where t.kind == .audio:
-                pipeline.send(.setMuted(identity: who, muted: false))
-            case .reconnecting:
-                reconnects += 1
-                for identity in remote.keys { pipeline.send(.participantReconnecting(identity: identity)) }
-            case .chatReceived:
-                chatCount += 1
-            default:
-                break
+        switch event {
+        case .participantJoined(let p), .participantRejoined(let p, _):
+            let isBot = options.bots.isBot(p)
+            book.withLock { b in
+                b.everyone[p.identity] = p.name
+                if !isBot { b.present[p.identity] = p.name }
             }
+            feed(.participantJoined(identity: p.identity, isBot: isBot))
+        case .participantUpdated(let p, _):
+            let isBot = options.bots.isBot(p)
+            book.withLock { b in
+                b.everyone[p.identity] = p.name
+                // Another bot marks itself just after joining: from now on it is not company.
+                if isBot { b.present[p.identity] = nil } else if b.present[p.identity] != nil { b.present[p.identity] = p.name }
+            }
+            feed(.participantUpdated(identity: p.identity, isBot: isBot))
+        case .participantLeft(let p, _):
+            pipeline.send(.participantLeft(identity: p.identity))
+            book.withLock { _ = $0.present.removeValue(forKey: p.identity) }
+            feed(.participantLeft(identity: p.identity))
+        case .trackMuted(let t, let who) where t.kind == .audio:
+            pipeline.send(.setMuted(identity: who, muted: true))
+        case .trackUnmuted(let t, let who) where t.kind == .audio:
+            pipeline.send(.setMuted(identity: who, muted: false))
+        case .reconnecting:
+            let present = book.withLock { b in
+                b.reconnects += 1
+                return Array(b.present.keys)
+            }
+            for identity in present { pipeline.send(.participantReconnecting(identity: identity)) }
+        case .chatReceived:
+            book.withLock { $0.chatCount += 1 }
+        default:
+            break
         }
     }
 
     private func consumeMediaEvents(pipeline: MediaPipeline, transcript: TranscriptWriter?) async {
         for await event in pipeline.events {
+            switch event {
+            case .fileStarted(let identity, _, let start):
+                book.withLock { b in if b.fileStart[identity] == nil { b.fileStart[identity] = start } }
+            case .speakingTurn(let identity, let start, let end):
+                book.withLock { $0.speakingMs[identity, default: 0] += max(0, end - start) }
+            default:
+                break
+            }
             guard let transcript else { continue }
-            let name = { (identity: String) in self.lock.withLock { _ in self.everyone[identity] ?? "" } }
+            let name = { (identity: String) in self.book.withLock { $0.everyone[identity] ?? "" } }
             switch event {
             case .fileStarted(let identity, let output, let start):
                 transcript.write("file_started", offsetMs: start, ["participant": identity, "output": Self.outputName(output)])
@@ -242,32 +379,19 @@ final class RoomRun: @unchecked Sendable {
         }
     }
 
-    // MARK: - Lifecycle bookkeeping
+    var presentNames: [String] { book.withLock { $0.present.values.sorted() } }
 
-    func aloneLongEnough() -> Bool {
-        guard options.aloneTimeout > 0 else { return false }
-        return lock.withLock { _ in
-            guard !peopleSeen.isEmpty, remote.isEmpty, let since = aloneSince else { return false }
-            return Double(MonotonicClock.nanos() &- since) / 1e9 >= options.aloneTimeout
-        }
-    }
-
-    var presentNames: [String] { lock.withLock { _ in remote.values.map { $0 }.sorted() } }
-
-    private func outcome(_ reason: RoomDisconnectReason, cause: String?, room: RoomManager, transport: WebRTCTransport) async -> (ExitCode, String) {
+    /// The one line that says how the run ended, with what the room knows of a failure.
+    private func detail(_ ending: SessionLifecycle.Ending, reason: RoomDisconnectReason, room: RoomManager, transport: WebRTCTransport) async -> String {
         switch reason {
-        case .left:
-            // A stop by SIGTERM or Ctrl-C finishes every file, so it is a success, with or
-            // without --duration: a systemd unit stopped on purpose is not "failed".
-            return (.success, cause ?? "left the room")
         case .notAllowed:
-            return (reason.exitCode, RoomEventFormatter.explain(reason) + (await room.lastConnectError.map { ": \($0)" } ?? ""))
+            return ending.detail + (await room.lastConnectError.map { ": \($0)" } ?? "")
         case .network:
             let connectError = await room.lastConnectError
             let why = transport.lastError ?? connectError ?? ""
-            return (reason.exitCode, RoomEventFormatter.explain(reason) + (why.isEmpty ? "" : ": \(why)"))
+            return ending.detail + (why.isEmpty ? "" : ": \(why)")
         default:
-            return (reason.exitCode, RoomEventFormatter.explain(reason))
+            return ending.reason == .left ? "left the room" : ending.detail
         }
     }
 
@@ -278,52 +402,25 @@ final class RoomRun: @unchecked Sendable {
         return "Files in \(directory): " + files.joined(separator: ", ")
     }
 
-    static func summary(run: RoomRun, directory: String, sinks: SessionFolder?, media: MediaStats, rtc: PeerConnectionStats?,
-                        reason: RoomDisconnectReason, code: ExitCode, message: String, startUnixNanos: Int64, durationMs: Int64) -> String {
-        let paths = sinks?.paths ?? [:]
-        var participants: [[String: Any]] = []
-        let names = run.lock.withLock { _ in run.everyone }
-        for p in media.participants {
-            var gaps: [String: Any] = [:]
-            for (cause, ms) in p.gapMillis { gaps[cause.rawValue] = ms }
+    private func makeSummary(directory: String, sinks: SessionFolder, media: MediaStats, rtc: PeerConnectionStats?, ending: SessionLifecycle.Ending,
+                             code: ExitCode, message: String, startUnixNanos: Int64, durationMs: Int64, router: MediaRouter) -> SessionSummary {
+        let paths = sinks.paths
+        let b = book.withLock { $0 }
+        let participants = media.participants.map { p -> SessionSummary.Participant in
             let file = paths.first { if case .participant(let id, _) = $0.key { id == p.identity } else { false } }?.value
-            participants.append([
-                "identity": p.identity, "name": names[p.identity] ?? "", "file": file.map { ($0 as NSString).lastPathComponent } ?? NSNull(),
-                "duration_ms": p.fileDurationMillis, "packets": p.packets, "lost": p.lost, "late": p.late, "duplicates": p.duplicates,
-                "fec_recovered": p.fecRecovered, "concealed_ms": p.concealedMillis, "gaps_ms": gaps,
-            ])
+            return SessionSummary.Participant(
+                identity: p.identity, name: b.everyone[p.identity] ?? "", file: Nullable(file.map { ($0 as NSString).lastPathComponent }),
+                startOffsetMs: Nullable(b.fileStart[p.identity]), durationMs: p.fileDurationMillis, speakingMs: b.speakingMs[p.identity] ?? 0,
+                packets: p.packets, lost: p.lost, late: p.late, duplicates: p.duplicates, fecRecovered: p.fecRecovered,
+                concealedMs: p.concealedMillis, gapsMs: Dictionary(uniqueKeysWithValues: p.gapMillis.map { ($0.key.rawValue, $0.value) }))
         }
-        let obj: [String: Any] = [
-            "room": run.join.room.name, "server": run.plan.instance.server,
-            "started": TranscriptWriter.iso(startUnixNanos), "ended": TranscriptWriter.iso(startUnixNanos + durationMs * 1_000_000),
-            "duration_ms": durationMs, "end_reason": reason.description, "exit_code": Int(code.rawValue), "message": message,
-            "participants": participants,
-            "files": Set(((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { !$0.hasSuffix(".part") } + ["summary.json"]).sorted(),
-            "room_file": paths[.room].map { ($0 as NSString).lastPathComponent } ?? NSNull(),
-            "reconnects": run.lock.withLock { _ in run.reconnects }, "chat_messages": run.lock.withLock { _ in run.chatCount },
-            "network": rtc.map { s -> [String: Any] in
-                ["srtp_profile": s.srtpProfile.map { "\($0)" } ?? NSNull(), "selected_pair": s.selectedPair ?? NSNull(),
-                 "tracks": s.tracks.map { t in
-                     ["ssrc": Int(t.ssrc), "track_sid": t.trackSID ?? NSNull(), "packets": Int(t.packetsReceived), "lost": Int(t.packetsLost),
-                      "jitter_ms": t.jitterMs, "nacked": Int(t.nackedPackets), "recovered": Int(t.recoveredPackets)] as [String: Any]
-                 }]
-            } ?? NSNull(),
-        ]
-        let data = (try? JSONSerialization.data(withJSONObject: obj, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return TerminalText.escapingJSON(String(decoding: data, as: UTF8.self)) + "\n"
+        let files = Set(((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { !$0.hasSuffix(".part") } + ["summary.json"]).sorted()
+        return SessionSummary(
+            room: join.room.name, server: plan.instance.server,
+            started: TranscriptWriter.iso(startUnixNanos), ended: TranscriptWriter.iso(startUnixNanos + durationMs * 1_000_000),
+            durationMs: durationMs, endReason: ending.reason, exitCode: Int(code.rawValue), message: message,
+            participants: participants, files: files, roomFile: Nullable(paths[.room].map { ($0 as NSString).lastPathComponent }),
+            reconnects: b.reconnects, chatMessages: b.chatCount,
+            network: Nullable(rtc.map { SessionSummary.Network($0, identities: router.identitiesBySid) }), onFinish: Nullable(nil))
     }
-}
-
-/// Why a run was asked to stop (the first reason wins).
-final class StopCause: Sendable {
-    private let cause = Mutex<String?>(nil)
-    /// Records `why` unless a reason is already set; true if this was the first.
-    func set(_ why: String) -> Bool {
-        cause.withLock { c in
-            guard c == nil else { return false }
-            c = why
-            return true
-        }
-    }
-    var value: String? { cause.withLock { $0 } }
 }

@@ -1,0 +1,101 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Foundation
+
+/// `on_finish`: a command run once the session folder is complete.
+///
+/// The command is a shell command line (`/bin/sh -c`), with the session folder appended
+/// as its last argument and in `BEDRUD_BOT_SESSION_DIR`, and the session's exit code in
+/// `BEDRUD_BOT_EXIT_CODE`. It runs in a process group of its own, with default signal
+/// dispositions and an empty signal mask (the bot ignores SIGINT/SIGTERM while it
+/// finishes; the hook must not inherit that), stdin from /dev/null and the bot's stdout
+/// and stderr. After `timeout` seconds the group gets SIGTERM, then SIGKILL 5 s later,
+/// and is reaped: nothing it started outlives the bot's wait.
+enum FinishHook {
+    struct Result: Equatable {
+        var exitCode: Int32?
+        var signal: Int32?
+        var timedOut: Bool
+        var durationMs: Int64
+        /// Set when the command could not be started at all.
+        var spawnError: String?
+        var succeeded: Bool { exitCode == 0 && !timedOut }
+    }
+
+    static func run(_ command: String, folder: String, exitCode: Int32, timeout: Double, environment: [String: String]) async -> Result {
+        await withCheckedContinuation { (k: CheckedContinuation<Result, Never>) in
+            // Blocking waits, kept off the cooperative pool.
+            Thread.detachNewThread {
+                k.resume(returning: runBlocking(command, folder: folder, exitCode: exitCode, timeout: timeout, environment: environment))
+            }
+        }
+    }
+
+    static func runBlocking(_ command: String, folder: String, exitCode: Int32, timeout: Double, environment: [String: String]) -> Result {
+        let start = DispatchTime.now().uptimeNanoseconds
+        func elapsed() -> Int64 { Int64((DispatchTime.now().uptimeNanoseconds - start) / 1_000_000) }
+        var env = environment
+        env["BEDRUD_BOT_SESSION_DIR"] = folder
+        env["BEDRUD_BOT_EXIT_CODE"] = String(exitCode)
+        let args = ["/bin/sh", "-c", command + " \"$1\"", "bedrud-bot-on-finish", folder]
+        let envStrings = env.map { "\($0.key)=\($0.value)" }
+
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        var defaults = sigset_t()
+        sigfillset(&defaults)
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigdefault(&attr, &defaults)
+        posix_spawnattr_setsigmask(&attr, &empty)
+        posix_spawnattr_setpgroup(&attr, 0)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+
+        var pid: pid_t = 0
+        let argv = args.map { strdup($0) } + [nil]
+        let envp = envStrings.map { strdup($0) } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        let rc = posix_spawn(&pid, "/bin/sh", &actions, &attr, argv, envp)
+        guard rc == 0 else {
+            return Result(exitCode: nil, signal: nil, timedOut: false, durationMs: elapsed(), spawnError: String(cString: strerror(rc)))
+        }
+
+        let done = DispatchSemaphore(value: 0)
+        let status = StatusBox()
+        let child = pid
+        Thread.detachNewThread {
+            var s: Int32 = 0
+            while waitpid(child, &s, 0) < 0 && errno == EINTR {}
+            status.value = s
+            done.signal()
+        }
+        var timedOut = false
+        if done.wait(timeout: .now() + timeout) == .timedOut {
+            timedOut = true
+            kill(-pid, SIGTERM)
+            if done.wait(timeout: .now() + 5) == .timedOut {
+                kill(-pid, SIGKILL)
+                done.wait()
+            }
+        }
+        // Whatever the command left running in its group goes with it.
+        kill(-pid, SIGKILL)
+        let s = status.value
+        let exited = (s & 0x7f) == 0
+        return Result(exitCode: exited ? (s >> 8) & 0xff : nil, signal: exited ? nil : s & 0x7f, timedOut: timedOut,
+                      durationMs: elapsed(), spawnError: nil)
+    }
+}
+
+/// The wait thread's result; written before the semaphore is signalled, read after.
+private final class StatusBox: @unchecked Sendable {
+    // @unchecked: one write, then DispatchSemaphore's happens-before, then reads.
+    var value: Int32 = 0
+}

@@ -1,0 +1,238 @@
+import BedrudCore
+import BedrudProtocol
+import Foundation
+
+/// Why a session ended: the summary's `end_reason`, one value per cause.
+public enum EndReason: String, Sendable, Codable, CaseIterable {
+    /// `--duration` (or `record.max_duration`) passed.
+    case duration
+    /// Everyone else left and `alone_timeout` passed.
+    case alone
+    /// `--wait-for-participants` passed and no person ever came (exit 14).
+    case nobodyCame = "nobody_came"
+    /// SIGINT or SIGTERM: a clean stop (exit 0).
+    case signal
+    /// The room was deleted or closed, or the server shut down.
+    case roomEnded = "room_ended"
+    /// A moderator removed the bot (kick or ban).
+    case kicked
+    /// Another connection with the bot's identity replaced it.
+    case replaced
+    /// The connection was lost and could not be re-established.
+    case network
+    /// Free space fell below `record.min_free` (exit 15).
+    case diskLow = "disk_low"
+    /// A write failed because the disk (or quota) is full (exit 15).
+    case diskFull = "disk_full"
+    /// A write failed for another reason (exit 15).
+    case writeError = "write_error"
+    /// Anything else that ended the room (refused join, protocol error, …).
+    case error
+    /// The bot left without a recorded cause (not expected; kept for completeness).
+    case left
+}
+
+/// The session's lifecycle rules, as a pure value: when to leave and why.
+///
+/// The owner (``RoomRun``) feeds it what happens — the session started, a person came or
+/// left, a timer fired, a signal, the room ended, a free-space sample, a failed write —
+/// with the instant it happened on a monotonic clock, and carries out the actions it
+/// returns: arm or cancel a timer, sample free space, leave with a cause. The first stop
+/// cause wins; everything after it only finishes. Bots (``BotRecognition``) are never
+/// people: they neither keep the bot in the room nor count as having come.
+public struct SessionLifecycle: Sendable, Equatable {
+    /// The settings the rules use.
+    public struct Rules: Sendable, Equatable {
+        /// Leave after this many seconds (`--duration`, `record.max_duration`).
+        public var duration: Double?
+        /// Leave when no person has been here this long, once one was; 0 = never.
+        public var aloneTimeout: Double = 60
+        /// Leave with `nobody_came` when no person came within this many seconds.
+        public var waitForParticipants: Double?
+        /// Stop below this many free bytes (`record.min_free`); 0 = no check. Only when recording.
+        public var minFreeBytes: Int64 = 0
+        /// Seconds between free-space samples while recording.
+        public var diskCheckInterval: Double = 5
+        public init() {}
+    }
+
+    public enum Timer: String, Sendable, Hashable, CaseIterable {
+        case duration, alone, waitForParticipants, diskCheck
+    }
+
+    public enum Input: Sendable, Equatable {
+        /// The session begins (before joining).
+        case started
+        /// Someone joined (or came back). `isBot`: recognised by ``BotRecognition``.
+        case participantJoined(identity: String, isBot: Bool)
+        /// Someone's attributes changed: a bot marks itself just after joining.
+        case participantUpdated(identity: String, isBot: Bool)
+        case participantLeft(identity: String)
+        case timerFired(Timer)
+        case signal(Int32)
+        /// The room ended for the bot (also after the bot's own leave: `.left`).
+        case roomEnded(RoomDisconnectReason)
+        /// A free-space sample of the recording folder's file system.
+        case diskFree(bytes: Int64)
+        /// A write to the session folder failed. `noSpace`: ENOSPC or EDQUOT.
+        case writeFailed(noSpace: Bool, detail: String)
+    }
+
+    public enum Action: Sendable, Equatable {
+        /// Arm (or re-arm) `timer` to fire `seconds` from now.
+        case arm(Timer, seconds: Double)
+        case cancel(Timer)
+        /// Sample the free space and feed it back as `.diskFree`.
+        case checkDisk
+        /// Leave the room and finish the files; `detail` is the one line to report.
+        case leave(EndReason, detail: String)
+    }
+
+    /// How the session ended, once it did.
+    public struct Ending: Sendable, Equatable {
+        public var reason: EndReason
+        public var exitCode: ExitCode
+        public var detail: String
+    }
+
+    public let rules: Rules
+    public let recording: Bool
+    /// Identities of the people (not bots) in the room now.
+    public private(set) var people: Set<String> = []
+    /// Whether a person was ever here.
+    public private(set) var somebodyCame = false
+    /// The stop cause, once one was decided.
+    public var stopReason: EndReason? { stop?.reason }
+    public private(set) var ending: Ending?
+    /// The most recent free-space sample.
+    public private(set) var lastFreeBytes: Int64?
+    private var stop: Stop?
+    private var deadlines: [Timer: Double] = [:]
+    private var now: Double = 0
+
+    struct Stop: Sendable, Equatable {
+        var reason: EndReason
+        var detail: String
+    }
+
+    public init(rules: Rules, recording: Bool) {
+        self.rules = rules
+        self.recording = recording
+    }
+
+    /// Whether a stop was decided (the bot is leaving or has left).
+    public var isStopping: Bool { stop != nil || ending != nil }
+
+    public mutating func handle(_ input: Input, at now: Double) -> [Action] {
+        self.now = now
+        guard ending == nil else { return [] }
+        switch input {
+        case .started:
+            var out: [Action] = []
+            if let d = rules.duration { out += arm(.duration, d) }
+            if let w = rules.waitForParticipants, !somebodyCame { out += arm(.waitForParticipants, w) }
+            if checksDisk { out += [.checkDisk] + arm(.diskCheck, rules.diskCheckInterval) }
+            return out
+        case .participantJoined(let identity, let isBot), .participantUpdated(let identity, let isBot):
+            if case .participantUpdated = input, !isBot { return [] }
+            if isBot {
+                guard people.remove(identity) != nil else { return [] }
+                return personLeft()
+            }
+            guard !people.contains(identity) else { return [] }
+            people.insert(identity)
+            somebodyCame = true
+            return cancel(.alone) + cancel(.waitForParticipants)
+        case .participantLeft(let identity):
+            guard people.remove(identity) != nil else { return [] }
+            return personLeft()
+        case .timerFired(let timer):
+            // A timer that was cancelled or re-armed after it was scheduled fires late: ignored.
+            guard let deadline = deadlines[timer], now >= deadline - 0.001 else { return [] }
+            deadlines[timer] = nil
+            switch timer {
+            case .duration:
+                return leave(.duration, "duration of \(ConfigValues.formatDuration(rules.duration ?? 0)) reached")
+            case .alone:
+                guard people.isEmpty, somebodyCame else { return [] }
+                return leave(.alone, "everyone else left (alone for \(ConfigValues.formatDuration(rules.aloneTimeout)))")
+            case .waitForParticipants:
+                guard !somebodyCame else { return [] }
+                return leave(.nobodyCame, "nobody came within \(ConfigValues.formatDuration(rules.waitForParticipants ?? 0))")
+            case .diskCheck:
+                guard checksDisk, stop == nil else { return [] }
+                return [.checkDisk] + arm(.diskCheck, rules.diskCheckInterval)
+            }
+        case .signal(let sig):
+            return leave(.signal, sig == 2 ? "interrupted (Ctrl-C)" : "terminated (SIGTERM)")
+        case .diskFree(let bytes):
+            lastFreeBytes = bytes
+            guard checksDisk, bytes < rules.minFreeBytes else { return [] }
+            return leave(.diskLow, "only \(Self.formatBytes(bytes)) free on the recording disk, below record.min_free (\(Self.formatBytes(rules.minFreeBytes)))")
+        case .writeFailed(let noSpace, let detail):
+            return noSpace ? leave(.diskFull, "the recording disk is full: \(detail)") : leave(.writeError, "a recording write failed: \(detail)")
+        case .roomEnded(let reason):
+            ending = Self.ending(reason, stop: stop)
+            return Timer.allCases.flatMap { cancel($0) }
+        }
+    }
+
+    private var checksDisk: Bool { recording && rules.minFreeBytes > 0 }
+
+    private mutating func personLeft() -> [Action] {
+        guard people.isEmpty, somebodyCame, rules.aloneTimeout > 0, stop == nil else { return [] }
+        return arm(.alone, rules.aloneTimeout)
+    }
+
+    private mutating func arm(_ timer: Timer, _ seconds: Double) -> [Action] {
+        deadlines[timer] = now + seconds
+        return [.arm(timer, seconds: seconds)]
+    }
+
+    private mutating func cancel(_ timer: Timer) -> [Action] {
+        guard deadlines.removeValue(forKey: timer) != nil else { return [] }
+        return [.cancel(timer)]
+    }
+
+    private mutating func leave(_ reason: EndReason, _ detail: String) -> [Action] {
+        guard stop == nil else { return [] }  // the first cause wins
+        stop = Stop(reason: reason, detail: detail)
+        return Timer.allCases.flatMap { cancel($0) } + [.leave(reason, detail: detail)]
+    }
+
+    /// The end of a room, given the stop cause the bot had decided (if any).
+    static func ending(_ reason: RoomDisconnectReason, stop: Stop?) -> Ending {
+        if reason == .left, let stop {
+            return Ending(reason: stop.reason, exitCode: exitCode(stop.reason), detail: stop.detail)
+        }
+        let why: EndReason
+        switch reason {
+        case .left: why = .left
+        case .kicked: why = .kicked
+        case .roomDeleted, .roomClosed, .serverShutdown: why = .roomEnded
+        case .duplicateIdentity: why = .replaced
+        case .network: why = .network
+        default: why = .error
+        }
+        return Ending(reason: why, exitCode: reason.exitCode, detail: RoomEventFormatter.explain(reason))
+    }
+
+    /// The exit code of a stop the bot decided itself.
+    public static func exitCode(_ reason: EndReason) -> ExitCode {
+        switch reason {
+        case .duration, .alone, .signal, .left: .success
+        case .nobodyCame: .nobodyCame
+        case .diskLow, .diskFull, .writeError: .diskLow
+        case .kicked, .roomEnded, .replaced: .removed
+        case .network: .network
+        case .error: .failure
+        }
+    }
+
+    static func formatBytes(_ n: Int64) -> String {
+        if n >= 1 << 30 { return String(format: "%.1f GiB", Double(n) / Double(1 << 30)) }
+        if n >= 1 << 20 { return String(format: "%.1f MiB", Double(n) / Double(1 << 20)) }
+        if n >= 1 << 10 { return String(format: "%.0f KiB", Double(n) / Double(1 << 10)) }
+        return "\(n) bytes"
+    }
+}

@@ -1,0 +1,121 @@
+import BedrudMedia
+import BedrudProtocol
+import BedrudRTC
+import Foundation
+
+/// `summary.json`, as typed values (docs/EVENTS.md lists every field). Keys are spelled
+/// out: they are the file's schema. Absent values are written as `null`, never left out.
+struct SessionSummary: Encodable, Equatable {
+    struct Participant: Encodable, Equatable {
+        var identity: String
+        var name: String
+        var file: Nullable<String>
+        /// Milliseconds from session start to the first sample of the person's file.
+        var startOffsetMs: Nullable<Int64>
+        var durationMs: Int64
+        /// Sum of the person's speaking turns.
+        var speakingMs: Int64
+        var packets: Int
+        var lost: Int
+        var late: Int
+        var duplicates: Int
+        var fecRecovered: Int
+        var concealedMs: Int64
+        var gapsMs: [String: Int64]
+
+        enum CodingKeys: String, CodingKey {
+            case identity, name, file, packets, lost, late, duplicates
+            case startOffsetMs = "start_offset_ms", durationMs = "duration_ms", speakingMs = "speaking_ms"
+            case fecRecovered = "fec_recovered", concealedMs = "concealed_ms", gapsMs = "gaps_ms"
+        }
+    }
+
+    /// The transport's own figures for the subscriber connection (the last one, after a rejoin).
+    struct Network: Encodable, Equatable {
+        struct Track: Encodable, Equatable {
+            var ssrc: Int
+            var trackSid: Nullable<String>
+            var participant: Nullable<String>
+            var packets: Int
+            var lost: Int
+            var jitterMs: Double
+            var nacked: Int
+            var recovered: Int
+            enum CodingKeys: String, CodingKey {
+                case ssrc, participant, packets, lost, nacked, recovered
+                case trackSid = "track_sid", jitterMs = "jitter_ms"
+            }
+        }
+        var srtpProfile: Nullable<String>
+        var selectedPair: Nullable<String>
+        var tracks: [Track]
+        enum CodingKeys: String, CodingKey {
+            case tracks
+            case srtpProfile = "srtp_profile", selectedPair = "selected_pair"
+        }
+
+        init(_ s: PeerConnectionStats, identities: [String: String]) {
+            srtpProfile = Nullable(s.srtpProfile.map { "\($0)" })
+            selectedPair = Nullable(s.selectedPair)
+            tracks = s.tracks.map { t in
+                Track(ssrc: Int(t.ssrc), trackSid: Nullable(t.trackSID), participant: Nullable(t.trackSID.flatMap { identities[$0] }),
+                      packets: Int(t.packetsReceived), lost: Int(t.packetsLost), jitterMs: t.jitterMs,
+                      nacked: Int(t.nackedPackets), recovered: Int(t.recoveredPackets))
+            }
+        }
+    }
+
+    /// What `on_finish` did.
+    struct OnFinish: Encodable, Equatable {
+        var command: String
+        /// The command's exit status; null while it runs (the copy it reads) or when it was killed.
+        var exitCode: Nullable<Int>
+        var signal: Nullable<Int>
+        var timedOut: Bool
+        var durationMs: Int64
+        enum CodingKeys: String, CodingKey {
+            case command, signal
+            case exitCode = "exit_code", timedOut = "timed_out", durationMs = "duration_ms"
+        }
+    }
+
+    var room: String
+    var server: String
+    var started: String
+    var ended: String
+    var durationMs: Int64
+    var endReason: EndReason
+    var exitCode: Int
+    var message: String
+    var participants: [Participant]
+    var files: [String]
+    var roomFile: Nullable<String>
+    var reconnects: Int
+    var chatMessages: Int
+    var network: Nullable<Network>
+    var onFinish: Nullable<OnFinish>
+
+    enum CodingKeys: String, CodingKey {
+        case room, server, started, ended, message, participants, files, reconnects, network
+        case durationMs = "duration_ms", endReason = "end_reason", exitCode = "exit_code", roomFile = "room_file"
+        case chatMessages = "chat_messages", onFinish = "on_finish"
+    }
+
+    /// Pretty, sorted, with control characters escaped for terminals (`cat summary.json`).
+    func json() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let data = (try? encoder.encode(self)) ?? Data("{}".utf8)
+        return TerminalText.escapingJSON(String(decoding: data, as: UTF8.self)) + "\n"
+    }
+}
+
+/// An optional that is written as `null` when absent (synthesized Codable leaves it out).
+struct Nullable<Wrapped: Encodable & Equatable>: Encodable, Equatable {
+    var value: Wrapped?
+    init(_ value: Wrapped?) { self.value = value }
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        if let value { try c.encode(value) } else { try c.encodeNil() }
+    }
+}

@@ -1,0 +1,58 @@
+@testable import BedrudBot
+import Foundation
+import Testing
+
+/// summary.json keeps its field names, and writes absent values as null.
+@Suite struct SessionSummaryTests {
+    @Test func fieldNamesAndNulls() throws {
+        let p = SessionSummary.Participant(
+            identity: "alice", name: "Alice", file: Nullable(nil), startOffsetMs: Nullable(120), durationMs: 5000, speakingMs: 3100,
+            packets: 250, lost: 2, late: 1, duplicates: 0, fecRecovered: 1, concealedMs: 40, gapsMs: ["loss": 40, "noPackets": 0])
+        let s = SessionSummary(
+            room: "standup", server: "http://127.0.0.1:1", started: "2026-12-01T13:00:00.000Z", ended: "2026-12-01T13:00:05.000Z",
+            durationMs: 5000, endReason: .nobodyCame, exitCode: 14, message: "nobody came within 1s", participants: [p],
+            files: ["events.jsonl", "summary.json"], roomFile: Nullable(nil), reconnects: 0, chatMessages: 0, network: Nullable(nil),
+            onFinish: Nullable(.init(command: "upload", exitCode: Nullable(nil), signal: Nullable(9), timedOut: true, durationMs: 12)))
+        let text = s.json()
+        let o = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        #expect(Set(o.keys) == ["room", "server", "started", "ended", "duration_ms", "end_reason", "exit_code", "message", "participants",
+                                "files", "room_file", "reconnects", "chat_messages", "network", "on_finish"])
+        #expect(o["end_reason"] as? String == "nobody_came")
+        #expect(o["room_file"] is NSNull && o["network"] is NSNull)
+        let q = try #require((o["participants"] as? [[String: Any]])?.first)
+        #expect(Set(q.keys) == ["identity", "name", "file", "start_offset_ms", "duration_ms", "speaking_ms", "packets", "lost", "late",
+                                "duplicates", "fec_recovered", "concealed_ms", "gaps_ms"])
+        #expect(q["file"] is NSNull && q["start_offset_ms"] as? Int == 120)
+        #expect((q["gaps_ms"] as? [String: Int]) == ["loss": 40, "noPackets": 0], "gap causes keep their names")
+        let f = try #require(o["on_finish"] as? [String: Any])
+        #expect(f["exit_code"] is NSNull && f["signal"] as? Int == 9 && f["timed_out"] as? Bool == true)
+        #expect(text.hasSuffix("}\n"))
+    }
+}
+
+/// on_finish's runner: argument, environment, exit code, timeout, nothing left behind.
+@Suite struct FinishHookTests {
+    @Test func argumentEnvironmentAndExitCode() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hook-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.path + "/out"
+        let r = await FinishHook.run("printf '%s|%s|%s' \"$BEDRUD_BOT_EXIT_CODE\" \"$BEDRUD_BOT_SESSION_DIR\" > '\(out)'; exit 4; :",
+                                     folder: dir.path, exitCode: 15, timeout: 20, environment: ["PATH": "/usr/bin:/bin"])
+        #expect(r.exitCode == 4 && r.signal == nil && !r.timedOut && r.spawnError == nil)
+        #expect(try String(contentsOfFile: out, encoding: .utf8) == "15|\(dir.path)|")
+        let arg = await FinishHook.run("test \"$1\" = '\(dir.path)' && test $# -eq 1 && exit 0; exit 1; :", folder: dir.path, exitCode: 0,
+                                       timeout: 20, environment: [:])
+        #expect(arg.exitCode == 0, "the folder is the shell's $1, its only argument")
+        let direct = await FinishHook.run("test", folder: dir.path, exitCode: 0, timeout: 20, environment: [:])
+        #expect(direct.succeeded, "`test FOLDER` is true: the folder is the last argument")
+    }
+
+    @Test func aHangingCommandIsStoppedAtItsTimeout() async throws {
+        let start = Date()
+        // It ignores SIGTERM, so only the SIGKILL 5 s later ends it.
+        let r = await FinishHook.run("trap '' TERM; sleep 60; :", folder: "/", exitCode: 0, timeout: 0.5, environment: ["PATH": "/usr/bin:/bin"])
+        #expect(r.timedOut && r.exitCode == nil && r.signal == 9, "\(r)")
+        #expect(Date().timeIntervalSince(start) < 20)
+    }
+}
