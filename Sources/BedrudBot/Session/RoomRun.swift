@@ -17,6 +17,8 @@ struct RoomRunOptions: Sendable {
     var jitterWaitMillis = 60
     var duration: Double?
     var aloneTimeout: Double = 60
+    /// Seconds a lost connection is retried (record.max_outage); 0 = the resume schedule only.
+    var maxOutage: Double = 600
     var showStats = false
     var statsIntervalSeconds: Double = 5
     /// Permissions of recorded files and of the folders made for them (meetings are private).
@@ -89,8 +91,10 @@ final class RoomRun: @unchecked Sendable {
         let router = MediaRouter(pipeline: pipeline)
         let transport = WebRTCTransport(router: router, localAddresses: Self.isLoopback(join.livekitHost) ? ["127.0.0.1"] : [])
         let plan = self.plan
+        var roomOptions = RoomManagerOptions()
+        roomOptions.state.maxOutageMs = Int64(options.maxOutage * 1000)
         let room = RoomManager(livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string,
-                               transport: transport, tokenProvider: { try await plan.requestToken().token })
+                               options: roomOptions, transport: transport, tokenProvider: { try await plan.requestToken().token })
         router.room = room
 
         let claims = JWTClaims(token: join.token)
@@ -205,6 +209,9 @@ final class RoomRun: @unchecked Sendable {
             case .reconnecting:
                 reconnects += 1
                 for identity in remote.keys { pipeline.send(.participantReconnecting(identity: identity)) }
+            case .reconnected:
+                // Whoever is still listed after a resume or rejoin is here again (the absent left first).
+                for identity in remote.keys { pipeline.send(.participantPresent(identity: identity)) }
             case .chatReceived:
                 chatCount += 1
             default:
@@ -263,9 +270,8 @@ final class RoomRun: @unchecked Sendable {
         case .notAllowed:
             return (reason.exitCode, RoomEventFormatter.explain(reason) + (await room.lastConnectError.map { ": \($0)" } ?? ""))
         case .network:
-            let connectError = await room.lastConnectError
-            let why = transport.lastError ?? connectError ?? ""
-            return (reason.exitCode, RoomEventFormatter.explain(reason) + (why.isEmpty ? "" : ": \(why)"))
+            let why = RoomEventFormatter.failureDetail(reason, connectError: await room.lastConnectError, transportError: transport.lastError)
+            return (reason.exitCode, RoomEventFormatter.explain(reason) + why)
         default:
             return (reason.exitCode, RoomEventFormatter.explain(reason))
         }
