@@ -26,6 +26,11 @@ import TestSupport
         }
     }
 
+    static func show(_ reason: RoomDisconnectReason?) -> String {
+        if case .network(let cause)? = reason { return "network(\(cause))" }
+        return String(describing: reason)
+    }
+
     static func binary(_ payload: [UInt8]) -> [UInt8] { WebSocketFrame(opcode: .binary, payload: payload).encode(maskKey: nil) }
 
     func run(_ server: ScriptedServer, within seconds: Double = 60) async throws -> (RoomDisconnectReason?, [RoomEvent]) {
@@ -52,21 +57,21 @@ import TestSupport
         let (reason, events) = try await run(try Self.upgrading(then: junk))
         // Undecodable messages are counted and dropped; no join arrives, so every attempt
         // times out waiting for it and the retry schedule runs out.
-        #expect(reason == .network, "seed \(seed): \(String(describing: reason))")
-        #expect(events.last == .disconnected(.network), "seed \(seed): \(String(describing: events.last))")
+        #expect(reason == .network(.timeout), "seed \(seed): \(String(describing: reason))")
+        #expect(events.last == .disconnected(.network(.timeout)), "seed \(seed): \(String(describing: events.last))")
     }
 
     @Test func aMessageThatIsNotJoin() async throws {
         var pong = LiveKit.SignalResponse()
         pong.message = .pongResp(LiveKit.Pong.with { $0.lastPingTimestamp = 1; $0.timestamp = 2 })
         let (reason, _) = try await run(try Self.upgrading(then: [Self.binary(pong.protobufBytes())]))
-        #expect(reason == .protocolError, "\(String(describing: reason))")
+        #expect(reason == .protocolError, "\(Self.show(reason))")
     }
 
     @Test func textFrameWithInvalidUTF8() async throws {
         // The WebSocket layer drops the connection (close 1007); every retry meets the same.
         let (reason, _) = try await run(try Self.upgrading(then: [[0x81, 0x02, 0xC3, 0x28]]))
-        #expect(reason == .network, "\(String(describing: reason))")
+        #expect(reason == .network(.signalLost), "\(Self.show(reason))")
     }
 
     @Test func http200InsteadOf101() async throws {
@@ -79,7 +84,7 @@ import TestSupport
     @Test func closedMidHandshake() async throws {
         let server = try ScriptedServer { c in _ = c.readRequest(); c.write("HTTP/1.1 101 Swit") }
         let (reason, _) = try await run(server)
-        #expect(reason == .network, "\(String(describing: reason))")
+        #expect(reason == .network(.unreachable), "\(String(describing: reason))")
     }
 
     @Test func badTokenIsFinal() async throws {

@@ -91,19 +91,19 @@ import Testing
         // Unreachable: one retry with the same token (JS maxRetries = 1), then give up.
         t = RoomTranscript()
         t.feed(.connect(token: "tok"))
-        let retry = t.feed(.signalConnectFailed(.unreachable))
+        let retry = t.feed(.signalConnectFailed(.unreachable(.refused)))
         #expect(retry.events.isEmpty && retry.startedTimers == [.retry: .ms(1_300)])
         t.advance(to: 1_300)
         #expect(t.fireDueTimers().opened == [SignalConnectRequest(token: "tok", mode: .join)])
         #expect(t.state.connectionState == .connecting)
-        #expect(t.feed(.signalConnectFailed(.unreachable)).events == [.disconnected(.network)])
+        #expect(t.feed(.signalConnectFailed(.unreachable(.refused))).events == [.disconnected(.network(.refused))])
 
         // No answer to the upgrade at all: the handshake timer fails the attempt.
         t = RoomTranscript { $0.joinAttempts = 1 }
         t.feed(.connect(token: "tok"))
         t.advance(to: 16_000)
         let timedOut = t.fireDueTimers()
-        #expect(timedOut.effects == [.closeSignal, .emit(.disconnected(.network))])
+        #expect(timedOut.effects == [.closeSignal, .emit(.disconnected(.network(.timeout)))])
     }
 
     @Test func firstMessageTimeout() {
@@ -111,7 +111,7 @@ import Testing
         t.feed(.connect(token: "tok"))
         t.feed(.signalConnected)
         t.advance(to: 6_000)
-        #expect(t.fireDueTimers().effects == [.closeSignal, .emit(.disconnected(.network))])
+        #expect(t.fireDueTimers().effects == [.closeSignal, .emit(.disconnected(.network(.timeout)))])
     }
 
     // MARK: - Leaving
@@ -187,7 +187,7 @@ import Testing
         let lost = t.feed(.signalClosed)
         #expect(lost.events == [.reconnecting(.resume)])
         #expect(!lost.contains(.closeTransports), "a resume keeps the peer connections")
-        #expect(lost.startedTimers == [.retry: .ms(10_000)])
+        #expect(lost.startedTimers == [.retry: .ms(10_000), .outage: .ms(610_000)], "max_outage counts from the loss")
         #expect(t.state.connectionState == .reconnecting(.resume, attempt: 1))
 
         let open = t.fireDueTimers()
@@ -372,7 +372,8 @@ import Testing
     // MARK: - Retry schedule
 
     @Test func reconnectScheduleFollowsTheJSSDK() {
-        var t = RoomTranscript()
+        // With no outage budget the episode is the JS SDK's table and nothing more.
+        var t = RoomTranscript { $0.maxOutageMs = 0 }
         t.joinRoom()
         t.advance(to: 100_000)
         var actions = t.feed(.signalClosed)
@@ -384,12 +385,12 @@ import Testing
             jitters.append(jitter)
             t.advance(to: deadline.milliseconds)
             t.fireDueTimers()
-            actions = t.feed(.signalConnectFailed(.unreachable))
-            if actions.events.contains(.disconnected(.network)) { break }
+            actions = t.feed(.signalConnectFailed(.unreachable(.refused)))
+            if actions.events.contains(.disconnected(.network(.refused))) { break }
         }
         #expect(delays == [0, 300, 1200, 2700, 4800, 7000, 7000, 7000, 7000, 7000])
         #expect(jitters == [0, 0, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000])
-        #expect(t.state.connectionState == .disconnected(.network))
+        #expect(t.state.connectionState == .disconnected(.network(.refused)))
         #expect(t.state.timers.isEmpty)
     }
 

@@ -97,7 +97,7 @@ import TestSupport
         case 5..<8: return .sendRequest(.mute(trackSid: "TR_x", muted: Bool.random(using: &rng)))
         case 8..<14: return .signalConnected
         case 14..<17:
-            let failures: [SignalConnectFailure] = [.unauthorized(status: 401), .roomNotFound, .rejected(status: 503), .rejected(status: 400), .unreachable]
+            let failures: [SignalConnectFailure] = [.unauthorized(status: 401), .roomNotFound, .rejected(status: 503), .rejected(status: 400), .unreachable(.refused), .unreachable(.timeout)]
             return .signalConnectFailed(failures[Int.random(in: 0..<failures.count, using: &rng)])
         case 17..<45: return .signalMessage(randomMessage(&rng))
         case 45..<50:

@@ -101,7 +101,7 @@ extension Array where Element == RoomAction {
         var t = RoomTranscript { $0.reconnectDelaysMs = []; $0.maxQueuedRequests = 0; $0.joinAttempts = 0 }
         t.joinRoom()
         #expect(t.feed(.sendRequest(.mute(trackSid: "TR", muted: true))).sent.count == 1)
-        #expect(t.feed(.signalClosed).events == [.disconnected(.network)])
+        #expect(t.feed(.signalClosed).events == [.disconnected(.network(.signalLost))])
         t = RoomTranscript { $0.reconnectDelaysMs = []; $0.maxQueuedRequests = 0 }
         t.feed(.connect(token: "tok"))
         #expect(t.feed(.sendRequest(.mute(trackSid: "TR", muted: true))).isEmpty)

@@ -98,3 +98,43 @@ import TestSupport
         #expect(Set(out).count == out.count)
     }
 }
+
+/// `lost` (issue 13 §6): sequence numbers never received after the wait, per stream; the
+/// numbers a sender used while our own connection was down are the outage's gap.
+@Suite struct JitterBufferOutageTests {
+    /// 1…50, a real hole at 20–21, our connection lost after 50, then 201…250 (a resume:
+    /// same SSRC, the SFU kept numbering), and a hole at 230.
+    func run(outage: Bool) -> (lost: Int, skipped: Int) {
+        var jb = JitterBuffer(capacity: 64, waitNanos: 60_000_000)
+        let payload: [UInt8] = [0xF8, 0x01]
+        var now: UInt64 = 0
+        let before = Array(UInt16(1)...50).filter { $0 != 20 && $0 != 21 }
+        let after = Array(UInt16(201)...250).filter { $0 != 230 }
+        for seq in before + after {
+            if seq == 201 {
+                if outage { jb.connectionLost() }
+                now += 3_000_000_000
+            }
+            now += 20_000_000
+            let ts = jb.unwrapTimestamp(UInt32(seq) &* 960)
+            while case .needsRoom = payload.withUnsafeBytes({ jb.insert(sequence: seq, timestamp: ts, arrivalNanos: now, ssrc: 7, payload: $0) }) {
+                jb.forceReleaseOne { _ in }
+            }
+            jb.release(now: now) { _ in }
+        }
+        jb.release(now: now + 1_000_000_000) { _ in }
+        return (jb.lostPackets, jb.outageSkipped)
+    }
+
+    @Test func theOutageIsNotLoss() {
+        let r = run(outage: true)
+        #expect(r.lost == 3, "the two holes before and the one after")
+        #expect(r.skipped == 150)
+    }
+
+    @Test func withoutAnOutageTheJumpIsLoss() {
+        let r = run(outage: false)
+        #expect(r.lost == 153)
+        #expect(r.skipped == 0)
+    }
+}

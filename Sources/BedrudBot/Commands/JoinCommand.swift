@@ -95,6 +95,7 @@ enum JoinCommand {
             OptionSpec("output", short: "o", value: "DIR", help: "Recording folder root (default: record.output_dir, ~/.local/share/bedrud-bot/recordings)."),
             OptionSpec("duration", short: "d", value: "DURATION", help: "Leave after this long (e.g. 30s, 90m); default: record.max_duration, else until the room ends."),
             OptionSpec("alone-timeout", value: "DURATION", help: "Leave when nobody else has been here this long (default: record.alone_timeout, 60s; 0 = never)."),
+            OptionSpec("max-outage", value: "DURATION", help: "Keep reconnecting this long after the connection is lost (default: record.max_outage, 10m; 0 = resume schedule only)."),
             OptionSpec("no-mix", help: "Do not write room.opus."),
             OptionSpec("wait-for-participants", value: "DURATION", help: "Leave with exit code 14 if no person (bots do not count) came within this long (default: record.wait_for_participants, 0 = wait)."),
             OptionSpec("include", value: "GLOB", repeatable: true, help: "Record only participants whose identity or display name matches (shell glob; repeatable)."),
@@ -138,6 +139,7 @@ enum JoinCommand {
         options.record = inv.flag("record")
         options.duration = duration
         options.aloneTimeout = try parseDuration(inv, "alone-timeout") ?? ctx.config.duration("record", "alone_timeout")
+        options.maxOutage = try parseDuration(inv, "max-outage") ?? ctx.config.duration("record", "max_outage")
         options.outputDir = inv.value("output") ?? ctx.config.string("record", "output_dir") ?? Configuration.defaultOutputDir(inv.environment)
         options.fileMode = ctx.config.string("record", "file_mode").flatMap(SettingSpec.fileMode) ?? 0o640
         options.directoryMode = ctx.config.string("record", "dir_mode").flatMap(SettingSpec.fileMode) ?? 0o750
@@ -179,6 +181,7 @@ enum JoinCommand {
         }
         var roomOptions = RoomManagerOptions()
         roomOptions.waitForTransport = false
+        roomOptions.state.maxOutageMs = Int64(options.maxOutage * 1000)
         roomOptions.signalConnectTimeout = try ctx.config.duration("network", "connect_timeout") + 5
         let room = RoomManager(
             livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string, options: roomOptions,
@@ -214,7 +217,7 @@ enum JoinCommand {
             // Stopped by a signal or --duration: a clean leave either way (docs/CLI.md).
             return .success
         default:
-            let detail = reason == .notAllowed || reason == .network ? (await room.lastConnectError.map { ": \($0)" } ?? "") : ""
+            let detail = RoomEventFormatter.failureDetail(reason, connectError: await room.lastConnectError, transportError: nil)
             throw CommandFailure(reason.exitCode, RoomEventFormatter.explain(reason) + detail)
         }
     }

@@ -110,7 +110,7 @@ public struct RoomEventFormatter: Sendable {
         case .serverShutdown: "the server shut down"
         case .notAllowed: "the join token was refused"
         case .roomNotFound: "the room does not exist on the media server"
-        case .network: "the connection could not be re-established"
+        case .network(let cause): "the connection could not be re-established (last attempt: \(cause))"
         case .protocolError: "the server broke the signalling protocol"
         case .subscriberNotPrimary(let canSubscribe):
             canSubscribe

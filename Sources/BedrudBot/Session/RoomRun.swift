@@ -17,6 +17,8 @@ struct RoomRunOptions: Sendable {
     var jitterWaitMillis = 60
     var duration: Double?
     var aloneTimeout: Double = 60
+    /// Seconds a lost connection is retried (record.max_outage); 0 = the resume schedule only.
+    var maxOutage: Double = 600
     var showStats = false
     var statsIntervalSeconds: Double = 5
     /// Permissions of recorded files and of the folders made for them (meetings are private).
@@ -157,8 +159,10 @@ final class RoomRun: Sendable {
         let router = MediaRouter(pipeline: pipeline, filter: options.filter)
         let transport = WebRTCTransport(router: router, localAddresses: Self.isLoopback(join.livekitHost) ? ["127.0.0.1"] : [])
         let plan = self.plan
+        var roomOptions = RoomManagerOptions()
+        roomOptions.state.maxOutageMs = Int64(options.maxOutage * 1000)
         let room = RoomManager(livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string,
-                               transport: transport, tokenProvider: { try await plan.requestToken().token })
+                               options: roomOptions, transport: transport, tokenProvider: { try await plan.requestToken().token })
         router.room = room
 
         let claims = JWTClaims(token: join.token)
@@ -335,6 +339,9 @@ final class RoomRun: Sendable {
                 return Array(b.present.keys)
             }
             for identity in present { pipeline.send(.participantReconnecting(identity: identity)) }
+        case .reconnected:
+            // Whoever is still listed after a resume or rejoin is here again (the absent left first).
+            for identity in book.withLock({ Array($0.present.keys) }) { pipeline.send(.participantPresent(identity: identity)) }
         case .chatReceived:
             book.withLock { $0.chatCount += 1 }
         default:
@@ -387,9 +394,8 @@ final class RoomRun: Sendable {
         case .notAllowed:
             return ending.detail + (await room.lastConnectError.map { ": \($0)" } ?? "")
         case .network:
-            let connectError = await room.lastConnectError
-            let why = transport.lastError ?? connectError ?? ""
-            return ending.detail + (why.isEmpty ? "" : ": \(why)")
+            return ending.detail + RoomEventFormatter.failureDetail(reason, connectError: await room.lastConnectError,
+                                                                    transportError: transport.lastError)
         default:
             return ending.reason == .left ? "left the room" : ending.detail
         }

@@ -42,6 +42,9 @@ public enum RoomTimer: Sendable, Hashable, CaseIterable {
     /// ending the session (it closes DTLS right after its `leave`), so the signal
     /// channel gets a moment to say why before we reconnect.
     case transportGrace
+    /// The reconnect episode's deadline (`maxOutageMs` after the connection was lost):
+    /// when it fires while still reconnecting, the session ends with `network`.
+    case outage
 }
 
 /// Which kind of reconnect is under way (livekit-protocol.md §5.2, §5.3).
@@ -89,8 +92,10 @@ public enum RoomDisconnectReason: Sendable, Equatable, CustomStringConvertible {
     case notAllowed
     /// `requested room does not exist` (the server does not auto-create it).
     case roomNotFound
-    /// The connection could not be kept or re-established within the retry schedule.
-    case network
+    /// The connection could not be kept or re-established within the retry schedule
+    /// (the first join's retries, or `maxOutageMs` of a reconnect episode); the cause is
+    /// what the last attempt ran into.
+    case network(NetworkCause)
     /// The server broke the protocol (e.g. a first message that is neither join nor leave).
     case protocolError
     /// The join made the publisher connection primary (`subscriber_primary` false), so no
@@ -152,8 +157,42 @@ public enum SignalConnectFailure: Sendable, Equatable {
     case roomNotFound
     /// Any other HTTP status (400, other 404, 5xx).
     case rejected(status: Int)
-    /// No answer, connection refused, TLS failure, timeout.
+    /// No answer, connection refused, DNS, TLS failure, timeout: which one is the cause.
+    case unreachable(NetworkCause)
+}
+
+/// What a failed connection attempt ran into, so a final message can name the real
+/// cause instead of a guess. The last attempt of a reconnect episode decides it.
+public enum NetworkCause: Sendable, Equatable, CustomStringConvertible {
+    /// TCP connection refused: nothing listens on the port (the server is down).
+    case refused
+    /// The host name did not resolve.
+    case dns
+    /// The TLS handshake failed or the certificate was not trusted.
+    case tls
+    /// No answer in time (TCP connect, WebSocket upgrade, first message).
+    case timeout
+    /// Host unreachable, connection reset or closed, other socket errors.
     case unreachable
+    /// The server answered the upgrade with this HTTP status (e.g. 502 from a proxy).
+    case rejected(status: Int)
+    /// The signalling connection dropped or went silent (ping timeout).
+    case signalLost
+    /// The media connection (ICE/DTLS, possibly via TURN) failed or did not connect.
+    case ice
+
+    public var description: String {
+        switch self {
+        case .refused: "connection refused"
+        case .dns: "DNS lookup failed"
+        case .tls: "TLS handshake failed"
+        case .timeout: "timed out"
+        case .unreachable: "host unreachable"
+        case .rejected(let status): "refused with HTTP \(status)"
+        case .signalLost: "signalling connection lost"
+        case .ice: "media connection (ICE/TURN) failed"
+        }
+    }
 }
 
 /// State of one of our peer connections, as the WebRTC layer reports it.

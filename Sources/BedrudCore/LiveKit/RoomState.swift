@@ -38,7 +38,10 @@ import BedrudProtocol
 //   §5   reconnect: resume (reconnect=1&sid) first, full rejoin (fresh token from
 //        Bedrud, new SID, new PCs) when resume is refused, disabled or fails; the JS
 //        SDK's schedule 0, 300, 1200, 2700, 4800, 7000×5 ms, up to 1 s jitter from the
-//        third attempt, 0 after a server-requested leave; then disconnected(network).
+//        third attempt, 0 after a server-requested leave. When the table is used up,
+//        full rejoins continue with a doubling delay capped at `rejoinBackoffMaxMs`
+//        (plus jitter) until `maxOutageMs` after the connection was lost; then
+//        disconnected(network(cause)) with the cause the last attempt ran into.
 //   §5.4 leave: `action` when the server speaks protocol >= 13 (or sends a non-zero
 //        action), else `can_reconnect` (true ⇒ full rejoin).
 //   §5.7 refresh_token: the newest token is used for every resume and rejoin.
@@ -65,6 +68,12 @@ public struct RoomState: Sendable {
         /// Attempts from this one on get up to `maxJitterMs` of random extra delay.
         public var jitterFromAttempt = 3
         public var maxJitterMs: Int64 = 1000
+        /// Longest outage a reconnect episode rides out (resume, then full rejoins), from
+        /// the moment the connection was lost; 0 gives up when `reconnectDelaysMs` is used up.
+        public var maxOutageMs: Int64 = 600_000
+        /// Beyond `reconnectDelaysMs`, each full rejoin waits twice the previous delay, at
+        /// most this long (plus jitter).
+        public var rejoinBackoffMaxMs: Int64 = 15_000
         /// Attempts for the first join (JS: one retry) on retryable failures.
         public var joinAttempts = 2
         public var signalHandshakeTimeoutMs: Int64 = 15_000
@@ -148,6 +157,8 @@ public struct RoomState: Sendable {
     var token = ""
     var tokenIsFresh = false
     var reconnectReason = LiveKit.ReconnectReason.unknown
+    /// What the latest failed attempt (or the loss itself) ran into: the final cause.
+    var lastFailureCause = NetworkCause.signalLost
 
     var pingIntervalMs: Int64 = 0
     var pingTimeoutMs: Int64 = 0
@@ -381,7 +392,7 @@ public struct RoomState: Sendable {
             guard signal == .opening else { return }
             signal = .closed
             output.append(.closeSignal)
-            attemptFailed(.connect(.unreachable))
+            attemptFailed(.connect(.unreachable(.timeout)))
         case .firstMessage:
             guard signal == .open else { return }
             closeSignal()
@@ -416,6 +427,15 @@ public struct RoomState: Sendable {
             let primary = transportStates[config.primary]
             guard primary == .failed || primary == .closed else { return }
             startReconnect(.resume, reason: config.primary == .subscriber ? .subscriberFailed : .publisherFailed)
+        case .outage:
+            switch phase {
+            case .resuming:
+                disconnect(.network(lastFailureCause), sendLeave: false)
+            case .joining(let a) where a.reconnect:
+                disconnect(.network(lastFailureCause), sendLeave: false)
+            default:
+                break
+            }
         }
     }
 
@@ -452,11 +472,13 @@ public struct RoomState: Sendable {
         guard phase == .connected else { return }
         let mode: ReconnectMode = preferred == .resume && resumeAllowed ? .resume : .full
         reconnectReason = reason
+        lastFailureCause = reason == .subscriberFailed || reason == .publisherFailed ? .ice : .signalLost
         disarm(.ping, .pingTimeout, .transportGrace)
         guard !configuration.reconnectDelaysMs.isEmpty else {
-            disconnect(.network, sendLeave: true)
+            disconnect(.network(lastFailureCause), sendLeave: true)
             return
         }
+        if configuration.maxOutageMs > 0 { arm(.outage, afterMs: configuration.maxOutageMs) }
         emit(.reconnecting(mode))
         if mode == .full {
             // The old session must not linger as a ghost (§5.3).
@@ -477,12 +499,21 @@ public struct RoomState: Sendable {
         arm(.retry, afterMs: delay, jitterMs: jitter)
     }
 
-    /// The schedule's delay before attempt `attempt` (1-based); the last entry repeats.
+    /// The schedule's delay before attempt `attempt` (1-based): the table, then the
+    /// last entry doubled per attempt up to `rejoinBackoffMaxMs`.
     func retryDelayMs(attempt: Int) -> Int64 {
         let delays = configuration.reconnectDelaysMs
-        guard !delays.isEmpty else { return 0 }
-        return delays[min(max(attempt, 1), delays.count) - 1]
+        guard let last = delays.last else { return 0 }
+        let n = max(attempt, 1)
+        if n <= delays.count { return delays[n - 1] }
+        let cap = max(configuration.rejoinBackoffMaxMs, last)
+        var delay = max(last, 1)
+        for _ in 0..<(n - delays.count) where delay < cap { delay = min(cap, delay &* 2) }
+        return delay
     }
+
+    /// Whether the episode may go on after the table: only when an outage budget is set.
+    var keepsRejoining: Bool { configuration.maxOutageMs > 0 }
 
     /// The next reconnect attempt, in `mode`, or the end of the episode.
     mutating func nextReconnectAttempt(_ mode: ReconnectMode, immediate: Bool = false) {
@@ -500,11 +531,14 @@ public struct RoomState: Sendable {
         }
         closeSignal()
         disarm(.transportConnect, .tokenFetch)
-        guard number <= configuration.reconnectDelaysMs.count else {
-            disconnect(.network, sendLeave: false)
+        let tableUsedUp = number > configuration.reconnectDelaysMs.count
+        guard !tableUsedUp || keepsRejoining else {
+            disconnect(.network(lastFailureCause), sendLeave: false)
             return
         }
-        let newMode: ReconnectMode = mode == .resume && resumeAllowed ? .resume : .full
+        // Resuming is for short breaks (the server forgets the session soon); past the
+        // table only a full rejoin with a fresh token can bring the recording back.
+        let newMode: ReconnectMode = mode == .resume && resumeAllowed && !tableUsedUp ? .resume : .full
         if newMode == .full && wasMode == .resume {
             emit(.reconnecting(.full))
             closeTransports()
@@ -550,8 +584,23 @@ public struct RoomState: Sendable {
         openSignal(.join)
     }
 
+    /// What a failed attempt tells about the network, if anything.
+    static func cause(of failure: Failure) -> NetworkCause? {
+        switch failure {
+        case .connect(.unreachable(let cause)): cause
+        case .connect(.rejected(let status)): .rejected(status: status)
+        case .connect(.unauthorized(let status)): .rejected(status: status)
+        case .connect(.roomNotFound): .rejected(status: 404)
+        case .timeout: .timeout
+        case .signalLost: .signalLost
+        case .transport: .ice
+        case .protocolViolation: nil
+        }
+    }
+
     /// One attempt failed: retry, escalate to a full rejoin, or give up.
     mutating func attemptFailed(_ failure: Failure) {
+        if let cause = Self.cause(of: failure) { lastFailureCause = cause }
         switch phase {
         case .joining(let a) where !a.reconnect:
             let retryable: Bool
@@ -568,7 +617,7 @@ public struct RoomState: Sendable {
                 finalReason = .joinFailure
             case .connect(.unreachable), .timeout, .signalLost:
                 retryable = true
-                finalReason = .network
+                finalReason = .network(lastFailureCause)
             case .transport:
                 retryable = true
                 finalReason = .joinFailure
@@ -605,6 +654,8 @@ public struct RoomState: Sendable {
                 nextReconnectAttempt(.full)  // the token expired: rejoin with a fresh one
             case .connect(.roomNotFound):
                 disconnect(.roomNotFound, sendLeave: false)
+            case .connect(.rejected(let status)) where status < 500:
+                nextReconnectAttempt(.full)  // the server answered and will not resume us
             case .connect, .timeout, .signalLost:
                 nextReconnectAttempt(.resume)
             case .transport, .protocolViolation:
@@ -618,7 +669,7 @@ public struct RoomState: Sendable {
 
     /// The session is up: first join, resume or rejoin complete.
     mutating func completeConnection() {
-        disarm(.transportConnect, .retry, .tokenFetch)
+        disarm(.transportConnect, .retry, .tokenFetch, .outage)
         let event: RoomEvent
         switch phase {
         case .joining(let a) where !a.reconnect: event = .connected

@@ -50,15 +50,23 @@ public struct SignalClient: Sendable {
             if e.body.isEmpty, let explained = await validate(url, token: request.token) { throw explained }
             throw Self.classify(status: e.status, body: e.body, endpoint: url.origin)
         } catch let e as NetworkError {
-            if e.code == .certificateUntrusted || e.code == .certificatePinMismatch || e.code == .tlsHandshakeFailed {
-                throw ConnectError(failure: .unreachable, description: e.description)
-            }
             if e.code == .connectionClosed || e.code == .protocolViolation, let explained = await validate(url, token: request.token) {
                 throw explained
             }
-            throw ConnectError(failure: .unreachable, description: e.description)
+            throw ConnectError(failure: .unreachable(Self.cause(of: e.code)), description: e.description)
         } catch {
-            throw ConnectError(failure: .unreachable, description: "\(error)")
+            throw ConnectError(failure: .unreachable(.unreachable), description: "\(error)")
+        }
+    }
+
+    /// The cause a failed connect names in the final message (refused, DNS, TLS, timeout).
+    static func cause(of code: NetworkError.Code) -> NetworkCause {
+        switch code {
+        case .connectionRefused: .refused
+        case .nameResolutionFailed: .dns
+        case .tlsHandshakeFailed, .certificateUntrusted, .certificatePinMismatch: .tls
+        case .timedOut: .timeout
+        default: .unreachable
         }
     }
 

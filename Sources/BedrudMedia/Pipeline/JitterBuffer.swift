@@ -71,7 +71,17 @@ struct JitterBuffer: ~Copyable {
     // Counters (read by stats).
     private(set) var duplicates = 0
     private(set) var late = 0
+    /// Sequence numbers given up after the wait, counted per stream (SSRC); numbers that
+    /// fall in an outage of our own connection are not loss (see `connectionLost`).
     private(set) var lostPackets = 0
+    /// Sequence numbers skipped across an outage of our connection (reported as the
+    /// reconnect gap, not as `lostPackets`).
+    private(set) var outageSkipped = 0
+    /// While our connection is down: the highest number seen before the loss.
+    private var outageAfter: Int64?
+    /// The numbers the sender used while we were away: after `outageAfter`, before the
+    /// first packet received after the outage.
+    private var outageRange: Range<Int64>?
     private(set) var forcedReleases = 0
     private(set) var resets = 0
 
@@ -105,6 +115,26 @@ struct JitterBuffer: ~Copyable {
         nextSequence = nil
         currentSSRC = ssrc
         resets += 1
+        outageAfter = nil
+        outageRange = nil
+    }
+
+    /// Our connection is lost (a reconnect began): whatever the sender numbers until the
+    /// next packet that reaches us is the outage's, not loss. A resume keeps the stream
+    /// (same SSRC), so the jump shows up here; a rejoin starts a new stream and has none.
+    mutating func connectionLost() {
+        guard nextSequence != nil, outageAfter == nil else { return }
+        outageAfter = highestSequence
+    }
+
+    /// Counts `range` (given up) as loss, except the part the outage covers.
+    private mutating func giveUp(_ range: Range<Int64>) -> Int {
+        var inOutage = 0
+        if let o = outageRange {
+            inOutage = Int(max(0, min(range.upperBound, o.upperBound) - max(range.lowerBound, o.lowerBound)))
+        }
+        outageSkipped += inOutage
+        return range.count - inOutage
     }
 
     enum InsertResult { case stored, duplicate, late, needsRoom }
@@ -116,6 +146,11 @@ struct JitterBuffer: ~Copyable {
         sequence raw: UInt16, timestamp: Int64, arrivalNanos: UInt64, ssrc: UInt32, payload: UnsafeRawBufferPointer
     ) -> InsertResult {
         let seq = sequences.unwrap(UInt32(raw))
+        if let after = outageAfter, seq > after {
+            // The first packet after the outage marks its end.
+            outageRange = (after + 1)..<seq
+            outageAfter = nil
+        }
         if nextSequence == nil {
             nextSequence = seq
             highestSequence = seq
@@ -129,7 +164,8 @@ struct JitterBuffer: ~Copyable {
             guard buffered == 0 else { return .needsRoom }
             // Nothing held: jump ahead. The skipped numbers count as lost unless the jump
             // is too large to be loss (a restarted sender).
-            if seq - next < 3000 { lostPackets += Int(seq - next) } else { resets += 1 }
+            let lost = giveUp(next..<seq)
+            if lost < 3000 { lostPackets += lost } else { resets += 1 }
             nextSequence = seq
         }
         if !arenaHasRoom(for: payload.count, seq: seq) {
@@ -238,7 +274,7 @@ struct JitterBuffer: ~Copyable {
     private mutating func declareLost(upTo s: Int64, _ body: (JitterOutput) -> Void) {
         guard let next = nextSequence, s > next else { return }
         let n = Int(s - next)
-        lostPackets += n
+        lostPackets += giveUp(next..<s)
         nextSequence = s
         body(.lost(count: n))
     }

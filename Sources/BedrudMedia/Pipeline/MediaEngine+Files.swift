@@ -117,16 +117,20 @@ extension MediaEngine {
         {
             startFile(p, at: sessionSample(p.addedAt), stereo: false)
         }
-        guard p.fileStart != nil, p.jitter.isEmpty else { return }
+        // While we are cut off nobody knows whether they are still here: no filler.
+        guard p.fileStart != nil, p.jitter.isEmpty, p.contactLostAt == nil else { return }
         let edge = sessionSample(now) - config.mixLatencySamples
         guard edge - p.writtenEnd >= Int64(config.liveFillAfterMillis) * 48 else { return }
         let cause: GapCause = p.pendingCause ?? (p.muted || p.mutedSinceLastPacket ? .mute : .noPackets)
         fillGap(p, samples: edge - p.writtenEnd, cause: cause, next: nil)
     }
 
-    func finishParticipant(_ p: ParticipantRecorder, at end: Int64) {
+    func finishParticipant(_ p: ParticipantRecorder, at requestedEnd: Int64) {
         guard !p.finished else { return }
         p.finished = true
+        // Ended during an outage, or found gone after a rejoin: the file ends where they
+        // were last known to be here, not at the end of the outage.
+        let end = p.contactLostAt.map { min(requestedEnd, max($0, p.writtenEnd)) } ?? requestedEnd
         let identity = p.identity
         if let fileStart = p.fileStart, let w = p.writer {
             // Audio captured up to `end` leaves the decoder `senderPreSkip` samples later.

@@ -10,8 +10,15 @@ public enum MediaControl: Sendable {
     /// `.participantLeft` or the end.
     case removeTrack(trackSid: String)
     case setMuted(identity: String, muted: Bool)
-    /// The participant is reconnecting: the next gap is attributed to the reconnect.
+    /// Our connection is lost (reconnecting): the next gap is attributed to the
+    /// reconnect, and the file stops growing here until the participant is known to be
+    /// present again (a packet, or `participantPresent`). If the session or the
+    /// participant ends first, the file ends here: it is not padded through the outage.
     case participantReconnecting(identity: String)
+    /// After a reconnect: the participant is in the room. The file grows again; the time
+    /// since the loss stays one `reconnect` gap until their first packet (or, if they are
+    /// muted, ends here and the rest is `mute`).
+    case participantPresent(identity: String)
     /// The participant left: their file ends now.
     case participantLeft(identity: String)
 }
@@ -144,7 +151,28 @@ public final class MediaEngine {
                 if muted { p.mutedSinceLastPacket = true }
             }
         case .participantReconnecting(let identity):
-            if let i = byIdentity[identity] { participants[i].pendingCause = .reconnect }
+            if let i = byIdentity[identity] {
+                let p = participants[i]
+                p.pendingCause = .reconnect
+                p.jitter.connectionLost()
+                if p.contactLostAt == nil { p.contactLostAt = max(p.writtenEnd, sessionSample(now)) }
+            }
+        case .participantPresent(let identity):
+            if let i = byIdentity[identity], participants[i].contactLostAt != nil {
+                let p = participants[i]
+                p.contactLostAt = nil
+                // The outage so far is the reconnect gap. It stays open until their media
+                // is back (the first packet ends it, as one gap), unless they are muted:
+                // then what follows is the mute's.
+                let edge = sessionSample(now) - config.mixLatencySamples
+                if p.fileStart != nil, p.jitter.isEmpty, edge - p.writtenEnd >= 120 {
+                    fillGap(p, samples: edge - p.writtenEnd, cause: .reconnect, next: nil, roundDown: true)
+                }
+                if p.muted {
+                    closeGap(p)
+                    p.pendingCause = .mute
+                }
+            }
         case .participantLeft(let identity):
             if let i = byIdentity[identity] {
                 let p = participants[i]
@@ -301,6 +329,7 @@ public final class MediaEngine {
         }
         closeGap(p)
         p.pendingCause = nil
+        p.contactLostAt = nil
         p.lossSinceLastPacket = false
         p.mutedSinceLastPacket = p.muted
         p.stats.packets += 1

@@ -31,6 +31,9 @@ final class ParticipantRecorder {
     var muted = false
     var mutedSinceLastPacket = false
     var pendingCause: GapCause?
+    /// Session sample where our connection was lost while reconnecting (the last moment
+    /// the participant was known to be in the room); nil while in contact.
+    var contactLostAt: Int64?
     var lossSinceLastPacket = false
     var lastPacketArrival: UInt64 = 0
     var everReceived = false
