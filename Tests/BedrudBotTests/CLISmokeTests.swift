@@ -12,7 +12,8 @@ import TestSupport
         let python = Repo.root.appendingPathComponent(".venv/bin/python")
         var args = [Repo.root.appendingPathComponent("scripts/check_smoke_junit.py").path, file]
         if let failed { args += ["--failed", failed, "--message", message] }
-        let r = try await offPool { try Subprocess.run(python, args, timeout: 60) }
+        let argv = args
+        let r = try await offPool { try Subprocess.run(python, argv, timeout: 60) }
         #expect(r.exitCode == 0, "junitparser check: \(r.stdout)\(r.stderr)", sourceLocation: sourceLocation)
     }
 

@@ -79,7 +79,7 @@ enum SmokeCommand {
             }
         }
         if inv.flag("json") {
-            inv.console.out(SmokeReport.json(run, target: target, media: shell.media, icePair: shell.icePair))
+            inv.console.out(SmokeReport.json(run, target: target, media: shell.media, icePair: shell.icePair, onsetsMs: shell.onsetsMs))
         } else {
             for line in SmokeReport.human(run, target: target) { inv.console.out(line) }
         }
@@ -228,6 +228,8 @@ final class SmokeShell: @unchecked Sendable {
     var run: SmokeRun
     private(set) var media: SmokeMedia?
     private(set) var icePair: String?
+    /// Every onset the detector found, ms after the signal's first sample was due.
+    private(set) var onsetsMs: [Double] = []
     private(set) var keptPCM: [Float]?
     private var publisher: SmokeSide?
     private var listener: SmokeSide?
@@ -341,7 +343,13 @@ final class SmokeShell: @unchecked Sendable {
                     return fail(text)
                 }
             }
-            if Date() > deadline { return fail("no join response on both sides within \(Int(timeout)) s") }
+            if Date() > deadline {
+                var why = ""
+                for side in [l, p] where side.watch.joined == nil {
+                    if let e = await side.room?.lastConnectError { why += "; the \(side.name): \(TerminalText.sanitize(e))" }
+                }
+                return fail("no join response on both sides within \(Int(timeout)) s" + why)
+            }
             try? await Task.sleep(for: .milliseconds(20))
         }
         receiver.start()
@@ -354,7 +362,10 @@ final class SmokeShell: @unchecked Sendable {
         while true {
             let ls = await l.transport.stats(), ps = await p.transport.publisherStats()
             let pairs = [ls?.selectedPair, ps?.selectedPair]
-            if ice, let a = pairs[0], let b = pairs[1] {
+            // A DTLS error means ICE got that far (the pair may be gone with the connection).
+            let dtlsBroke = [l, p].map { $0.transport.lastError.map { $0.contains("DTLS") || $0.contains("fingerprint") } ?? false }
+            if ice, pairs[0] != nil || dtlsBroke[0], pairs[1] != nil || dtlsBroke[1] {
+                let a = pairs[0] ?? "(closed after a DTLS failure)", b = pairs[1] ?? "(closed after a DTLS failure)"
                 icePair = "listener \(a); publisher \(b)"
                 return pass("listener \(SmokePair.kind(a)), publisher \(SmokePair.kind(b))")
             }
@@ -367,7 +378,8 @@ final class SmokeShell: @unchecked Sendable {
                 return fail("the \(side.name)'s connection failed: \(why)")
             }
             if let side = [l, p].first(where: { $0.watch.ended != nil }) {
-                return fail("the \(side.name) was disconnected: \(RoomEventFormatter.explain(side.watch.ended!))")
+                let why = side.transport.lastError.map { ": " + TerminalText.sanitize($0) } ?? ""
+                return fail("the \(side.name) was disconnected: \(RoomEventFormatter.explain(side.watch.ended!))" + why)
             }
             if Date() > deadline {
                 let text = ice ? "no ICE candidate pair within \(Int(timeout)) s" + (turnOnly ? " (relay only: is TURN reachable, is its secret right?)" : " (is UDP to the media server open?)")
@@ -413,15 +425,20 @@ final class SmokeShell: @unchecked Sendable {
         let d = receiver.detector
         var latencies: [Double] = []
         var seen = Set<Int>()
+        onsetsMs = d.onsets.map { (Double(Int64(bitPattern: $0 &- signalStart)) / 1e6 * 10).rounded() / 10 }
+        // Bursts due before the listener's first packet fell into the subscription's
+        // set-up (the 1 s lead-in is for that); they are not counted as sent.
+        let first = d.firstArrivalNanos
+        let counted = (0..<signal.bursts).filter { first == 0 || signalStart &+ UInt64(signal.burstOffsetNanos($0)) >= first }
         for onset in d.onsets where onset > signalStart {
-            guard let k = signal.burst(before: Int64(onset - signalStart)), !seen.contains(k) else { continue }
+            guard let k = signal.burst(before: Int64(onset - signalStart)), counted.contains(k), !seen.contains(k) else { continue }
             seen.insert(k)
             latencies.append(Double(Int64(onset - signalStart) - signal.burstOffsetNanos(k)) / 1e6)
         }
         let stats = await listener!.transport.stats()
         let track = stats?.tracks.first { $0.ssrc == receiver.ssrc }
-        let m = SmokeMedia(burstsSent: signal.bursts, latenciesMs: latencies, packetsReceived: Int(track?.packetsReceived ?? UInt64(d.packets)),
-                           packetsLost: Int(track?.packetsLost ?? 0), jitterMs: track?.jitterMs ?? 0)
+        let m = SmokeMedia(burstsSent: counted.count, latenciesMs: latencies, packetsReceived: Int(track.map { $0.packetsReceived &- min($0.packetsReceived, $0.recoveredPackets) } ?? UInt64(d.packets)),
+                           packetsLost: Int(max(0, track?.packetsLost ?? 0)) + Int(track?.recoveredPackets ?? 0), jitterMs: track?.jitterMs ?? 0)
         media = m
         keptPCM = Array(d.pcm.prefix(d.samples))
         return .measured(m, seconds: Self.elapsed(t0))
@@ -449,9 +466,14 @@ final class SmokeShell: @unchecked Sendable {
         producer?.cancel()
         await receiver?.stop()
         var problems: [String] = []
+        let earlierFailure = run.firstFailure != nil
         for side in [publisher, listener].compactMap({ $0 }) {
+            // A side the server already dropped in a failed stage was reported there.
+            let droppedBefore = side.watch.ended != nil
             let r = await side.leave()
-            if let r, r != .left { problems.append("the \(side.name) ended with '\(RoomEventFormatter.explain(r))'") }
+            if let r, r != .left, !(earlierFailure && droppedBefore) {
+                problems.append("the \(side.name) ended with '\(RoomEventFormatter.explain(r))'")
+            }
         }
         return problems.isEmpty ? pass("both left") : fail(problems.joined(separator: "; "))
     }

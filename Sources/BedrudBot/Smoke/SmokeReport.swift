@@ -29,7 +29,7 @@ public enum SmokeReport {
     }
 
     /// `{"target", "passed", "exitCode", "failedStage", "thresholds", "stages": [...], "media": {...}}`.
-    public static func json(_ run: SmokeRun, target: String, media: SmokeMedia?, icePair: String?) -> String {
+    public static func json(_ run: SmokeRun, target: String, media: SmokeMedia?, icePair: String?, onsetsMs: [Double] = []) -> String {
         var o: [String: Any] = [
             "target": target, "passed": run.firstFailure == nil, "exitCode": Int(run.exitCode.rawValue),
             "thresholds": ["latencyMs": run.thresholds.latencyMs, "lossPercent": run.thresholds.lossPercent, "jitterMs": run.thresholds.jitterMs],
@@ -47,6 +47,7 @@ public enum SmokeReport {
             var mj: [String: Any] = ["burstsSent": m.burstsSent, "burstsDetected": m.latenciesMs.count, "latenciesMs": m.latenciesMs.map { ($0 * 10).rounded() / 10 },
                                      "packetsReceived": m.packetsReceived, "packetsLost": m.packetsLost,
                                      "lossPercent": (m.lossPercent * 100).rounded() / 100, "jitterMs": (m.jitterMs * 100).rounded() / 100]
+            mj["onsetsMs"] = onsetsMs
             mj["latencyMaxMs"] = m.latenciesMs.max().map { ($0 * 10).rounded() / 10 } ?? NSNull()
             o["media"] = mj
         } else {

@@ -89,7 +89,10 @@ public struct SmokeMedia: Sendable, Equatable {
     public var burstsSent: Int
     /// Latency of each detected burst (ms), in order.
     public var latenciesMs: [Double]
+    /// Packets that arrived in time, without being NACKed.
     public var packetsReceived: Int
+    /// Packets the path lost: missing in the end plus those NACKs recovered (the loss
+    /// the network caused, not what retransmission left).
     public var packetsLost: Int
     public var jitterMs: Double
 

@@ -66,6 +66,8 @@ public struct SmokeSignal: Sendable, Equatable {
 public final class ToneBurstDetector {
     public private(set) var onsets: [UInt64] = []
     public private(set) var packets = 0
+    /// Arrival of the first packet (0 before it).
+    public private(set) var firstArrivalNanos: UInt64 = 0
     public private(set) var decodeErrors = 0
     public private(set) var pcm: [Float]
     public private(set) var samples = 0
@@ -96,6 +98,7 @@ public final class ToneBurstDetector {
     /// One received Opus packet (its arrival time on the monotonic clock).
     public func feed(_ payload: UnsafeRawBufferPointer, arrivalNanos: UInt64) {
         packets += 1
+        if firstArrivalNanos == 0 { firstArrivalNanos = arrivalNanos }
         guard let base = payload.baseAddress?.assumingMemoryBound(to: UInt8.self), payload.count > 0 else { return }
         let n = Int(opus_decode_float(decoder, base, Int32(payload.count), frame, Int32(Self.maxFrame), 0))
         guard n > 0 else {
