@@ -76,10 +76,10 @@ import TestSupport
         }
 
         // 1 is for bugs only: no path produces it on purpose.
-        // 23, 25, 26, 27: CLISmokeTests (devserver faults refuseUpgrades, badFingerprint,
-        // --loss 100% and 30%). 21, 24, 28, 29: no devserver fault produces them yet
-        // (a failed login, no ICE pair, a lost chat message, an unclean leave); SmokeRunTests
-        // checks their mapping.
+        // 23–27: CLISmokeTests (devserver faults refuseUpgrades, --turn-only without TURN,
+        // badFingerprint, --loss 100% and 30%). 21, 28, 29: no devserver fault produces them
+        // yet (a failed login, a lost chat message, an unclean leave); SmokeRunTests checks
+        // their mapping.
         let smokeElsewhere: [ExitCode] = [.smokeAuth, .smokeSignalling, .smokeICE, .smokeDTLS, .smokeMedia, .smokeQuality, .smokeData, .smokeLeave]
         let untested = Set([ExitCode.failure.rawValue] + smokeElsewhere.map(\.rawValue))
         #expect(Set(ExitCode.allCases.map(\.rawValue)).subtracting(untested) == seen)

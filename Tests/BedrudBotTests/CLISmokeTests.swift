@@ -19,13 +19,13 @@ import TestSupport
 
     /// Runs smoke against ROOM on a devserver started with `serverArgs`, after `prepare`;
     /// expects `code` and a JUnit failure at `stage` whose message contains `message`.
-    func failure(_ serverArgs: [String], room: String = "smoke", prepare: (DevServer) throws -> Void = { _ in },
+    func failure(_ serverArgs: [String], room: String = "smoke", extra: [String] = [], prepare: (DevServer) throws -> Void = { _ in },
                  code: Int32, stage: String, message: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let server = try await DevServer.start(["--seed-room", "smoke"] + serverArgs)
         try prepare(server)
         let user = try CLIUser()
         let junit = user.home.appendingPathComponent("smoke.xml").path
-        let r = try await user.expect(code, ["smoke", server.baseURL + "/m/" + room, "--duration", "3s", "--timeout", "10s", "--junit", junit],
+        let r = try await user.expect(code, ["smoke", server.baseURL + "/m/" + room, "--duration", "3s", "--timeout", "10s", "--junit", junit] + extra,
                                       timeout: 90, sourceLocation: sourceLocation)
         #expect(r.stdout.contains("✗ "), "\(r.stdout)", sourceLocation: sourceLocation)
         #expect(r.stdout.contains("FAILED at"), "\(r.stdout)", sourceLocation: sourceLocation)
@@ -77,6 +77,11 @@ import TestSupport
     @Test func refusedWebSocketUpgradesFailSignalling() async throws {
         try await failure([], prepare: { _ = try $0.dev("POST", "/_dev/config", json: ["refuseUpgrades": true]) },
                           code: 23, stage: "signalling", message: "could not join")
+    }
+
+    /// The devserver has no TURN server: relay-only ICE finds no pair.
+    @Test func turnOnlyWithoutATURNServerFailsICE() async throws {
+        try await failure([], extra: ["--turn-only"], code: 24, stage: "ice", message: "(relay only: is TURN reachable, is its secret right?)")
     }
 
     @Test func aWrongDTLSFingerprintFailsDTLS() async throws {

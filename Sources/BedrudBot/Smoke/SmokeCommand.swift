@@ -359,6 +359,7 @@ final class SmokeShell: @unchecked Sendable {
     func connectivity(ice: Bool, pass: (String) -> SmokeEvent, fail: (String) -> SmokeEvent) async -> SmokeEvent {
         let l = listener!, p = publisher!
         let deadline = Date().addingTimeInterval(timeout)
+        let hint = turnOnly ? " (relay only: is TURN reachable, is its secret right?)" : " (is UDP to the media server open?)"
         while true {
             let ls = await l.transport.stats(), ps = await p.transport.publisherStats()
             let pairs = [ls?.selectedPair, ps?.selectedPair]
@@ -375,14 +376,14 @@ final class SmokeShell: @unchecked Sendable {
             let failed = [ls?.state == .failed ? l : nil, ps?.state == .failed ? p : nil].compactMap { $0 }
             if let side = failed.first {
                 let why = side.transport.lastError.map { TerminalText.sanitize($0) } ?? "failed"
-                return fail("the \(side.name)'s connection failed: \(why)")
+                return fail("the \(side.name)'s connection failed: \(why)" + (ice ? hint : ""))
             }
             if let side = [l, p].first(where: { $0.watch.ended != nil }) {
                 let why = side.transport.lastError.map { ": " + TerminalText.sanitize($0) } ?? ""
-                return fail("the \(side.name) was disconnected: \(RoomEventFormatter.explain(side.watch.ended!))" + why)
+                return fail("the \(side.name) was disconnected: \(RoomEventFormatter.explain(side.watch.ended!))" + why + (ice ? hint : ""))
             }
             if Date() > deadline {
-                let text = ice ? "no ICE candidate pair within \(Int(timeout)) s" + (turnOnly ? " (relay only: is TURN reachable, is its secret right?)" : " (is UDP to the media server open?)")
+                let text = ice ? "no ICE candidate pair within \(Int(timeout)) s" + hint
                     : "the DTLS handshake did not finish within \(Int(timeout)) s"
                 let why = [l, p].compactMap { $0.transport.lastError }.first.map { ": " + TerminalText.sanitize($0) } ?? ""
                 return fail(text + why)
