@@ -57,6 +57,18 @@ import TestSupport
         #expect(size > 44 + 2 * 48_000 * 3, "WAV of \(size) bytes")
     }
 
+    /// `[smoke] max_latency` from the config file is a threshold (nothing real is 0 ms);
+    /// a bad value is a configuration error.
+    @Test func configuredThresholdsApply() async throws {
+        let server = try await DevServer.start(["--seed-room", "smoke"])
+        let user = try CLIUser()
+        let strict = try user.writeFile("strict.conf", "[smoke]\nmax_latency = 0ms\n")
+        let r = try await user.expect(27, ["-c", strict, "smoke", server.baseURL + "/m/smoke", "--duration", "3s"], timeout: 90)
+        #expect(r.stdout.contains("ms > 0 ms"), "\(r.stdout)")
+        let bad = try user.writeFile("bad.conf", "[smoke]\nmax_loss = 150%\n")
+        try await user.expect(3, ["-c", bad, "smoke", server.baseURL + "/m/smoke"])
+    }
+
     @Test func noSuchRoomFailsTheTokenStage() async throws {
         try await failure([], room: "nosuch", code: 22, stage: "token", message: "no such room 'nosuch'")
     }

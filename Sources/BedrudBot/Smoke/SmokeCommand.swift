@@ -55,6 +55,12 @@ enum SmokeCommand {
     static func run(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
         var thresholds = SmokeThresholds()
+        let configured = ["latency": ctx.config.string("smoke", "max_latency"), "loss": ctx.config.string("smoke", "max_loss"),
+                          "jitter": ctx.config.string("smoke", "max_jitter")]
+        for (key, value) in configured.sorted(by: { $0.key < $1.key }) {
+            guard let value else { continue }
+            do { try thresholds.apply("\(key)=\(value)") } catch { throw ConfigError("smoke.max_\(key): \(error.description)") }
+        }
         if let t = inv.value("thresholds") {
             do { try thresholds.apply(t) } catch { throw CommandFailure(.usage, error.description) }
         }
