@@ -17,19 +17,55 @@ import TestSupport
         #expect(r.exitCode == 0, "junitparser check: \(r.stdout)\(r.stderr)", sourceLocation: sourceLocation)
     }
 
-    /// Runs smoke against ROOM on a devserver started with `serverArgs`, after `prepare`;
-    /// expects `code` and a JUnit failure at `stage` whose message contains `message`.
-    func failure(_ serverArgs: [String], room: String = "smoke", extra: [String] = [], prepare: (DevServer) throws -> Void = { _ in },
+    /// Runs smoke against ROOM on `server`; expects `code` and a JUnit failure at `stage`
+    /// whose message contains `message`.
+    func failure(_ server: DevServer, _ user: CLIUser, room: String = "smoke", extra: [String] = [],
                  code: Int32, stage: String, message: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let server = try await DevServer.start(["--seed-room", "smoke"] + serverArgs)
-        try prepare(server)
-        let user = try CLIUser()
-        let junit = user.home.appendingPathComponent("smoke.xml").path
+        let junit = user.home.appendingPathComponent("smoke-\(stage).xml").path
         let r = try await user.expect(code, ["smoke", server.baseURL + "/m/" + room, "--duration", "3s", "--timeout", "10s", "--junit", junit] + extra,
                                       timeout: 90, sourceLocation: sourceLocation)
         #expect(r.stdout.contains("✗ "), "\(r.stdout)", sourceLocation: sourceLocation)
         #expect(r.stdout.contains("FAILED at"), "\(r.stdout)", sourceLocation: sourceLocation)
         try await Self.checkJUnit(junit, failed: stage, message: message, sourceLocation: sourceLocation)
+    }
+
+    /// Each fault, one after the other on one devserver (global switches are turned on and
+    /// off again; loss is per room): the failing stage, its exit code, the JUnit failure.
+    @Test func failsAtTheRightStageWithItsExitCode() async throws {
+        let server = try await DevServer.start(["--seed-room", "smoke", "--seed-room", "lossy", "--seed-room", "dropped"])
+        let user = try CLIUser()
+        func toggle(_ key: String, _ on: Bool) throws { _ = try server.dev("POST", "/_dev/config", json: [key: on]) }
+
+        try await failure(server, user, room: "nosuch", code: 22, stage: "token", message: "no such room 'nosuch'")
+
+        try toggle("refuseTokens", true)
+        try await failure(server, user, code: 22, stage: "token", message: "the media server refused the join token")
+        try toggle("refuseTokens", false)
+
+        _ = try server.dev("POST", "/_dev/rooms/lossy/faults", json: ["loss": "30%"])
+        try await failure(server, user, room: "lossy", code: 27, stage: "quality", message: "% > 5.0 %")
+
+        _ = try server.dev("POST", "/_dev/rooms/dropped/faults", json: ["loss": "100%"])
+        try await failure(server, user, room: "dropped", code: 26, stage: "receive", message: "no audio reached the listener")
+
+        try toggle("refuseUpgrades", true)
+        try await failure(server, user, code: 23, stage: "signalling", message: "could not join")
+        try toggle("refuseUpgrades", false)
+
+        try toggle("badFingerprint", true)
+        try await failure(server, user, code: 25, stage: "dtls", message: "does not match the fingerprint in its SDP")
+        try toggle("badFingerprint", false)
+
+        // The devserver has no TURN server: relay-only ICE finds no pair.
+        try await failure(server, user, extra: ["--turn-only"], code: 24, stage: "ice", message: "(relay only: is TURN reachable, is its secret right?)")
+
+        // `[smoke] max_latency` from the config file is a threshold (nothing real is 0 ms);
+        // a bad value is a configuration error.
+        let strict = try user.writeFile("strict.conf", "[smoke]\nmax_latency = 0ms\n")
+        let r = try await user.expect(27, ["-c", strict, "smoke", server.baseURL + "/m/smoke", "--duration", "3s"], timeout: 90)
+        #expect(r.stdout.contains("ms > 0 ms"), "\(r.stdout)")
+        let bad = try user.writeFile("bad.conf", "[smoke]\nmax_loss = 150%\n")
+        try await user.expect(3, ["-c", bad, "smoke", server.baseURL + "/m/smoke"])
     }
 
     @Test func passesAndReportsLatencyLossAndJitter() async throws {
@@ -55,49 +91,5 @@ import TestSupport
         // The listener's recording: 3 bursts + lead-in ≈ 4 s of 16-bit mono 48 kHz.
         let size = (try FileManager.default.attributesOfItem(atPath: wav)[.size] as? Int) ?? 0
         #expect(size > 44 + 2 * 48_000 * 3, "WAV of \(size) bytes")
-    }
-
-    /// `[smoke] max_latency` from the config file is a threshold (nothing real is 0 ms);
-    /// a bad value is a configuration error.
-    @Test func configuredThresholdsApply() async throws {
-        let server = try await DevServer.start(["--seed-room", "smoke"])
-        let user = try CLIUser()
-        let strict = try user.writeFile("strict.conf", "[smoke]\nmax_latency = 0ms\n")
-        let r = try await user.expect(27, ["-c", strict, "smoke", server.baseURL + "/m/smoke", "--duration", "3s"], timeout: 90)
-        #expect(r.stdout.contains("ms > 0 ms"), "\(r.stdout)")
-        let bad = try user.writeFile("bad.conf", "[smoke]\nmax_loss = 150%\n")
-        try await user.expect(3, ["-c", bad, "smoke", server.baseURL + "/m/smoke"])
-    }
-
-    @Test func noSuchRoomFailsTheTokenStage() async throws {
-        try await failure([], room: "nosuch", code: 22, stage: "token", message: "no such room 'nosuch'")
-    }
-
-    @Test func aRefusedTokenFailsTheTokenStage() async throws {
-        try await failure([], prepare: { _ = try $0.dev("POST", "/_dev/config", json: ["refuseTokens": true]) },
-                          code: 22, stage: "token", message: "the media server refused the join token")
-    }
-
-    @Test func thirtyPercentLossFailsQuality() async throws {
-        try await failure(["--loss", "30%"], code: 27, stage: "quality", message: "% > 5.0 %")
-    }
-
-    @Test func droppedMediaFailsReceive() async throws {
-        try await failure(["--loss", "100%"], code: 26, stage: "receive", message: "no audio reached the listener")
-    }
-
-    @Test func refusedWebSocketUpgradesFailSignalling() async throws {
-        try await failure([], prepare: { _ = try $0.dev("POST", "/_dev/config", json: ["refuseUpgrades": true]) },
-                          code: 23, stage: "signalling", message: "could not join")
-    }
-
-    /// The devserver has no TURN server: relay-only ICE finds no pair.
-    @Test func turnOnlyWithoutATURNServerFailsICE() async throws {
-        try await failure([], extra: ["--turn-only"], code: 24, stage: "ice", message: "(relay only: is TURN reachable, is its secret right?)")
-    }
-
-    @Test func aWrongDTLSFingerprintFailsDTLS() async throws {
-        try await failure([], prepare: { _ = try $0.dev("POST", "/_dev/config", json: ["badFingerprint": true]) },
-                          code: 25, stage: "dtls", message: "does not match the fingerprint in its SDP")
     }
 }
