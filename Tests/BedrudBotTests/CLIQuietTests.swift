@@ -36,7 +36,7 @@ import TestSupport
         let missing = try await user.expect(5, ["verify", user.home.path + "/nosuch.opus"])
         #expect(missing.stderr.contains("No such file or directory") && !missing.stderr.contains("directory exists and is writable"), "\(missing.stderr)")
         let json = try user.writeFile("summary.json", "{\"room\":\"x\"}\n")
-        let notOgg = try await user.expect(11, ["verify", json])
+        let notOgg = try await user.expect(13, ["verify", json])
         #expect(notOgg.stdout.contains("not an Ogg file") && !notOgg.stdout.contains("try repair"), "\(notOgg.stdout)")
 
         try await user.expect(0, ["instance", "add", server.baseURL, "--name", "dev", "--email", "rec@example.com"])

@@ -47,7 +47,7 @@ import BedrudMedia
         bytes[bytes.count / 2] ^= 0xFF
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let r = try Subprocess.bot(["verify", path])
-        #expect(r.exitCode == 11)
+        #expect(r.exitCode == 13)
         #expect(r.stdout.contains("INVALID"))
         let missing = try Subprocess.bot(["verify", path + ".nope"])
         #expect(missing.exitCode == 5)

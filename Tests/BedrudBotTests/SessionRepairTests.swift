@@ -86,7 +86,7 @@ import TestSupport
         try await user.expect(0, ["verify", dir + "/speaker 0.repaired.opus"])
         // Again: the repaired file is there, so nothing is replaced.
         let again = try await user.run(["repair", file])
-        #expect(again.exitCode == 11)
+        #expect(again.exitCode == 13)
         #expect(again.stderr.contains("exists already; repair never replaces a file"), "\(again.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir + "/speaker 0.repaired.opus.repairing"))
     }

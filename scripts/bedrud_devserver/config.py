@@ -33,6 +33,13 @@ class ServerConfig:
     # "forward": subscribers get the publisher's packets (LiveKit's forwarder);
     # "reencode": decoded and encoded again per subscriber by aiortc.
     media: str = "forward"
+    # Fault switches for `bedrud-bot smoke`'s tests (POST /_dev/config): the SFU refuses
+    # every join token (401, as with a LiveKit secret that is not Bedrud's); /rtc answers
+    # 400 to WebSocket upgrades (a proxy that drops the Upgrade header); SDP carries a DTLS
+    # fingerprint that is not the certificate's.
+    refuse_tokens: bool = False
+    refuse_upgrades: bool = False
+    bad_fingerprint: bool = False
     # Filled in once the listening socket is bound.
     base_url: str = ""
 

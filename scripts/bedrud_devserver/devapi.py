@@ -99,6 +99,12 @@ class DevAPI:
                 cfg.join_timeout = parse_duration(str(body["joinTimeout"]))
             if "refreshInterval" in body:
                 cfg.lk_refresh_interval = parse_duration(str(body["refreshInterval"]))
+            for key, attr in (("refuseTokens", "refuse_tokens"), ("refuseUpgrades", "refuse_upgrades"),
+                              ("badFingerprint", "bad_fingerprint")):
+                if key in body:
+                    if not isinstance(body[key], bool):
+                        raise ValueError(f"{key} must be true or false")
+                    setattr(cfg, attr, body[key])
         except ValueError as exc:
             return error(400, str(exc))
         return json_response({"ok": True})

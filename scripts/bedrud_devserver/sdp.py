@@ -39,9 +39,17 @@ def _split(sdp: str) -> tuple[list[str], list[list[str]]]:
     return session, media
 
 
+def wrong_fingerprint(line: str) -> str:
+    """`a=fingerprint:sha-256 AB:CD:…` with every hex digit changed: well-formed, never ours."""
+    head, _, value = line.partition(" ")
+    flipped = "".join(format(15 - int(c, 16), "X") if c in "0123456789abcdefABCDEF" else c for c in value)
+    return f"{head} {flipped}"
+
+
 def edit_description(sdp: str, msids: dict[int, tuple[str, str]], *, strip_candidates: bool = True,
-                     downstream: bool = True) -> Edited:
-    """`msids` maps a sending SSRC to (stream id, track id)."""
+                     downstream: bool = True, bad_fingerprint: bool = False) -> Edited:
+    """`msids` maps a sending SSRC to (stream id, track id). `bad_fingerprint` (the
+    `badFingerprint` fault) announces a DTLS fingerprint that is not the certificate's."""
     session, media = _split(sdp)
     out: list[str] = list(session)
     candidates: list[str] = []
@@ -64,6 +72,8 @@ def edit_description(sdp: str, msids: dict[int, tuple[str, str]], *, strip_candi
                 line = "c=IN IP4 0.0.0.0"
             elif line.startswith("a=fingerprint:") and not line.startswith("a=fingerprint:sha-256 "):
                 continue  # pion offers one SHA-256 fingerprint
+            elif bad_fingerprint and line.startswith("a=fingerprint:"):
+                line = wrong_fingerprint(line)
             elif downstream and is_audio and line.startswith("a=extmap:") and \
                     line.split(" ", 1)[-1].split(" ")[0] in DOWNSTREAM_DROPPED_EXTENSIONS:
                 continue

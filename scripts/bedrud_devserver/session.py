@@ -421,7 +421,7 @@ class ClientParticipant(Participant):
             if self.closed:
                 return
             msids = {s.transceiver.sender._ssrc: (s.stream_id, s.track.sid) for s in self.subscriptions.values()}
-            edited = edit_description(pc.localDescription.sdp, msids)
+            edited = edit_description(pc.localDescription.sdp, msids, bad_fingerprint=self.config.bad_fingerprint)
             self.offer_id += 1
             desc = lkr.SessionDescription(type="offer", sdp=edited.sdp, id=self.offer_id)
             for sub in self.subscriptions.values():
@@ -623,7 +623,7 @@ class ClientParticipant(Participant):
         answer_sdp = pc.localDescription.sdp
         if self.config.media == "forward":
             answer_sdp = configure_publisher_answer(answer_sdp, offer.sdp, prefs)
-        edited = edit_description(answer_sdp, {}, downstream=False)
+        edited = edit_description(answer_sdp, {}, downstream=False, bad_fingerprint=self.config.bad_fingerprint)
         self.send_signal(lkr.SignalResponse(answer=lkr.SessionDescription(type="answer", sdp=edited.sdp, id=offer.id)))
         self._trickle_out(edited.candidates, edited.first_mid, lkr.SignalTarget.PUBLISHER)
         pending, self.pending_pub_candidates = self.pending_pub_candidates, []

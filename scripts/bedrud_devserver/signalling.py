@@ -99,6 +99,8 @@ class SignalService:
             token = request.query.get("access_token", "")
         if not token:
             raise SignalError(401, "permissions denied")
+        if self.config.refuse_tokens:
+            raise SignalError(401, "invalid authorization token: signature is invalid")
         try:
             unverified = jwt_hs256.peek(token)
         except jwt_hs256.JWTError:
@@ -154,6 +156,10 @@ class SignalService:
     async def rtc(self, request: web.Request) -> web.StreamResponse:
         if request.headers.get("Upgrade", "").lower() != "websocket":
             return web.Response(status=404)
+        if self.config.refuse_upgrades:
+            # What LiveKit says when a proxy stripped the Upgrade header on the way.
+            self.sfu.counters["rejected_connections"] += 1
+            return plain(400, "Bad Request")
         try:
             params = self.check(request)
         except SignalError as exc:

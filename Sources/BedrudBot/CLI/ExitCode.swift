@@ -22,16 +22,38 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     case server = 9
     /// Removed from the room: kicked, banned, room deleted, or replaced by a duplicate login.
     case removed = 10
-    /// A smoke-test assertion failed (no audio, wrong duration, ...).
-    case assertion = 11
+    /// 11 is retired (it was "smoke-test assertion failed" and verify's bad file; smoke now
+    /// has a code per stage, 20–29, and verify/repair have 13).
     /// The server refused the request as given: a name that is taken (409), input it
     /// rejects (400/422), too many requests (429).
     case rejected = 12
+    /// `verify` found a file with problems, or `repair` could not make one valid.
+    case fileProblems = 13
     /// `join --wait-for-participants`: nobody (no person; bots do not count) came in time.
     case nobodyCame = 14
     /// The recording disk ran low (below `record.min_free`) or a write to it failed: the
     /// session was stopped and its files finished while there was room.
     case diskLow = 15
+    /// smoke: the API did not answer, or not as Bedrud (docs/SMOKE.md).
+    case smokeAPI = 20
+    /// smoke: a login (account or guest) failed.
+    case smokeAuth = 21
+    /// smoke: no such room, or the join token was refused (by Bedrud or by the media server).
+    case smokeRoom = 22
+    /// smoke: the LiveKit signalling WebSocket did not come up on both sides.
+    case smokeSignalling = 23
+    /// smoke: ICE found no working candidate pair (UDP blocked, TURN wrong).
+    case smokeICE = 24
+    /// smoke: the DTLS handshake failed (fingerprint mismatch, timeout).
+    case smokeDTLS = 25
+    /// smoke: the test signal was not published, or not received and decoded.
+    case smokeMedia = 26
+    /// smoke: media arrived, but latency, loss or jitter is above its threshold.
+    case smokeQuality = 27
+    /// smoke: the chat message did not arrive intact over the data channel.
+    case smokeData = 28
+    /// smoke: a participant did not leave cleanly.
+    case smokeLeave = 29
     /// A second SIGINT/SIGTERM ended the run at once, before its files were finished
     /// (`repair` finishes them). One signal is a clean stop and exits 0.
     case interrupted = 130
@@ -49,10 +71,20 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
         case .tls: "TLS failure (untrusted certificate, pin mismatch)"
         case .server: "server error or not a Bedrud server"
         case .removed: "removed from the room (kicked, room deleted, duplicate login)"
-        case .assertion: "smoke-test assertion failed, or a recording failed verify/repair"
         case .rejected: "the server refused the request (name taken, invalid, rate limited)"
+        case .fileProblems: "verify found a file with problems, or repair could not make it valid"
         case .nobodyCame: "nobody came within --wait-for-participants"
         case .diskLow: "recording disk low or full, or a recording write failed (files finished)"
+        case .smokeAPI: "smoke: the API did not answer"
+        case .smokeAuth: "smoke: login failed"
+        case .smokeRoom: "smoke: no such room, or join token refused"
+        case .smokeSignalling: "smoke: signalling WebSocket failed"
+        case .smokeICE: "smoke: ICE failed (no candidate pair)"
+        case .smokeDTLS: "smoke: DTLS handshake failed"
+        case .smokeMedia: "smoke: test signal not published or not received"
+        case .smokeQuality: "smoke: latency, loss or jitter above threshold"
+        case .smokeData: "smoke: chat message did not arrive intact"
+        case .smokeLeave: "smoke: did not leave cleanly"
         case .interrupted: "stopped at once by a second signal (files left for repair)"
         }
     }

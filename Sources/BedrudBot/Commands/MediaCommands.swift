@@ -9,7 +9,7 @@ enum MediaCommands {
         "verify", summary: "check Ogg Opus recordings (pages, CRCs, headers, granules) and report duration and gaps",
         discussion: """
             Reads each file without decoding it. Works on any Ogg Opus file, not only ours.
-            Exit status: 0 when every file is valid, 11 when a file has problems, 5 when a
+            Exit status: 0 when every file is valid, 13 when a file has problems, 5 when a
             file cannot be read.
 
             Examples:
@@ -103,7 +103,7 @@ enum MediaCommands {
                 let lines = notOgg ? report.problems.map { "problem: \($0)" } : report.summary.split(separator: "\n").map(String.init)
                 for line in lines { inv.console.out("  \(line)") }
             }
-            if !report.isValid && worst == .success { worst = .assertion }
+            if !report.isValid && worst == .success { worst = .fileProblems }
         }
         return worst
     }
@@ -147,13 +147,13 @@ enum MediaCommands {
             do {
                 let r = try OggOpusRepair.repair(path: path)
                 inv.console.out(describe(path, r))
-                if !r.report.isValid { note(.assertion) }
+                if !r.report.isValid { note(.fileProblems) }
             } catch let e as MediaIOError where e.errno == ENOENT {
                 inv.console.err("bedrud-bot: \(e)")
                 note(.notFound)
             } catch {
                 inv.console.err("bedrud-bot: cannot repair \(path): \(error)")
-                note(.assertion)
+                note(.fileProblems)
             }
         }
         return worst

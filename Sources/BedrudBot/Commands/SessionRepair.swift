@@ -143,7 +143,7 @@ enum SessionRepair {
                 console.out(MediaCommands.describe(name, r))
             } catch {
                 console.err("bedrud-bot: cannot repair \(dir)/\(name): \(error)")
-                worst = .assertion
+                worst = .fileProblems
             }
         }
         let vttMissing = !fm.fileExists(atPath: dir + "/transcript.vtt")

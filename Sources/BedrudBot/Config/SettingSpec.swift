@@ -155,6 +155,13 @@ public struct SettingSpec: Sendable {
         SettingSpec(section: "record", key: "jitter_wait", kind: .duration, defaultValue: "60ms",
                     help: "How long a missing packet is waited for before it counts as lost.", example: "100ms"),
 
+        SettingSpec(section: "smoke", key: "max_latency", kind: .duration, defaultValue: "500ms",
+                    help: "smoke: the worst burst latency allowed.", example: "300ms"),
+        SettingSpec(section: "smoke", key: "max_loss", kind: .string, defaultValue: "5%",
+                    help: "smoke: the packet loss allowed.", example: "1%"),
+        SettingSpec(section: "smoke", key: "max_jitter", kind: .duration, defaultValue: "30ms",
+                    help: "smoke: the interarrival jitter allowed.", example: "20ms"),
+
         SettingSpec(section: "instance", key: "url", kind: .url, defaultValue: nil,
                     help: "The Bedrud server's address (required).", example: "https://meet.example.com"),
         SettingSpec(section: "instance", key: "display_name", kind: .string, defaultValue: nil,
@@ -177,7 +184,7 @@ public struct SettingSpec: Sendable {
                     example: "yes"),
     ]
 
-    public static let sections: [String] = ["", "network", "record", "instance"]
+    public static let sections: [String] = ["", "network", "record", "instance", "smoke"]
 
     public static func spec(section: String, key: String) -> SettingSpec? {
         all.first { $0.section == section && $0.key == key }

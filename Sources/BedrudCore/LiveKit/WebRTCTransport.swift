@@ -29,6 +29,7 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
     private let state = Mutex<State>(State())
     private let logger = Logger("webrtc")
     private let publishData: Bool
+    private let relayOnly: Bool
 
     private struct State {
         var subscriber: PeerConnection?
@@ -50,8 +51,11 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
     ///   - localAddresses: host-candidate addresses; `["127.0.0.1"]` for a media server on
     ///     loopback (libnice skips loopback by itself otherwise), empty for every interface.
     ///   - publishData: also open a publisher connection with LiveKit's two data channels.
-    public init(router: (any TrackRouter)?, localAddresses: [String] = [], connectTimeoutSeconds: Double = 30, publishData: Bool = false) {
+    ///   - relayOnly: use relay (TURN) candidates only, whatever the server says (`smoke --turn-only`).
+    public init(router: (any TrackRouter)?, localAddresses: [String] = [], connectTimeoutSeconds: Double = 30, publishData: Bool = false,
+                relayOnly: Bool = false) {
         self.router = router
+        self.relayOnly = relayOnly
         self.publishData = publishData
         loop = GLibLoop(name: "bedrud-webrtc")
         var c = PeerConnectionConfiguration()
@@ -76,7 +80,7 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
         await close()
         var c = baseConfiguration
         c.ice.servers = configuration.iceServers.map { ICEServer(urls: $0.urls, username: $0.username, credential: $0.credential) }
-        c.ice.relayOnly = configuration.forceRelay
+        c.ice.relayOnly = configuration.forceRelay || relayOnly
         let pc = try PeerConnection(configuration: c, loop: loop)
         let logger = self.logger
         let pump = Task { [weak self] in

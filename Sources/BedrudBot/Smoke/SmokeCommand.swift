@@ -1,0 +1,512 @@
+import BedrudCore
+import BedrudMedia
+import BedrudNet
+import BedrudProtocol
+import BedrudRTC
+import Foundation
+import Synchronization
+
+/// `bedrud-bot smoke ROOM|LINK`: the end-to-end test of a Bedrud deployment. One process,
+/// two participants (publisher and listener, separate identities); each stage is timed and
+/// decided by ``SmokeRun``; this file is only the I/O around it (docs/SMOKE.md).
+enum SmokeCommand {
+    static let spec = CommandSpec(
+        "smoke", summary: "test a Bedrud deployment end to end (for CI)",
+        discussion: """
+            Joins ROOM (a room name or meeting link) twice, as a publisher and a listener with
+            separate identities, and checks and times each stage: the API answers; auth; join
+            tokens; signalling on both sides; ICE (the winning pair: host/srflx/relay, UDP/TCP);
+            DTLS; publishing a test signal (1 kHz bursts, one per second after 1 s of
+            silence); receiving and decoding it on the other side (latency of every burst,
+            loss, jitter against thresholds); a chat message arriving intact; both leaving.
+
+            Identities: for a room name or a link to a configured instance, the publisher is
+            that instance's account (or its guest_name) and the listener a fresh guest; for a
+            link to any other server both are guests (the room must allow guests). Bedrud
+            keeps one refresh token per user: logging the same account in elsewhere ends the
+            other session, so give a smoke test its own account, not a recording bot's.
+
+            Prints a summary (✓/✗, time, measured value against threshold); --json prints one
+            object instead; --junit FILE writes one testcase per stage. Exits 0 when every
+            stage passed, else the code of the first failed stage (20–29, see below and
+            docs/SMOKE.md).
+
+            Examples:
+              bedrud-bot smoke https://meet.example.com/m/smoke --junit smoke.xml
+              bedrud-bot smoke ci-room --thresholds latency=300ms,loss=1%,jitter=20ms --json
+              bedrud-bot smoke ci-room --turn-only --keep listener.wav
+            """,
+        arguments: [ArgumentSpec("ROOM|LINK", help: "room name or meeting link")],
+        options: [
+            OptionSpec("duration", value: "DURATION", help: "Length of the test signal (default 6s: 5 bursts; 3s–60s)."),
+            OptionSpec("thresholds", value: "LIST", help: "latency=500ms,loss=5%,jitter=30ms (the defaults); any subset."),
+            OptionSpec("turn-only", help: "Use relay (TURN) candidates only, to test the TURN server."),
+            OptionSpec("keep", value: "FILE", help: "Keep the listener's decoded recording of the signal as a WAV file."),
+            OptionSpec("json", help: "Print the result as one JSON object on stdout."),
+            OptionSpec("junit", value: "FILE", help: "Write a JUnit XML report: one testcase per stage."),
+            OptionSpec("timeout", value: "DURATION", help: "Limit for each network stage (default 20s)."),
+            OptionSpec("guest-name", value: "NAME", help: "Display-name prefix of the guests (default: bedrud-smoke)."),
+            OptionSpec("ca-file", value: "FILE", help: "For a link to an unconfigured server: trust this PEM CA."),
+            OptionSpec("pin-sha256", value: "FINGERPRINT", help: "For a link to an unconfigured server: trust this certificate."),
+            OptionSpec("tls-insecure", help: "For a link to an unconfigured server: skip certificate checks."),
+        ],
+        action: run)
+
+    static func run(_ inv: Invocation) async throws -> ExitCode {
+        let ctx = try BotContext(inv)
+        var thresholds = SmokeThresholds()
+        let configured = ["latency": ctx.config.string("smoke", "max_latency"), "loss": ctx.config.string("smoke", "max_loss"),
+                          "jitter": ctx.config.string("smoke", "max_jitter")]
+        for (key, value) in configured.sorted(by: { $0.key < $1.key }) {
+            guard let value else { continue }
+            do { try thresholds.apply("\(key)=\(value)") } catch { throw ConfigError("smoke.max_\(key): \(error.description)") }
+        }
+        if let t = inv.value("thresholds") {
+            do { try thresholds.apply(t) } catch { throw CommandFailure(.usage, error.description) }
+        }
+        let seconds = try JoinCommand.parseDuration(inv, "duration") ?? 6
+        guard seconds >= 3, seconds <= 60 else { throw CommandFailure(.usage, "--duration must be 3s–60s") }
+        let timeout = try JoinCommand.parseDuration(inv, "timeout") ?? 20
+        guard timeout > 0 else { throw CommandFailure(.usage, "--timeout must be longer than 0") }
+        let target = inv.positionals[0]
+        let guest = inv.value("guest-name") ?? "bedrud-smoke"
+        let plan = try JoinPlan.make(ctx, target: target)
+
+        let shell = SmokeShell(ctx: ctx, plan: plan, guestPrefix: guest, thresholds: thresholds,
+                               signal: SmokeSignal(seconds: seconds), timeout: timeout, turnOnly: inv.flag("turn-only"))
+        let run = await shell.execute()
+
+        if let keep = inv.value("keep"), let pcm = shell.keptPCM {
+            do { try WAVFile.write(pcm, to: keep) } catch { inv.console.warning("could not write --keep \(keep): \(error)") }
+        }
+        if let junit = inv.value("junit") {
+            do { try SmokeReport.junit(run, target: target).write(toFile: junit, atomically: true, encoding: .utf8) } catch {
+                inv.console.err("bedrud-bot: could not write --junit \(junit): \(error)")
+            }
+        }
+        if inv.flag("json") {
+            inv.console.out(SmokeReport.json(run, target: target, media: shell.media, icePair: shell.icePair, onsetsMs: shell.onsetsMs))
+        } else {
+            for line in SmokeReport.human(run, target: target) { inv.console.out(line) }
+        }
+        return run.exitCode
+    }
+}
+
+/// One side of the smoke test: its login, room and transport.
+final class SmokeSide: Sendable {
+    let name: String
+    let plan: JoinPlan
+    let transport: WebRTCTransport
+    let watch = SmokeWatch()
+    private let roomBox = Mutex<RoomManager?>(nil)
+    var room: RoomManager? { roomBox.withLock { $0 } }
+
+    init(name: String, plan: JoinPlan, transport: WebRTCTransport) {
+        self.name = name
+        self.plan = plan
+        self.transport = transport
+    }
+
+    func connect(_ join: JoinRoomResponse) async {
+        let plan = self.plan
+        let room = RoomManager(livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string,
+                               transport: transport, tokenProvider: { try await plan.requestToken().token })
+        roomBox.withLock { $0 = room }
+        let watch = self.watch
+        Task { for await e in room.events { watch.note(e) } }
+        await room.connect(token: join.token)
+    }
+
+    func leave() async -> RoomDisconnectReason? {
+        guard let room else { return nil }
+        let r = await room.leave()
+        await transport.shutdown()
+        return r
+    }
+}
+
+/// Room events one side waits for.
+final class SmokeWatch: Sendable {
+    private struct S {
+        var joined: (identity: String, name: String)?
+        var ended: RoomDisconnectReason?
+        var published: [String: String] = [:]
+        var refused: String?
+        var chats: [String] = []
+    }
+    private let s = Mutex(S())
+    func note(_ e: RoomEvent) {
+        s.withLock { s in
+            switch e {
+            case .roomJoined(_, let me): s.joined = (me.identity, me.name)
+            case .disconnected(let r): s.ended = r
+            case .localTrackPublished(let cid, let track): s.published[cid] = track.sid
+            case .requestRefused(let r) where r.kind == .addTrack:
+                s.refused = "\(r.reason)" + (r.message.isEmpty ? "" : " (\(String(r.message.prefix(200))))")
+            case .chatReceived(let m): if s.chats.count < 16 { s.chats.append(m.text) }
+            default: break
+            }
+        }
+    }
+    var joined: (identity: String, name: String)? { s.withLock { $0.joined } }
+    var ended: RoomDisconnectReason? { s.withLock { $0.ended } }
+    func sid(_ cid: String) -> String? { s.withLock { $0.published[cid] } }
+    var refused: String? { s.withLock { $0.refused } }
+    var chats: [String] { s.withLock { $0.chats } }
+}
+
+/// The listener's router: the first audio track it is offered goes into one ring, read
+/// by a ``ToneBurstDetector`` on its own thread.
+final class SmokeReceiver: TrackRouter, @unchecked Sendable {
+    // @unchecked: `detector` is touched only by the consumer thread until `stop` has joined it.
+    let ring = PacketRing(capacity: 1024)
+    let wake = WakeSignal()
+    private let ssrcBox = Mutex<UInt32?>(nil)
+    private let stopping = Atomic<Bool>(false)
+    let detector: ToneBurstDetector
+    private var thread: Thread?
+    private let done = Mutex<CheckedContinuation<Void, Never>?>(nil)
+    private let finished = Atomic<Bool>(false)
+
+    init?(signal: SmokeSignal) {
+        guard let d = ToneBurstDetector(capacitySamples: signal.totalSamples + 5 * 48_000, expectedBursts: signal.bursts) else { return nil }
+        detector = d
+        ring.attach(wake: wake)
+    }
+
+    var ssrc: UInt32? { ssrcBox.withLock { $0 } }
+
+    func route(added: [RemoteTrack], removed: [RemoteTrack]) async -> [UInt32: PacketRing] {
+        for t in added where t.kind == "audio" {
+            let mine = ssrcBox.withLock { s -> Bool in
+                guard s == nil else { return false }
+                s = t.ssrc
+                return true
+            }
+            if mine { return [t.ssrc: ring] }
+        }
+        return [:]
+    }
+
+    func start() {
+        let t = Thread { [self] in
+            while true {
+                while ring.pop({ h, payload in
+                    if h.kind == .rtp { detector.feed(payload, arrivalNanos: h.arrivalNanos) }
+                }) {}
+                if stopping.load(ordering: .acquiring) { break }
+                wake.park(untilNanos: MonotonicClock.nanos() + 50_000_000) { !ring.isEmpty || stopping.load(ordering: .relaxed) }
+            }
+            finished.store(true, ordering: .releasing)
+            done.withLock { $0?.resume(); $0 = nil }
+        }
+        t.name = "bedrud-smoke-rx"
+        thread = t
+        t.start()
+    }
+
+    /// Stops the consumer and waits for it; the detector may be read after.
+    func stop() async {
+        guard thread != nil else { return }
+        stopping.store(true, ordering: .releasing)
+        wake.notify()
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let now = done.withLock { d -> Bool in
+                if finished.load(ordering: .acquiring) { return true }
+                d = c
+                return false
+            }
+            if now { c.resume() }
+        }
+    }
+}
+
+/// Runs the stages in the order ``SmokeRun`` asks, feeding it what happened.
+final class SmokeShell: @unchecked Sendable {
+    // @unchecked: used by one task at a time (the command's), results read after execute().
+    let ctx: BotContext
+    let plan: JoinPlan
+    let guestPrefix: String
+    let signal: SmokeSignal
+    let timeout: Double
+    let turnOnly: Bool
+    var run: SmokeRun
+    private(set) var media: SmokeMedia?
+    private(set) var icePair: String?
+    /// Every onset the detector found, ms after the signal's first sample was due.
+    private(set) var onsetsMs: [Double] = []
+    private(set) var keptPCM: [Float]?
+    private var publisher: SmokeSide?
+    private var listener: SmokeSide?
+    private var receiver: SmokeReceiver?
+    private var joins: [JoinRoomResponse] = []
+    private var chatSent = ""
+    private var secondPlan: JoinPlan?
+
+    init(ctx: BotContext, plan: JoinPlan, guestPrefix: String, thresholds: SmokeThresholds, signal: SmokeSignal, timeout: Double, turnOnly: Bool) {
+        self.ctx = ctx
+        self.plan = plan
+        self.guestPrefix = guestPrefix
+        self.signal = signal
+        self.timeout = timeout
+        self.turnOnly = turnOnly
+        run = SmokeRun(thresholds: thresholds)
+    }
+
+    func execute() async -> SmokeRun {
+        var action = SmokeRun.start
+        var turns = 0
+        while case .run(let stage) = action, turns < 2 * SmokeStage.allCases.count {
+            turns += 1
+            let t0 = MonotonicClock.nanos()
+            let event = await perform(stage, since: t0)
+            guard let next = run.handle(event).first else { break }
+            action = next
+        }
+        return run
+    }
+
+    static func elapsed(_ t0: UInt64) -> Double { Double(MonotonicClock.nanos() &- t0) / 1e9 }
+
+    /// What an error from the API says, sanitised.
+    static func why(_ error: any Error) -> String { TerminalText.sanitize(ErrorReporting.message(for: error)) }
+
+    func perform(_ stage: SmokeStage, since t0: UInt64) async -> SmokeEvent {
+        func pass(_ m: String = "") -> SmokeEvent { .passed(stage, seconds: Self.elapsed(t0), measured: m) }
+        func fail(_ why: String) -> SmokeEvent { .failed(stage, seconds: Self.elapsed(t0), why: why) }
+        do {
+            switch stage {
+            case .api:
+                let settings = try await ServerProbe.check(try ctx.apiClient(for: plan.instance))
+                _ = settings
+                return pass("\(plan.instance.server) answers as Bedrud")
+            case .auth:
+                let second = try listenerPlan()
+                _ = try await plan.auth.validAccessToken()
+                _ = try await second.auth.validAccessToken()
+                secondPlan = second
+                return pass(plan.isThrowawayGuest || plan.instance.email == nil ? "two guests" : "account + guest")
+            case .token:
+                joins = [try await plan.requestToken(), try await secondPlan!.requestToken()]
+                return pass("room '\(TerminalText.sanitize(joins[0].room.name))'")
+            case .signalling:
+                return await signalling(pass: pass, fail: fail)
+            case .ice:
+                return await connectivity(ice: true, pass: pass, fail: fail)
+            case .dtls:
+                return await connectivity(ice: false, pass: pass, fail: fail)
+            case .publish:
+                return try await publish(pass: pass, fail: fail)
+            case .receive, .quality:
+                return await receive(since: t0)
+            case .chat:
+                return await chat(since: t0)
+            case .leave:
+                return await leave(pass: pass, fail: fail)
+            }
+        } catch {
+            if stage == .token, let e = error as? APIError, e.code == .notFound || e.code == .gone {
+                return fail("no such room '\(TerminalText.sanitize(plan.roomName))' (\(Self.why(error)))")
+            }
+            return fail(Self.why(error))
+        }
+    }
+
+    func listenerPlan() throws -> JoinPlan {
+        let inst = plan.instance
+        let api = try ctx.apiClient(for: inst)
+        let auth = AuthManager(instanceKey: inst.name + "-smoke-listener", api: api, store: MemoryCredentialStore(),
+                               fallbackLogin: .guest(name: guestPrefix + " listener"), now: { Date().timeIntervalSince1970 })
+        return JoinPlan(instance: inst, roomName: plan.roomName, auth: auth, isThrowawayGuest: true)
+    }
+
+    func transport(router: (any TrackRouter)?, publish: Bool) -> WebRTCTransport {
+        let host = joins.first?.livekitHost ?? plan.instance.server
+        return WebRTCTransport(router: router, localAddresses: RoomRun.isLoopback(host) ? ["127.0.0.1"] : [], connectTimeoutSeconds: timeout, publishData: publish, relayOnly: turnOnly)
+    }
+
+    func signalling(pass: (String) -> SmokeEvent, fail: (String) -> SmokeEvent) async -> SmokeEvent {
+        guard let receiver = SmokeReceiver(signal: signal) else { return fail("could not create an Opus decoder") }
+        self.receiver = receiver
+        let l = SmokeSide(name: "listener", plan: secondPlan!, transport: transport(router: receiver, publish: false))
+        let p = SmokeSide(name: "publisher", plan: plan, transport: transport(router: nil, publish: true))
+        listener = l
+        publisher = p
+        if turnOnly { ctx.console.note("--turn-only: relay candidates only") }
+        await l.connect(joins[1])
+        await p.connect(joins[0])
+        let deadline = Date().addingTimeInterval(timeout)
+        while l.watch.joined == nil || p.watch.joined == nil {
+            for side in [l, p] {
+                if let ended = side.watch.ended {
+                    let detail = await side.room?.lastConnectError.map { TerminalText.sanitize($0) } ?? ""
+                    let text = "the \(side.name) could not join: \(RoomEventFormatter.explain(ended))" + (detail.isEmpty ? "" : ": \(detail)")
+                    if ended == .notAllowed || ended == .roomNotFound {
+                        // The media server refused the token Bedrud issued: the token stage's fault.
+                        return .failed(.token, seconds: 0, why: "the media server refused the join token: \(text)")
+                    }
+                    return fail(text)
+                }
+            }
+            if Date() > deadline {
+                var why = ""
+                for side in [l, p] where side.watch.joined == nil {
+                    if let e = await side.room?.lastConnectError { why += "; the \(side.name): \(TerminalText.sanitize(e))" }
+                }
+                return fail("no join response on both sides within \(Int(timeout)) s" + why)
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        receiver.start()
+        return pass("both joined")
+    }
+
+    func connectivity(ice: Bool, pass: (String) -> SmokeEvent, fail: (String) -> SmokeEvent) async -> SmokeEvent {
+        let l = listener!, p = publisher!
+        let deadline = Date().addingTimeInterval(timeout)
+        let hint = turnOnly ? " (relay only: is TURN reachable, is its secret right?)" : " (is UDP to the media server open?)"
+        while true {
+            let ls = await l.transport.stats(), ps = await p.transport.publisherStats()
+            let pairs = [ls?.selectedPair, ps?.selectedPair]
+            // A DTLS error means ICE got that far (the pair may be gone with the connection).
+            let dtlsBroke = [l, p].map { $0.transport.lastError.map { $0.contains("DTLS") || $0.contains("fingerprint") } ?? false }
+            if ice, pairs[0] != nil || dtlsBroke[0], pairs[1] != nil || dtlsBroke[1] {
+                let a = pairs[0] ?? "(closed after a DTLS failure)", b = pairs[1] ?? "(closed after a DTLS failure)"
+                icePair = "listener \(a); publisher \(b)"
+                return pass("listener \(SmokePair.kind(a)), publisher \(SmokePair.kind(b))")
+            }
+            if !ice, ls?.state == .connected, ps?.state == .connected {
+                return pass("\(ls?.srtpProfile.map { "\($0)" } ?? "SRTP") keys on both sides")
+            }
+            let failed = [ls?.state == .failed ? l : nil, ps?.state == .failed ? p : nil].compactMap { $0 }
+            if let side = failed.first {
+                let why = side.transport.lastError.map { TerminalText.sanitize($0) } ?? "failed"
+                return fail("the \(side.name)'s connection failed: \(why)" + (ice ? hint : ""))
+            }
+            if let side = [l, p].first(where: { $0.watch.ended != nil }) {
+                let why = side.transport.lastError.map { ": " + TerminalText.sanitize($0) } ?? ""
+                return fail("the \(side.name) was disconnected: \(RoomEventFormatter.explain(side.watch.ended!))" + why + (ice ? hint : ""))
+            }
+            if Date() > deadline {
+                let text = ice ? "no ICE candidate pair within \(Int(timeout)) s" + hint
+                    : "the DTLS handshake did not finish within \(Int(timeout)) s"
+                let why = [l, p].compactMap { $0.transport.lastError }.first.map { ": " + TerminalText.sanitize($0) } ?? ""
+                return fail(text + why)
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    func publish(pass: (String) -> SmokeEvent, fail: (String) -> SmokeEvent) async throws -> SmokeEvent {
+        let p = publisher!
+        guard let room = p.room else { return fail("no room") }
+        guard await p.transport.waitForDataChannel("_reliable", timeoutSeconds: timeout) else {
+            return fail("the publisher's data channel did not open" + (p.transport.lastError.map { ": \(TerminalText.sanitize($0))" } ?? ""))
+        }
+        let cid = "TR_" + UUID().uuidString.lowercased()
+        await room.send(LiveKit.SignalRequest(.addTrack(.microphone(cid: cid, name: "smoke signal", stereo: false, dtx: false))))
+        let deadline = Date().addingTimeInterval(timeout)
+        while p.watch.sid(cid) == nil {
+            if let why = p.watch.refused { return fail("the server refused to publish the track: \(TerminalText.sanitize(why))") }
+            if p.watch.ended != nil || Date() > deadline { return fail("the server did not publish the track (no track_published)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let packets = MediaBenchmark.encode(signal.pcm(), bitrate: 32_000)
+        let ring = PacketRing(capacity: 64)
+        let (_, start) = try await p.transport.publishAudio(cid: cid, stereo: false, dtx: false, ring: ring, timeoutSeconds: timeout)
+        signalStart = start
+        producer = Task { await PacedProducer(packets: packets, ring: ring, startNanos: start).run() }
+        return pass("\(packets.count) packets, \(signal.bursts) bursts")
+    }
+
+    private var signalStart: UInt64 = 0
+    private var producer: Task<Void, Never>?
+
+    func receive(since t0: UInt64) async -> SmokeEvent {
+        await producer?.value
+        // Let the last burst's packets arrive (latency up to the threshold, plus a margin).
+        try? await Task.sleep(for: .milliseconds(Int(min(2000, run.thresholds.latencyMs + 500))))
+        guard let receiver else { return .failed(.receive, seconds: 0, why: "no receiver") }
+        await receiver.stop()
+        let d = receiver.detector
+        var latencies: [Double] = []
+        var seen = Set<Int>()
+        onsetsMs = d.onsets.map { (Double(Int64(bitPattern: $0 &- signalStart)) / 1e6 * 10).rounded() / 10 }
+        // Bursts due before the listener's first packet fell into the subscription's
+        // set-up (the 1 s lead-in is for that); they are not counted as sent.
+        let first = d.firstArrivalNanos
+        let counted = (0..<signal.bursts).filter { first == 0 || signalStart &+ UInt64(signal.burstOffsetNanos($0)) >= first }
+        // The sender may put a packet on the wire a little before its deadline (its timer's
+        // slack): an onset up to one frame early belongs to the burst due then, latency 0.
+        let early: Int64 = 20_000_000
+        for onset in d.onsets where onset > signalStart {
+            let offset = Int64(onset - signalStart)
+            guard let k = signal.burst(before: offset + early), counted.contains(k), !seen.contains(k) else { continue }
+            seen.insert(k)
+            latencies.append(Double(max(0, offset - signal.burstOffsetNanos(k))) / 1e6)
+        }
+        let stats = await listener!.transport.stats()
+        let track = stats?.tracks.first { $0.ssrc == receiver.ssrc }
+        let m = SmokeMedia(burstsSent: counted.count, latenciesMs: latencies, packetsReceived: Int(track.map { $0.packetsReceived &- min($0.packetsReceived, $0.recoveredPackets) } ?? UInt64(d.packets)),
+                           packetsLost: Int(max(0, track?.packetsLost ?? 0)) + Int(track?.recoveredPackets ?? 0), jitterMs: track?.jitterMs ?? 0)
+        media = m
+        keptPCM = Array(d.pcm.prefix(d.samples))
+        return .measured(m, seconds: Self.elapsed(t0))
+    }
+
+    func chat(since t0: UInt64) async -> SmokeEvent {
+        let p = publisher!, l = listener!
+        let who = p.watch.joined ?? ("", "")
+        let text = "bedrud-bot smoke \(UUID().uuidString.lowercased()) ✓ äöü"
+        chatSent = text
+        let chat = BedrudChatPayload(id: UUID().uuidString.lowercased(), timestampMs: Int64(Date().timeIntervalSince1970 * 1000),
+                                     senderName: who.name.isEmpty ? who.identity : who.name, senderIdentity: who.identity, message: text, attachments: [])
+        guard await p.transport.sendData(SayCommand.packet(chat, sequence: 1).protobufBytes(), reliable: true) else {
+            return .chat(sent: text, received: nil, seconds: Self.elapsed(t0))
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let got = l.watch.chats.first { return .chat(sent: text, received: got, seconds: Self.elapsed(t0)) }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return .chat(sent: text, received: nil, seconds: Self.elapsed(t0))
+    }
+
+    func leave(pass: (String) -> SmokeEvent, fail: (String) -> SmokeEvent) async -> SmokeEvent {
+        producer?.cancel()
+        await receiver?.stop()
+        var problems: [String] = []
+        for side in [publisher, listener].compactMap({ $0 }) {
+            let r = await side.leave()
+            if let r, r != .left { problems.append("the \(side.name) ended with '\(RoomEventFormatter.explain(r))'") }
+        }
+        if problems.isEmpty { return pass("both left") }
+        // After a failed stage the server may already have dropped a side (a failed ICE or
+        // DTLS ends in its timeout): that stage is the failure, leaving is only reported.
+        if run.firstFailure != nil { return pass("after the failure: " + problems.joined(separator: "; ")) }
+        return fail(problems.joined(separator: "; "))
+    }
+}
+
+/// The kind of an ICE pair from its description ("ip:port host/udp <-> ip:port host/udp").
+enum SmokePair {
+    static func kind(_ description: String) -> String {
+        let sides = description.components(separatedBy: " <-> ").map { $0.split(separator: " ").last.map(String.init) ?? "?" }
+        return sides.joined(separator: " ↔ ")
+    }
+}
+
+/// A 16-bit mono 48 kHz WAV file.
+enum WAVFile {
+    static func write(_ pcm: [Float], to path: String) throws {
+        var d = Data()
+        func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { d.append(contentsOf: $0) } }
+        func u16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { d.append(contentsOf: $0) } }
+        d.append(contentsOf: Array("RIFF".utf8)); u32(UInt32(36 + pcm.count * 2)); d.append(contentsOf: Array("WAVEfmt ".utf8))
+        u32(16); u16(1); u16(1); u32(48_000); u32(96_000); u16(2); u16(16)
+        d.append(contentsOf: Array("data".utf8)); u32(UInt32(pcm.count * 2))
+        for s in pcm { u16(UInt16(bitPattern: Int16(max(-1, min(1, s)) * 32767))) }
+        try d.write(to: URL(fileURLWithPath: path))
+    }
+}
