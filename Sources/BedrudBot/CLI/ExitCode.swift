@@ -27,6 +27,9 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     /// The server refused the request as given: a name that is taken (409), input it
     /// rejects (400/422), too many requests (429).
     case rejected = 12
+    /// The disk filled up while recording: the session stopped, finished what it could
+    /// (files that could not be finished stay `*.part` for `repair`).
+    case diskFull = 15
     /// A second SIGINT/SIGTERM ended the run at once, before its files were finished
     /// (`repair` finishes them). One signal is a clean stop and exits 0.
     case interrupted = 130
@@ -46,6 +49,7 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
         case .removed: "removed from the room (kicked, room deleted, duplicate login)"
         case .assertion: "smoke-test assertion failed, or a recording failed verify/repair"
         case .rejected: "the server refused the request (name taken, invalid, rate limited)"
+        case .diskFull: "the disk filled up while recording (stopped; unfinished files left for repair)"
         case .interrupted: "stopped at once by a second signal (files left for repair)"
         }
     }

@@ -73,6 +73,9 @@ final class RoomRun: @unchecked Sendable {
         }
         defer { folder?.release() }
         let directory = folder?.path
+        let reserve = directory.map { DiskReserve(folder: $0) }  // room to finish the files on a full disk
+        defer { reserve?.release() }
+        let disk = DiskFullWatch(directory: directory ?? "")
         var pc = MediaPipelineConfig()
         pc.room = join.room.name
         pc.sessionStartUnixNanos = startUnixNanos
@@ -118,6 +121,7 @@ final class RoomRun: @unchecked Sendable {
                 try? await Task.sleep(for: .seconds(1))
                 tick += 1
                 if self.aloneLongEnough() { stop("everyone else left (alone for \(ConfigValues.formatDuration(self.options.aloneTimeout)))") }
+                if let why = disk.check(pipeline: pipeline, transcript: transcript) { stop(why) }
                 await status.tick(tick, room: room, pipeline: pipeline, transport: transport, run: self)
             }
         }
@@ -136,13 +140,17 @@ final class RoomRun: @unchecked Sendable {
         status.finish()
         await roomEvents.value
 
-        // Finish the media: files end now, are closed and renamed.
+        // Finish the media: files end now, are closed and renamed (with the reserve's room
+        // if the disk is full).
+        reserve?.release()
+        pipeline.retryWritesNow()
         await pipeline.stop()
         await mediaEvents.value
         let rtcStats = await transport.stats()
         await transport.shutdown()
         let cause = stopCause.value
-        let (code, message) = await outcome(reason, cause: cause, room: room, transport: transport)
+        var (code, message) = await outcome(reason, cause: cause, room: room, transport: transport)
+        if let full = disk.finalMessage(pipeline: pipeline) { (code, message) = (.diskFull, full) }
         let media = pipeline.stats
         transcript?.write("session_ended", ["reason": reason.description, "exit_code": Int(code.rawValue), "detail": message,
                                              "duration_ms": transcript?.offsetNow() ?? 0])
@@ -151,7 +159,7 @@ final class RoomRun: @unchecked Sendable {
             do { try folder.writeFinished("transcript.vtt", transcript.vtt()) } catch { logger.error("\(error)") }
             let summary = Self.summary(run: self, directory: folder.path, sinks: folder, media: media, rtc: rtcStats,
                                        reason: reason, code: code, message: message, startUnixNanos: startUnixNanos,
-                                       durationMs: transcript.offsetNow())
+                                       durationMs: transcript.offsetNow(), storage: disk.summary(pipeline: pipeline, transcript: transcript))
             do { try folder.writeFinished("summary.json", summary) } catch { logger.error("\(error)") }
             console.note(Self.filesLine(directory: folder.path))
         }
@@ -279,7 +287,8 @@ final class RoomRun: @unchecked Sendable {
     }
 
     static func summary(run: RoomRun, directory: String, sinks: SessionFolder?, media: MediaStats, rtc: PeerConnectionStats?,
-                        reason: RoomDisconnectReason, code: ExitCode, message: String, startUnixNanos: Int64, durationMs: Int64) -> String {
+                        reason: RoomDisconnectReason, code: ExitCode, message: String, startUnixNanos: Int64, durationMs: Int64,
+                        storage: [String: Any]? = nil) -> String {
         let paths = sinks?.paths ?? [:]
         var participants: [[String: Any]] = []
         let names = run.lock.withLock { _ in run.everyone }
@@ -293,7 +302,7 @@ final class RoomRun: @unchecked Sendable {
                 "fec_recovered": p.fecRecovered, "concealed_ms": p.concealedMillis, "gaps_ms": gaps,
             ])
         }
-        let obj: [String: Any] = [
+        var obj: [String: Any] = [
             "room": run.join.room.name, "server": run.plan.instance.server,
             "started": TranscriptWriter.iso(startUnixNanos), "ended": TranscriptWriter.iso(startUnixNanos + durationMs * 1_000_000),
             "duration_ms": durationMs, "end_reason": reason.description, "exit_code": Int(code.rawValue), "message": message,
@@ -309,6 +318,7 @@ final class RoomRun: @unchecked Sendable {
                  }]
             } ?? NSNull(),
         ]
+        if let storage { obj["storage"] = storage }
         let data = (try? JSONSerialization.data(withJSONObject: obj, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
         return TerminalText.escapingJSON(String(decoding: data, as: UTF8.self)) + "\n"
     }
