@@ -61,7 +61,7 @@ import Testing
                 guard index > 2 else { continue }  // OpusHead, OpusTags
                 let bytes = Array(UnsafeBufferPointer(start: op.packet, count: op.bytes))
                 out.append((bytes, position))
-                position += Int64(OpusPacketInfo.parse(bytes.withUnsafeBytes { $0 })?.samples ?? 0)
+                position += Int64(bytes.withUnsafeBytes { OpusPacketInfo.parse($0)?.samples } ?? 0)
             }
         }
         return out
