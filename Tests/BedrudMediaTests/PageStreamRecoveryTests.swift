@@ -13,9 +13,12 @@ import Testing
     final class FlakySink: PageSink {
         var bytes: [UInt8] = []
         var failing = false
+        /// Bytes of room left (nil: unlimited); a write that does not fit fails whole.
+        var room: Int?
         var closed: Bool?
         func write(_ b: UnsafeRawBufferPointer) throws {
-            if failing { throw MediaIOError("Cannot write", path: "test.opus.part", errno: ENOSPC) }
+            if failing || (room.map { b.count > $0 } ?? false) { throw MediaIOError("Cannot write", path: "test.opus.part", errno: ENOSPC) }
+            room = room.map { $0 - b.count }
             bytes.append(contentsOf: b)
         }
         func sync() throws {}
@@ -182,6 +185,23 @@ import Testing
             offset += 27 + n + s.sink.bytes[(offset + 27)..<(offset + 27 + n)].reduce(0) { $0 + Int($1) }
         }
         #expect(offset == s.sink.bytes.count, "the file ends where a page ends")
+    }
+
+    @Test func littleRoomAtTheEndStillFinishesTheFileWithAGap() throws {
+        var s = Stream(limits: .init(samples: 3 * 48000, bytes: 1 << 20))
+        s.add(50)  // 1 s written
+        s.sink.failing = true
+        s.add(100)  // 2 s kept in memory
+        s.end()
+        // The reserve freed: room for a page of concealment, not for the kept pages.
+        s.sink.failing = false
+        s.sink.room = 100
+        #expect(try s.recovery.close(clean: true))
+        #expect(s.sink.closed == true)
+        let report = OggOpusVerifier.verify(s.sink.bytes)
+        #expect(report.isValid && report.hasEOS, "\(report.problems)")
+        #expect(abs(report.durationMillis - (3_000 - 312.0 / 48)) < 1, "\(report.durationMillis)")
+        #expect(s.recovery.takeReports().contains(.gap(startGranule: 48000, endGranule: 3 * 48000)))
     }
 
     @Test func theByteBoundHoldsToo() {

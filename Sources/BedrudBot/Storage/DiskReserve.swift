@@ -24,21 +24,33 @@ final class DiskReserve: Sendable {
     /// is no reserve (``isHeld`` false) and the session records as far as it can.
     init(folder: String, bytes: Int = DiskReserve.defaultBytes) {
         path = folder + "/" + Self.fileName
+        // A disk with less room than that gets a smaller reserve (the EOS pages and the
+        // text files need a few KiB), rather than none.
+        for size in [bytes, bytes / 4, bytes / 16] where size > 0 {
+            if Self.create(path, bytes: size) {
+                held.withLock { $0 = true }
+                return
+            }
+        }
+    }
+
+    private static func create(_ path: String, bytes: Int) -> Bool {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return }
+        guard fd >= 0 else { return false }
         var ok = true
         let chunk = [UInt8](repeating: 0, count: 16 << 10)
         var left = bytes
         chunk.withUnsafeBytes { raw in
             while left > 0 && ok {
-                let n = write(fd, raw.baseAddress!, min(left, raw.count))
+                let n = Glibc.write(fd, raw.baseAddress!, min(left, raw.count))
                 if n < 0 && errno == EINTR { continue }
                 if n <= 0 { ok = false } else { left -= n }
             }
         }
         if ok && fsync(fd) != 0 && errno != EINVAL { ok = false }
         close(fd)
-        if ok { held.withLock { $0 = true } } else { unlink(path) }
+        if !ok { unlink(path) }
+        return ok
     }
 
     var isHeld: Bool { held.withLock { $0 } }

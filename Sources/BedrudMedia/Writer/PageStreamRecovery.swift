@@ -129,6 +129,8 @@ public final class PageStreamRecovery {
             bytesWritten += bytes.count
             advance(info, sequence: seq)
             lastWrittenGranule = lastGranule
+            lastWrittenSequence = seq
+            lastWrittenEndsMidPacket = info.endsMidPacket
         } catch {
             lastErrno = (error as? MediaIOError)?.errno ?? 0
             reports.append(.failing(errno: lastErrno))
@@ -136,8 +138,10 @@ public final class PageStreamRecovery {
         }
     }
 
-    /// Granule position of the last page that reached the sink.
+    /// Granule position, sequence number and packet state of the last page that reached the sink.
     private var lastWrittenGranule: Int64 = 0
+    private var lastWrittenSequence: Int64 = -1
+    private var lastWrittenEndsMidPacket = false
 
     private func advance(_ info: PageInfo, sequence: Int64) {
         if info.granule >= 0 { lastGranule = info.granule }
@@ -187,8 +191,10 @@ public final class PageStreamRecovery {
                 }
             }
             guard ok else { return false }
-            if let info = pending.withUnsafeBytes({ PageInfo(UnsafeRawBufferPointer(rebasing: $0[offset..<offset + n])) }), info.granule >= 0 {
-                lastWrittenGranule = info.granule
+            if let info = pending.withUnsafeBytes({ PageInfo(UnsafeRawBufferPointer(rebasing: $0[offset..<offset + n])) }) {
+                if info.granule >= 0 { lastWrittenGranule = info.granule }
+                lastWrittenSequence = Int64(info.sequence)
+                lastWrittenEndsMidPacket = info.endsMidPacket
             }
             pendingHead += 1
             pendingOffsetCache += n
@@ -210,6 +216,43 @@ public final class PageStreamRecovery {
     }
 
     private var pendingOffsetCache = 0
+
+    /// Turns the pages still kept into part of the gap (from the end of what was written).
+    /// - Returns: false when that cannot be done at a packet boundary.
+    private func abandonPending() -> Bool {
+        guard pendingHead < pendingLengths.count, !lastWrittenEndsMidPacket else { return false }
+        var offset = pendingOffset
+        var infos: [PageInfo] = []
+        for i in pendingHead..<pendingLengths.count {
+            let n = pendingLengths[i]
+            if let info = pending.withUnsafeBytes({ PageInfo(UnsafeRawBufferPointer(rebasing: $0[offset..<offset + n])) }) { infos.append(info) }
+            offset += n
+        }
+        pending.removeAll(keepingCapacity: true)
+        pendingLengths.removeAll(keepingCapacity: true)
+        pendingHead = 0
+        pendingOffsetCache = 0
+        nextSequence = lastWrittenSequence + 1
+        let end = dropping ? gapEnd : nil
+        let eos = droppedEOS, midPacket = droppedEndsMidPacket
+        if !dropping {
+            dropping = true
+            droppedEOS = false
+        }
+        gapStart = lastWrittenGranule
+        for info in infos {
+            if info.granule >= 0 { gapEnd = info.granule }
+            if info.eos { droppedEOS = true }
+            droppedEndsMidPacket = info.endsMidPacket
+            pagesDropped += 1
+        }
+        if let end {
+            gapEnd = end
+            droppedEOS = eos
+            droppedEndsMidPacket = midPacket
+        }
+        return true
+    }
     private var pendingOffset: Int { pendingOffsetCache }
 
     /// Writes `[gapStart, gapEnd)` as concealment pages, one page at a time (each whole or
@@ -228,6 +271,8 @@ public final class PageStreamRecovery {
                 return false
             }
             bytesWritten += page.bytes.count
+            lastWrittenSequence = nextSequence
+            lastWrittenEndsMidPacket = false
             nextSequence += 1
             gapStart = page.endGranule
             lastGranule = page.endGranule
@@ -249,7 +294,12 @@ public final class PageStreamRecovery {
     /// - Returns: whether the file was finished (closed clean).
     @discardableResult
     public func close(clean: Bool) throws -> Bool {
-        let done = retry()
+        var done = retry()
+        if !done && clean && abandonPending() {
+            // Too little room for the kept pages: they join the gap, whose concealment
+            // pages are a few bytes a second, so the file can still end properly.
+            done = retry()
+        }
         let finished = clean && done
         try sink.close(clean: finished)
         return finished
