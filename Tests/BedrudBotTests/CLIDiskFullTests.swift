@@ -201,9 +201,8 @@ struct CLIDiskFullTests {
         }
         let frames = pcm.count / (2 * channels)
         let base = pcm.startIndex
-        var out: [Double] = []
-        var quiet = 80
         let window = 120
+        var loud: [Bool] = []
         var w = 0
         while (w + 1) * window <= frames {
             var peak = 0
@@ -212,13 +211,20 @@ struct CLIDiskFullTests {
                 let v = Int(Int16(bitPattern: UInt16(pcm[o]) | UInt16(pcm[o + 1]) << 8))
                 peak = max(peak, abs(v))
             }
-            if peak > 3277 {
-                if quiet >= 80 { out.append(Double(w * window) / 48000) }
+            loud.append(peak > 3277)
+            w += 1
+        }
+        // A tone lasts 300 ms: a click (a concealed packet) is not one.
+        var out: [Double] = []
+        var quiet = 80
+        for (i, l) in loud.enumerated() {
+            if l {
+                let next = loud[i..<min(loud.count, i + 40)]
+                if quiet >= 80 && next.filter({ $0 }).count >= 30 { out.append(Double(i * window) / 48000) }
                 quiet = 0
             } else {
                 quiet += 1
             }
-            w += 1
         }
         return out
     }
