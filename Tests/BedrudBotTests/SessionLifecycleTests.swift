@@ -138,7 +138,8 @@ import Testing
         (.roomDeleted, .roomEnded, .removed),
         (.roomClosed, .roomEnded, .removed),
         (.duplicateIdentity, .replaced, .removed),
-        (.network, .network, .network),
+        (.network(.refused), .network, .network),
+        (.network(.ice), .network, .network),
         (.notAllowed, .error, .auth),
         (.left, .left, .success),
     ])

@@ -136,6 +136,7 @@ enum SessionRepair {
         let fm = FileManager.default
         var worst = ExitCode.success
         var repaired: [String] = []
+        unlink(dir + "/" + DiskReserve.fileName)  // the room a crashed session kept for finishing its files
         for name in (try fm.contentsOfDirectory(atPath: dir)).sorted() where name.hasSuffix(".opus.part") {
             do {
                 let r = try OggOpusRepair.repair(path: dir + "/" + name)

@@ -143,6 +143,9 @@ final class RoomRun: Sendable {
         }
         defer { folder?.release() }
         let directory = folder?.path
+        let reserve = directory.map { DiskReserve(folder: $0) }  // room to finish the files on a full disk
+        defer { reserve?.release() }
+        let disk = DiskFullWatch(directory: directory ?? "")
         var pc = MediaPipelineConfig()
         pc.room = join.room.name
         pc.sessionStartUnixNanos = startUnixNanos
@@ -201,6 +204,9 @@ final class RoomRun: Sendable {
                 try? await Task.sleep(for: .seconds(1))
                 tick += 1
                 if let s = await transport.stats() { self.lastNetwork.withLock { $0 = s } }
+                if let why = disk.check(pipeline: pipeline, transcript: transcript) {
+                    self.feed(.writeFailed(noSpace: disk.noSpace, detail: why))
+                }
                 await status.tick(tick, room: room, pipeline: pipeline, transport: transport, run: self)
             }
         }
@@ -217,7 +223,10 @@ final class RoomRun: Sendable {
         status.finish()
         await roomEvents?.value
 
-        // Finish the media: files end now, are closed and renamed.
+        // Finish the media: files end now, are closed and renamed (with the reserve's room
+        // if the disk is full).
+        reserve?.release()
+        pipeline.retryWritesNow()
         await pipeline.stop()
         await mediaEvents.value
         let rtcStats = await transport.stats() ?? self.lastNetwork.withLock { $0 }
@@ -225,6 +234,8 @@ final class RoomRun: Sendable {
         let ending = book.withLock { $0.lifecycle.ending } ?? SessionLifecycle.ending(reason, stop: nil)
         var code = ending.exitCode
         var message = await detail(ending, reason: reason, room: room, transport: transport)
+        // A full disk: the line also says whether every file could be finished.
+        if let full = disk.finalMessage(pipeline: pipeline) { message = full }
         let media = pipeline.stats
         transcript?.write("session_ended", ["reason": reason.description, "end_reason": ending.reason.rawValue, "exit_code": Int(code.rawValue),
                                              "detail": message, "duration_ms": transcript?.offsetNow() ?? 0])
@@ -240,6 +251,7 @@ final class RoomRun: Sendable {
             }
             var summary = makeSummary(directory: folder.path, sinks: folder, media: media, rtc: rtcStats, ending: ending, code: code,
                                       message: message, startUnixNanos: startUnixNanos, durationMs: durationMs, router: router)
+            summary.storage = disk.summary(pipeline: pipeline, transcript: transcript)
             if let command = options.onFinish { summary.onFinish = Nullable(.init(command: command, exitCode: Nullable(nil), signal: Nullable(nil), timedOut: false, durationMs: 0)) }
             do {
                 try folder.writeFinished("summary.json", summary.json())

@@ -79,6 +79,19 @@ struct SessionSummary: Encodable, Equatable {
         }
     }
 
+    /// How writing went: failed writes, what they cost (issue 13 §1; docs/EVENTS.md).
+    struct Storage: Encodable, Equatable {
+        var diskFull: Bool
+        var error: Nullable<String>
+        var pagesDropped: Int
+        var unfinishedFiles: Int
+        var eventsLost: Int
+        enum CodingKeys: String, CodingKey {
+            case error
+            case diskFull = "disk_full", pagesDropped = "pages_dropped", unfinishedFiles = "unfinished_files", eventsLost = "events_lost"
+        }
+    }
+
     var room: String
     var server: String
     var started: String
@@ -94,11 +107,12 @@ struct SessionSummary: Encodable, Equatable {
     var chatMessages: Int
     var network: Nullable<Network>
     var onFinish: Nullable<OnFinish>
+    var storage: Nullable<Storage> = Nullable(nil)
 
     enum CodingKeys: String, CodingKey {
         case room, server, started, ended, message, participants, files, reconnects, network
         case durationMs = "duration_ms", endReason = "end_reason", exitCode = "exit_code", roomFile = "room_file"
-        case chatMessages = "chat_messages", onFinish = "on_finish"
+        case chatMessages = "chat_messages", onFinish = "on_finish", storage
     }
 
     /// Pretty, sorted, with control characters escaped for terminals (`cat summary.json`).

@@ -21,10 +21,23 @@ public final class TranscriptWriter: Sendable {
         var turns: [(identity: String, name: String, startMs: Int64, endMs: Int64)] = []
         var chats: [(offsetMs: Int64, name: String, text: String)] = []
         var lines = 0
+        /// Lines that could not be written yet (a full disk), in order, each whole.
+        var pending: [[UInt8]] = []
+        var pendingBytes = 0
+        var droppedLines = 0
+        var failingSince: UInt64 = 0
     }
+    /// Lines kept in memory while the disk is full, at most this many bytes.
+    static let pendingLimitBytes = 256 << 10
     private let lock = Mutex<Notes>(Notes())
 
     public var lines: Int { lock.withLock { $0.lines } }
+    /// Lines that could not be written and did not fit in memory (lost).
+    public var droppedLines: Int { lock.withLock { $0.droppedLines } }
+    /// Lines waiting in memory for room on the disk.
+    public var pendingLines: Int { lock.withLock { $0.pending.count } }
+    /// Monotonic time since which lines have failed to be written (nil: they are written).
+    public var failingSinceNanos: UInt64? { lock.withLock { $0.failingSince == 0 ? nil : $0.failingSince } }
 
     /// - Parameters:
     ///   - startUnixNanos: wall-clock time of session start (offset 0).
@@ -64,18 +77,52 @@ public final class TranscriptWriter: Sendable {
         // too, so `cat events.jsonl` on a terminal is as safe as the bot's own output.
         var bytes = Array(TerminalText.escapingJSON(String(decoding: data, as: UTF8.self)).utf8)
         bytes.append(10)
-        let fd = self.fd
         lock.withLock { notes in
-            bytes.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                    if n <= 0 { return }
-                    offset += n
-                }
+            // Never half a line, never out of order: earlier lines that failed go first.
+            if notes.pending.isEmpty || flushPending(&notes), writeWhole(bytes) {
+                notes.lines += 1
+                return
             }
-            notes.lines += 1
+            if notes.failingSince == 0 { notes.failingSince = MonotonicClock.nanos() }
+            if notes.pendingBytes + bytes.count <= Self.pendingLimitBytes {
+                notes.pending.append(bytes)
+                notes.pendingBytes += bytes.count
+            } else {
+                notes.droppedLines += 1
+            }
         }
+    }
+
+    /// Writes the lines kept in memory; true when none are left.
+    @discardableResult
+    public func flushPending() -> Bool { lock.withLock { flushPending(&$0) } }
+
+    private func flushPending(_ notes: inout Notes) -> Bool {
+        var done = 0
+        while done < notes.pending.count, writeWhole(notes.pending[done]) { done += 1 }
+        notes.lines += done
+        for line in notes.pending.prefix(done) { notes.pendingBytes -= line.count }
+        notes.pending.removeFirst(done)
+        if notes.pending.isEmpty { notes.failingSince = 0 }
+        return notes.pending.isEmpty
+    }
+
+    /// Appends one line whole or not at all: a write that fails part-way (a full disk) is
+    /// cut back off, so the file never ends in half a line.
+    private func writeWhole(_ bytes: [UInt8]) -> Bool {
+        let start = lseek(fd, 0, SEEK_END)
+        let ok = bytes.withUnsafeBytes { raw -> Bool in
+            var offset = 0
+            while offset < raw.count {
+                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return false }
+                offset += n
+            }
+            return true
+        }
+        if !ok && start >= 0 { _ = ftruncate(fd, start) }
+        return ok
     }
 
     public func noteTurn(identity: String, name: String, startMs: Int64, endMs: Int64) {
@@ -86,7 +133,10 @@ public final class TranscriptWriter: Sendable {
         lock.withLock { $0.chats.append((offsetMs, name, text)) }
     }
 
-    public func sync() { fsync(fd) }
+    public func sync() {
+        flushPending()
+        fsync(fd)
+    }
 
     // MARK: - transcript.vtt
 

@@ -386,6 +386,25 @@ public final class MediaEngine {
         finished = true
     }
 
+    // MARK: - Write errors
+
+    /// A stream's granule span `[start, end)` was written as a gap because the disk
+    /// failed (reported by the writer, see ``PageStreamRecovery``): the `gap` event with
+    /// cause `write_error`, and the participant's gap time.
+    public func noteWriteGap(streamID: Int, startGranule: Int64, endGranule: Int64) {
+        guard endGranule > startGranule else { return }
+        let samples = endGranule - startGranule
+        if streamID == 0 {
+            emit(.gap(identity: "", trackSid: "", startMillis: Self.millis(startGranule), durationMillis: Self.millis(samples), cause: .writeError))
+            return
+        }
+        guard let p = participants.first(where: { $0.streamID == streamID }) else { return }
+        let start = (p.fileStart ?? 0) + startGranule
+        p.gapSamples[.writeError, default: 0] += samples
+        p.stats.gapMillis[.writeError] = Self.millis(p.gapSamples[.writeError, default: 0])
+        emit(.gap(identity: p.identity, trackSid: p.trackSid, startMillis: Self.millis(start), durationMillis: Self.millis(samples), cause: .writeError))
+    }
+
     // MARK: - Stats
 
     public func stats() -> MediaStats {

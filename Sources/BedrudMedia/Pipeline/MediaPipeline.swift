@@ -44,10 +44,10 @@ public final class MediaPipeline: Sendable {
     ///   - syncIntervalSeconds: fsync policy of the writer thread (0 = only at close).
     public init(
         config: MediaPipelineConfig, sinks: RecordingSinkFactory & Sendable, pool: MediaThreadPool? = nil, batchMillis: Int = 20,
-        syncIntervalSeconds: Double = 5
+        syncIntervalSeconds: Double = 5, recoveryLimits: PageStreamRecovery.Limits = .init()
     ) {
         (events, continuation) = AsyncStream.makeStream(of: MediaEvent.self, bufferingPolicy: .bufferingNewest(4096))
-        writer = ThreadedPageWriter(syncIntervalSeconds: syncIntervalSeconds)
+        writer = ThreadedPageWriter(syncIntervalSeconds: syncIntervalSeconds, recoveryLimits: recoveryLimits)
         let start = MonotonicClock.nanos()
         startNanos = start
         let worker = pool?.pickWorker() ?? MediaWorker(name: "bedrud.media", batchMillis: batchMillis)
@@ -64,6 +64,20 @@ public final class MediaPipeline: Sendable {
         hasControls.store(true, ordering: .releasing)
         wake.notify()
     }
+
+    // MARK: - Write failures (a full disk)
+
+    /// Monotonic time since which the recording's writes have been failing (nil: they work).
+    /// The session polls this to stop on a full disk.
+    public var writeFailingSinceNanos: UInt64? { writer.failingSinceNanos }
+    /// errno of the last failed write (ENOSPC: the disk is full).
+    public var lastWriteErrno: Int32 { writer.lastFailureErrno }
+    /// Files closed unfinished (left as `*.part`) because their last pages could not be written.
+    public var unfinishedFiles: Int { writer.unfinishedFiles }
+    /// Pages dropped because writes failed longer than the memory bound (written as gaps).
+    public var pagesDroppedForWriteErrors: Int { writer.pagesDroppedForWriteErrors }
+    /// Tells the writer to retry failed writes at once (the session freed space).
+    public func retryWritesNow() { writer.retryNow() }
 
     /// The counters as of the media thread's last report (refreshed about once a second).
     public var stats: MediaStats { latestStats.withLock { $0 } }
@@ -155,8 +169,9 @@ final class MediaJob: @unchecked Sendable {
         if pipeline.isStopRequested {
             engine.process(now: now)
             engine.finish(now: now)
-            var s = engine.stats()
             writer.finish()
+            Self.forwardWriteGaps(writer, engine)
+            var s = engine.stats()
             s.pageBytesWritten = writer.bytesWritten
             pipeline.publish(s)
             if writer.failedOperations > 0 {
@@ -172,6 +187,7 @@ final class MediaJob: @unchecked Sendable {
         }
         let taken = engine.process(now: now)
         writer.notifyIfPending()
+        Self.forwardWriteGaps(writer, engine)
         if now &- lastStats >= 1_000_000_000 {
             var s = engine.stats()
             s.pageBytesWritten = writer.bytesWritten
@@ -183,6 +199,13 @@ final class MediaJob: @unchecked Sendable {
         }
         if taken > 0 { return .busy }
         return .idle(until: min(engine.nextDueNanos(now: now), lastStats &+ 1_000_000_000))
+    }
+
+    /// The writer's gaps (spans it could not write) as `gap` events of the engine.
+    private static func forwardWriteGaps(_ writer: ThreadedPageWriter, _ engine: MediaEngine) {
+        for (id, report) in writer.takeReports() {
+            if case .gap(let a, let b) = report { engine.noteWriteGap(streamID: id, startGranule: a, endGranule: b) }
+        }
     }
 
     /// True when a turn now would find something to do (asked before parking).

@@ -78,6 +78,9 @@ public enum GapCause: String, Sendable, CaseIterable {
     case reconnect
     /// No packets arrived and nothing explains why (no track, or a stalled sender).
     case noPackets
+    /// The recording's pages could not be written (a full disk) for longer than the
+    /// writer keeps them in memory: the span is concealment (see ``PageStreamRecovery``).
+    case writeError = "write_error"
 }
 
 /// What a pipeline reports to the session. Delivered off the media thread's hot path

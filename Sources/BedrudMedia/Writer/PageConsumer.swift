@@ -59,6 +59,17 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
     private let dropped = Atomic<Int>(0)
     private let failed = Atomic<Int>(0)
     private let written = Atomic<Int>(0)
+    // Write failures (see ``PageStreamRecovery``): since when a stream has been failing
+    // (0 = none), the last errno, files left unfinished, and the reports for the owner.
+    private let failingSince = Atomic<UInt64>(0)
+    private let lastErrno = Atomic<Int32>(0)
+    private let unfinished = Atomic<Int>(0)
+    private let droppedForDisk = Atomic<Int>(0)
+    private let reportCount = Atomic<Int>(0)
+    private let reportList = Mutex<[(streamID: Int, report: PageStreamRecovery.Report)]>([])
+    private let retryRequested = Atomic<Bool>(false)
+    private let recoveryLimits: PageStreamRecovery.Limits
+    private let retryIntervalNanos: UInt64
     private let sinks = Mutex<[Int: SinkHandOff]>([:])
     /// Pages waiting (woken by the producer), room freed (woken by the writer), done.
     private let pagesWaiting = WakeSignal()
@@ -75,7 +86,12 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
     /// - Parameters:
     ///   - capacityBytes: queue size; rounded up to a multiple of 16.
     ///   - syncIntervalSeconds: fsync every open file this often (0 = only at close).
-    public init(capacityBytes: Int = 4 << 20, syncIntervalSeconds: Double = 5, maxWaitMillis: Int = 500) {
+    ///   - recoveryLimits: how much of a stream whose writes fail is kept in memory.
+    ///   - retryIntervalMillis: how often failed writes are tried again.
+    public init(capacityBytes: Int = 4 << 20, syncIntervalSeconds: Double = 5, maxWaitMillis: Int = 500,
+                recoveryLimits: PageStreamRecovery.Limits = .init(), retryIntervalMillis: Int = 250) {
+        self.recoveryLimits = recoveryLimits
+        retryIntervalNanos = UInt64(max(1, retryIntervalMillis)) * 1_000_000
         capacity = max(1 << 16, (capacityBytes + 15) & ~15)
         buffer = .allocate(byteCount: capacity, alignment: 16)
         syncIntervalNanos = UInt64(max(0, syncIntervalSeconds) * 1e9)
@@ -93,6 +109,35 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
     /// Sink writes, syncs or closes that failed.
     public var failedOperations: Int { failed.load(ordering: .relaxed) }
     public var bytesWritten: Int { written.load(ordering: .relaxed) }
+
+    /// Monotonic time since which some stream's writes have been failing without a
+    /// success in between; nil while every stream writes normally.
+    public var failingSinceNanos: UInt64? {
+        let v = failingSince.load(ordering: .acquiring)
+        return v == 0 ? nil : v
+    }
+    /// errno of the last failed write (ENOSPC for a full disk).
+    public var lastFailureErrno: Int32 { lastErrno.load(ordering: .relaxed) }
+    /// Files that should have been finished but were closed unclean (left as `*.part`).
+    public var unfinishedFiles: Int { unfinished.load(ordering: .relaxed) }
+    /// Pages dropped because a stream failed for longer than its bound (their span is a gap).
+    public var pagesDroppedForWriteErrors: Int { droppedForDisk.load(ordering: .relaxed) }
+
+    /// Takes the streams' reports (failing, recovered, gaps) gathered since the last call.
+    /// Cheap when there are none (one atomic load), so the media thread may ask every turn.
+    public func takeReports() -> [(streamID: Int, report: PageStreamRecovery.Report)] {
+        guard reportCount.load(ordering: .acquiring) > 0 else { return [] }
+        return reportList.withLock { list in
+            defer { list.removeAll(); reportCount.store(0, ordering: .releasing) }
+            return list
+        }
+    }
+
+    /// Asks the writer thread to retry failed writes now (space was freed).
+    public func retryNow() {
+        retryRequested.store(true, ordering: .releasing)
+        pagesWaiting.notify()
+    }
 
     public func open(_ streamID: Int, sink: PageSink) {
         let box = SinkHandOff(sink: sink)
@@ -171,25 +216,65 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
     }
 
     private func run() {
-        var open: [Int: PageSink] = [:]
+        var open: [Int: PageStreamRecovery] = [:]
         var dirty = Set<Int>()
+        var failing = Set<Int>()
         var lastSync = MonotonicClock.nanos()
+        var lastRetry: UInt64 = 0
         var failLog = RateLimitedLog(log)
+        // Gathers a stream's reports and keeps `failing` and `failingSince` current.
+        func account(_ id: Int, _ r: PageStreamRecovery, now: UInt64) {
+            if r.isFailing {
+                if failing.isEmpty { failingSince.store(now, ordering: .releasing) }
+                failing.insert(id)
+                lastErrno.store(r.lastErrno, ordering: .relaxed)
+            } else if failing.remove(id) != nil, failing.isEmpty {
+                failingSince.store(0, ordering: .releasing)
+            }
+            let reports = r.takeReports()
+            guard !reports.isEmpty else { return }
+            for rep in reports {
+                switch rep {
+                case .failing: failLog.log(.warning, now: now, "cannot write recording pages (\(String(cString: strerror(r.lastErrno)))); keeping them in memory")
+                case .recovered: log.info("recording pages are being written again")
+                case .gap(let a, let b): log.warning("\(Double(b - a) / 48000) s of a recording could not be written; marked as a gap")
+                }
+            }
+            reportList.withLock { list in for rep in reports { list.append((id, rep)) } }
+            reportCount.add(reports.count, ordering: .releasing)
+        }
+        func retryFailing(now: UInt64) {
+            lastRetry = now
+            for id in failing {
+                guard let r = open[id] else { continue }
+                let before = r.bytesWritten
+                r.retry()
+                written.add(r.bytesWritten - before, ordering: .relaxed)
+                account(id, r, now: now)
+            }
+        }
         while true {
             let h = head.load(ordering: .relaxed)
             let t = tail.load(ordering: .acquiring)
+            let now0 = MonotonicClock.nanos()
+            if !failing.isEmpty, retryRequested.exchange(false, ordering: .acquiring) || now0 &- lastRetry >= retryIntervalNanos {
+                retryFailing(now: now0)
+            }
             if h == t {
                 if stopping.load(ordering: .acquiring) && head.load(ordering: .relaxed) == tail.load(ordering: .acquiring) { break }
                 let now = MonotonicClock.nanos()
                 if syncIntervalNanos > 0, now - lastSync >= syncIntervalNanos, !dirty.isEmpty {
-                    for id in dirty { do { try open[id]?.sync() } catch { failed.add(1, ordering: .relaxed) } }
+                    for id in dirty where !failing.contains(id) { do { try open[id]?.sink.sync() } catch { failed.add(1, ordering: .relaxed) } }
                     dirty.removeAll(keepingCapacity: true)
                     lastSync = now
                 }
-                // Asleep until pages are queued, the writer is told to finish, or the next fsync.
-                let syncDue: UInt64? = syncIntervalNanos > 0 && !dirty.isEmpty ? lastSync &+ syncIntervalNanos : nil
-                pagesWaiting.park(untilNanos: syncDue) {
+                // Asleep until pages are queued, the writer is told to finish, the next
+                // fsync, or the next retry of failed writes.
+                var due: UInt64? = syncIntervalNanos > 0 && !dirty.isEmpty ? lastSync &+ syncIntervalNanos : nil
+                if !failing.isEmpty { due = min(due ?? .max, lastRetry &+ retryIntervalNanos) }
+                pagesWaiting.park(untilNanos: due) {
                     tail.load(ordering: .acquiring) != head.load(ordering: .relaxed) || stopping.load(ordering: .acquiring)
+                        || retryRequested.load(ordering: .acquiring)
                 }
                 continue
             }
@@ -202,25 +287,44 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
             }
             let id = Int((buffer + o + 4).load(as: UInt32.self))
             let len = Int((buffer + o + 8).load(as: Int64.self))
-            if open[id] == nil, let s = sinks.withLock({ $0[id] }) { open[id] = s.sink }
+            if open[id] == nil, let s = sinks.withLock({ $0[id] }) { open[id] = PageStreamRecovery(sink: s.sink, limits: recoveryLimits) }
             switch kind {
             case .page:
-                if let s = open[id] {
-                    do {
-                        try s.write(UnsafeRawBufferPointer(start: buffer + o + Self.entryHeader, count: len))
-                        written.add(len, ordering: .relaxed)
+                if let r = open[id] {
+                    let wasFailing = r.isFailing
+                    let before = (r.bytesWritten, r.pagesDropped)
+                    r.page(UnsafeMutableRawBufferPointer(start: buffer + o + Self.entryHeader, count: len))
+                    written.add(r.bytesWritten - before.0, ordering: .relaxed)
+                    if r.pagesDropped != before.1 { droppedForDisk.add(r.pagesDropped - before.1, ordering: .relaxed) }
+                    if r.isFailing {
+                        if !wasFailing { failed.add(1, ordering: .relaxed) }
+                        account(id, r, now: MonotonicClock.nanos())
+                    } else {
                         dirty.insert(id)
-                    } catch {
-                        failed.add(1, ordering: .relaxed)
-                        failLog.log(.warning, now: MonotonicClock.nanos(), "cannot write recording page: \(error)")
                     }
                 }
             case .close, .closeClean:
-                if let s = open.removeValue(forKey: id) {
-                    do { try s.close(clean: kind == .closeClean) } catch {
+                if let r = open.removeValue(forKey: id) {
+                    let before = r.bytesWritten
+                    do {
+                        let finished = try r.close(clean: kind == .closeClean)
+                        if kind == .closeClean && !finished {
+                            unfinished.add(1, ordering: .relaxed)
+                            failed.add(1, ordering: .relaxed)
+                            log.warning("a recording file could not be finished (\(String(cString: strerror(r.lastErrno)))); it stays as .part for repair")
+                        }
+                    } catch {
+                        if kind == .closeClean { unfinished.add(1, ordering: .relaxed) }
                         failed.add(1, ordering: .relaxed)
                         failLog.log(.warning, now: MonotonicClock.nanos(), "cannot finish recording file: \(error)")
                     }
+                    written.add(r.bytesWritten - before, ordering: .relaxed)
+                    let reports = r.takeReports().filter { if case .gap = $0 { true } else { false } }
+                    if !reports.isEmpty {
+                        reportList.withLock { list in for rep in reports { list.append((id, rep)) } }
+                        reportCount.add(reports.count, ordering: .releasing)
+                    }
+                    if failing.remove(id) != nil, failing.isEmpty { failingSince.store(0, ordering: .releasing) }
                 }
                 dirty.remove(id)
                 sinks.withLock { _ = $0.removeValue(forKey: id) }

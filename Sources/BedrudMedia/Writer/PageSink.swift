@@ -8,7 +8,9 @@ import Synchronization
 /// Thread contract: after it is handed to a ``PageConsumer``, only that consumer's
 /// thread (the writer thread) calls it.
 public protocol PageSink: AnyObject {
-    /// Appends bytes. Throws when they could not be stored.
+    /// Appends bytes, all of them or none: a write that fails part-way (a full disk)
+    /// takes back what it wrote, so a file never ends in half a page. Throws
+    /// ``MediaIOError`` (with the errno) when they could not be stored.
     func write(_ bytes: UnsafeRawBufferPointer) throws
     /// Makes what was written durable (fsync for files).
     func sync() throws
@@ -41,6 +43,8 @@ public final class FileSink: PageSink {
     public let path: String
     public var partPath: String { path + ".part" }
     private var fd: Int32
+    /// Bytes in the file: where a failed write is cut back to.
+    private var size: off_t = 0
 
     /// - Parameters:
     ///   - mode: permissions of the new file (applied exactly, whatever the umask).
@@ -62,11 +66,15 @@ public final class FileSink: PageSink {
             let n = Glibc.write(fd, p, left)
             if n < 0 {
                 if errno == EINTR { continue }
-                throw MediaIOError("Cannot write", path: partPath, errno: errno)
+                let e = errno
+                // All or nothing: cut off the part of this write that did land.
+                if left != bytes.count { _ = ftruncate(fd, size); _ = lseek(fd, size, SEEK_SET) }
+                throw MediaIOError("Cannot write", path: partPath, errno: e)
             }
             left -= n
             p += n
         }
+        size += off_t(bytes.count)
     }
 
     public func sync() throws {
