@@ -154,18 +154,36 @@ import TestSupport
         #expect(abs(drift) < 20, "RTP time and arrival time drifted \(drift) ms apart over 8 s: \(r)")
     }
 
-    @Test func aSignalStopsPlayingAndLeavesCleanly() async throws {
+    @Test func sigusr1MutesAndUnmutesAndSIGTERMStopsCleanly() async throws {
         let server = try await DevServer.start(["--seed-room", "radio"])
         let player = try CLIUser()
         let child = try player.start(["play", server.baseURL + "/m/radio", "--tone", "440", "--guest-name", "Tone"])
-        _ = try #require(try await Self.trackSID(server, room: "radio", name: "Tone"), "the track never showed up")
-        try await Task.sleep(for: .milliseconds(500))  // playing, well before its 10 s
+        let sid = try #require(try await Self.trackSID(server, room: "radio", name: "Tone"), "the track never showed up")
+        func received() throws -> Int { try #require((try server.dev("GET", "/_dev/rooms/radio/packets/" + sid) as? [String: Any])?["received"] as? Int) }
+        func mutedAtServer() throws -> Bool? {
+            let state = try #require(try server.dev("GET", "/_dev/state") as? [String: Any])
+            let people = (state["rooms"] as? [[String: Any]] ?? []).first { $0["name"] as? String == "radio" }?["participants"] as? [[String: Any]] ?? []
+            return (people.first { $0["name"] as? String == "Tone" }?["tracks"] as? [[String: Any]])?.first?["muted"] as? Bool
+        }
+        try await waitUntil("packets arrive", timeout: 10) { try received() > 10 }
+        // SIGUSR1 mutes: the server marks the track muted and gets no more media ...
+        child.signal(SIGUSR1)
+        try await waitUntil("the server sees the track muted", timeout: 10) { try mutedAtServer() == true }
+        try await Task.sleep(for: .milliseconds(200))  // packets sent before the mute, still on their way
+        let atMute = try received()
+        try await Task.sleep(for: .seconds(1))
+        #expect(try received() == atMute, "media kept coming while muted")
+        // ... and again unmutes: media flows again.
+        child.signal(SIGUSR1)
+        try await waitUntil("the server sees the track unmuted", timeout: 10) { try mutedAtServer() == false }
+        try await waitUntil("media flows again", timeout: 10) { try received() > atMute + 10 }
         let sent = Date()
         child.signal(SIGTERM)
         let end = await child.exit(timeout: 15)
         #expect(end?.code == 0, "\(child.stderr)")
         #expect(Date().timeIntervalSince(sent) < 5)
         #expect(child.stderr.contains("stopped by a signal"), "\(child.stderr)")
+        #expect(child.stderr.contains("Muted (SIGUSR1 again unmutes).") && child.stderr.contains("Unmuted."), "\(child.stderr)")
         try await waitUntil("the player left", timeout: 10) { try CLISayTests.participants(server, room: "radio") == 0 }
     }
 

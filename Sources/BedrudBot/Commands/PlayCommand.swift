@@ -31,7 +31,9 @@ enum PlayCommand {
             Packets are paced from the sample count against the monotonic clock (never by
             adding up intervals), so a long --loop does not drift. --loop starts again at the
             end; --duration stops after that much playing time (a tone plays 10 s without it).
-            Ctrl-C or SIGTERM stops playing, leaves cleanly and exits 0.
+            Ctrl-C or SIGTERM stops playing, leaves cleanly and exits 0. SIGUSR1 mutes or
+            unmutes the track (LiveKit's mute request: others see it muted; the time keeps
+            running while muted). A moderator's mute is obeyed the same way.
 
             On a terminal a progress line shows the time played; -q prints nothing on success.
 
@@ -128,6 +130,8 @@ enum PlayCommand {
             }
         }
         func sid(_ cid: String) -> String? { published.withLock { $0[cid] } }
+        /// The published track (its sid and send mid) and whether it is muted.
+        let track = Mutex<(sid: String, mid: String, muted: Bool)?>(nil)
         var endedReason: RoomDisconnectReason? { ended.withLock { $0 } }
         var refused: String? { refusal.withLock { $0 } }
     }
@@ -154,7 +158,21 @@ enum PlayCommand {
         let producer = PlayProducer(source: source, ring: ring, limitSamples: limit)
         let interrupted = Atomic<Bool>(false)
         let watch = Watch(onEnd: { producer.stop(); transport.cancelDataChannelWaits() })
-        let events = Task { for await e in room.events { watch.note(e) } }
+        let events = Task {
+            for await e in room.events {
+                watch.note(e)
+                // A moderator's mute (LiveKit's `mute` response): stop sending until unmuted.
+                if case .localTrackMutedByServer(let sid, let muted) = e,
+                   let mid = watch.track.withLock({ t -> String? in
+                       guard let t0 = t, t0.sid == sid else { return nil }
+                       t = (t0.sid, t0.mid, muted)
+                       return t0.mid
+                   }) {
+                    await transport.setAudioMuted(mid: mid, muted: muted)
+                    inv.console.note(muted ? "Muted by the server." : "Unmuted by the server.")
+                }
+            }
+        }
         defer { events.cancel() }
         let signals = SignalWatcher { _ in
             interrupted.store(true, ordering: .relaxed)
@@ -202,6 +220,25 @@ enum PlayCommand {
             if stopped() { return .success }
             throw CommandFailure(.network, "publishing the track failed: \(error)")
         }
+        watch.track.withLock { $0 = (watch.sid(cid) ?? "", mid, false) }
+        // SIGUSR1 mutes or unmutes: the media stops (the timeline keeps running) and the
+        // server is told with the `mute` request, so others see the track muted.
+        signal(SIGUSR1, SIG_IGN)
+        let toggle = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
+        toggle.setEventHandler {
+            guard let t = watch.track.withLock({ t -> (sid: String, mid: String, muted: Bool)? in
+                guard let t0 = t else { return nil }
+                t = (t0.sid, t0.mid, !t0.muted)
+                return t
+            }) else { return }
+            Task {
+                await transport.setAudioMuted(mid: t.mid, muted: t.muted)
+                await room.send(LiveKit.SignalRequest.mute(trackSid: t.sid, muted: t.muted))
+                inv.console.note(t.muted ? "Muted (SIGUSR1 again unmutes)." : "Unmuted.")
+            }
+        }
+        toggle.resume()
+        defer { toggle.cancel() }
         let total = (source.loop ? limit : (limit.map { min($0, UInt64(source.passSamples ?? 0)) } ?? source.passSamples.map { UInt64($0) }))
             .map { " / " + Self.clock(Int64($0) - Int64(source.leadIn)) } ?? ""
         let label = TerminalText.sanitize(trackName.count > 40 ? String(trackName.prefix(40)) + "…" : trackName)

@@ -73,6 +73,7 @@ public struct OggOpusPackets: Sendable {
         var end: Int64 = 0           // timeline end so far, in file granule units
         var origin: Int64?           // file granule of the first packet's start
         var pageFirst = 0            // index of the first entry this page completed
+        var shift: Int64 = 0         // granule discontinuities so far
 
         while true {
             let res = ogg_sync_pageseek(&oy, &og)
@@ -125,14 +126,20 @@ public struct OggOpusPackets: Sendable {
             guard entries.count > pageFirst else { continue }
             // Place this page's packets on the timeline from its granule position.
             let pageSamples = entries[pageFirst...].reduce(Int64(0)) { $0 + Int64($1.samples) }
-            var first = granule >= 0 && !eos ? granule - pageSamples : end
+            let placed = granule >= 0 && !eos
+            var first = placed ? granule - pageSamples - shift : end
             if origin == nil {
                 origin = max(0, first)
                 end = origin!
             }
             if first < end || first - end > Self.maxGapSamples {
-                // Overlaps the packets before, or a jump no encoder writes: keep them contiguous.
-                if granule >= 0 && !eos { problems += 1 }
+                // Overlaps the packets before, or a jump no encoder writes: play on
+                // contiguously, and read later granules relative to this one (one problem
+                // per discontinuity, not one per page after it).
+                if placed {
+                    problems += 1
+                    shift += first - end
+                }
                 first = end
             }
             var s = first
