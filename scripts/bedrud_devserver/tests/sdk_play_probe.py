@@ -103,7 +103,7 @@ async def run(srv: DevServer, work: str) -> dict:
         if np.sqrt(np.mean(seg * seg)) < 300:
             continue
         at = max(0, lo + lag)
-        windows.append(round(segment_correlation(seg, samples, at, RATE // 5), 4))
+        windows.append(round(segment_correlation(seg, samples, at), 4))
     report["correlation_windows"] = windows
     report["correlation"] = round(float(np.median(windows)), 4) if windows else 0.0
     # Sample count against the wall clock: each frame's arrival minus its place in the
