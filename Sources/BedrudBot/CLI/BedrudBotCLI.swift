@@ -24,7 +24,7 @@ public enum BedrudBotCLI {
             subcommands: [
                 InstanceCommands.spec, AuthCommands.login, AuthCommands.register, AuthCommands.logout, AuthCommands.whoami,
                 RoomCommands.spec, JoinCommand.spec, SayCommand.spec, SmokeCommand.spec, ConfigCommands.spec,
-                MediaCommands.verify, MediaCommands.repair, MediaCommands.bench, MediaCommands.devRecord, PlayDevPublish.spec,
+                MediaCommands.verify, MediaCommands.repair, MediaCommands.bench, MediaCommands.devRecord, PlayCommand.spec,
                 CommandSpec("version", summary: "print the version", action: { inv in
                     inv.console.out("bedrud-bot \(BedrudBotVersion.string)")
                     return .success

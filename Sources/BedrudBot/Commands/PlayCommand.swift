@@ -1,0 +1,295 @@
+import BedrudCore
+import BedrudMedia
+import BedrudProtocol
+import BedrudRTC
+import Foundation
+import Synchronization
+
+/// `bedrud-bot play ROOM|LINK FILE`: joins, publishes an Ogg Opus file as it is (or a WAV
+/// file, a tone or speech encoded with libopus) as a microphone track, paced from the
+/// monotonic clock, and leaves when done.
+enum PlayCommand {
+    static let spec = CommandSpec(
+        "play", summary: "publish an audio file, a tone or speech to a room and leave",
+        discussion: """
+            Joins ROOM (a room name or meeting link, as for 'join') and publishes FILE as a
+            microphone track, then leaves and exits 0. Everyone in the room hears it; LiveKit
+            shows the bot speaking while it plays.
+
+            FILE is one of:
+              - an Ogg Opus file (.opus, .ogg): sent as it is, packet for packet, with no
+                re-encoding. Each packet goes out at the time its page's granule position
+                gives it, so pauses (DTX) and frame sizes from 2.5 to 120 ms are kept. Mono or
+                stereo comes from the file's OpusHead. The pre-skip (the encoder's start-up
+                samples) is sent but not counted in the playing time.
+              - a WAV file: 16-, 24- or 32-bit PCM or 32/64-bit float, mono or stereo, any
+                rate from 8 to 192 kHz (resampled to 48 kHz), encoded with libopus in 20 ms
+                frames (default 32 kbit/s mono, 64 kbit/s stereo; see --bitrate).
+            Instead of FILE: --tone HZ (a sine tone) or --speech "TEXT" (spoken by espeak-ng,
+            which must be installed: Debian/Ubuntu package espeak-ng).
+
+            Packets are paced from the sample count against the monotonic clock (never by
+            adding up intervals), so a long --loop does not drift. --loop starts again at the
+            end; --duration stops after that much playing time (a tone plays 10 s without it).
+            Ctrl-C or SIGTERM stops playing, leaves cleanly and exits 0. SIGUSR1 mutes or
+            unmutes the track (LiveKit's mute request: others see it muted; the time keeps
+            running while muted). A moderator's mute is obeyed the same way.
+
+            On a terminal a progress line shows the time played; -q prints nothing on success.
+
+            Examples:
+              bedrud-bot play standup intro.opus
+              bedrud-bot play https://meet.example.com/m/radio music.wav --loop --duration 1h
+              bedrud-bot play standup --speech "The recording starts now"
+              bedrud-bot play standup --tone 440 --duration 5s
+            """,
+        arguments: [
+            ArgumentSpec("ROOM|LINK", help: "room name or meeting link"),
+            ArgumentSpec("FILE", optional: true, help: "Ogg Opus or WAV file (not with --tone or --speech)"),
+        ],
+        options: [
+            OptionSpec("tone", value: "HZ", help: "Publish a sine tone of HZ (20–20000) instead of a file."),
+            OptionSpec("speech", value: "TEXT", help: "Publish TEXT spoken by espeak-ng instead of a file."),
+            OptionSpec("loop", help: "Start again from the beginning at the end (until --duration or a signal)."),
+            OptionSpec("duration", short: "d", value: "DURATION", help: "Stop after this much playing time (e.g. 30s, 10m)."),
+            OptionSpec("bitrate", value: "RATE", help: "Opus bit rate for WAV, tone and speech (e.g. 48k; default 32k mono, 64k stereo)."),
+            OptionSpec("track-name", value: "NAME", help: "Name of the published track (default: the file name)."),
+            OptionSpec("timeout", value: "DURATION", help: "Give up joining and publishing after this long (default 30s)."),
+            OptionSpec("guest-name", value: "NAME", help: "Display name when joining a link's server as a guest (default: bedrud-bot)."),
+            OptionSpec("ca-file", value: "FILE", help: "For a link to an unconfigured server: trust this PEM CA."),
+            OptionSpec("pin-sha256", value: "FINGERPRINT", help: "For a link to an unconfigured server: trust this certificate."),
+            OptionSpec("tls-insecure", help: "For a link to an unconfigured server: skip certificate checks."),
+        ],
+        action: run)
+
+    /// What to play, read and checked before joining.
+    static func source(_ inv: Invocation) throws -> (source: PlaySource, name: String) {
+        let file = inv.positionals.count > 1 ? inv.positionals[1] : nil
+        let tone = inv.value("tone"), speech = inv.value("speech")
+        guard [file != nil, tone != nil, speech != nil].filter({ $0 }).count == 1 else {
+            throw CommandFailure(.usage, "give exactly one of FILE, --tone HZ or --speech TEXT")
+        }
+        let loop = inv.flag("loop")
+        var bitrate: Int?
+        if let b = inv.value("bitrate") {
+            guard let v = ConfigValues.bitrate(b), (6000...510_000).contains(v) else {
+                throw CommandFailure(.usage, "--bitrate expects a bit rate between 6k and 510k, got '\(b)'")
+            }
+            bitrate = v
+        }
+        do {
+            if let tone {
+                guard let hz = Double(tone), hz >= 20, hz <= 20_000 else { throw CommandFailure(.usage, "--tone expects a frequency from 20 to 20000 Hz, got '\(tone)'") }
+                return (try PlaySource(.tone(hz: hz), loop: loop, bitrate: bitrate), "tone \(tone) Hz")
+            }
+            if let speech {
+                guard !speech.isEmpty else { throw CommandFailure(.usage, "--speech needs some text") }
+                let wav = try WAVAudio.read(try Speech.synthesize(speech)).resampled48k()
+                return (try PlaySource(.pcm(samples: wav.samples, channels: wav.channels), loop: loop, bitrate: bitrate), "speech")
+            }
+            let path = file!
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CommandFailure(.usage, "cannot read '\(path)': " + (FileManager.default.fileExists(atPath: path) ? "permission denied or not a file" : "no such file"))
+            }
+            let bytes = [UInt8](data)
+            let name = URL(fileURLWithPath: path).lastPathComponent
+            if bytes.starts(with: Array("OggS".utf8)) {
+                let ogg = try OggOpusPackets.read(bytes)
+                return (try PlaySource(.ogg(ogg), loop: loop), name)
+            }
+            if bytes.starts(with: Array("RIFF".utf8)) {
+                let wav = try WAVAudio.read(bytes).resampled48k()
+                return (try PlaySource(.pcm(samples: wav.samples, channels: wav.channels), loop: loop, bitrate: bitrate), name)
+            }
+            throw CommandFailure(.usage, "'\(path)' is neither an Ogg Opus file nor a WAV file (convert it, e.g. opusenc in.flac out.opus)")
+        } catch let e as OggOpusPackets.ReadError {
+            throw CommandFailure(.usage, "cannot play '\(file ?? "")': \(e)")
+        } catch let e as WAVAudio.ReadError {
+            throw CommandFailure(.usage, "cannot play '\(file ?? "speech")': \(e)")
+        } catch let e as PlaySourceError {
+            throw CommandFailure(.usage, e.description)
+        }
+    }
+
+    /// Waits for room events the command needs (set by the event task).
+    final class Watch: Sendable {
+        private let published = Mutex<[String: String]>([:])
+        private let ended = Mutex<RoomDisconnectReason?>(nil)
+        private let refusal = Mutex<String?>(nil)
+        let onEnd: @Sendable () -> Void
+        init(onEnd: @escaping @Sendable () -> Void) { self.onEnd = onEnd }
+        func note(_ e: RoomEvent) {
+            switch e {
+            case .localTrackPublished(let cid, let track): published.withLock { $0[cid] = track.sid }
+            case .disconnected(let r):
+                ended.withLock { $0 = r }
+                onEnd()
+            case .requestRefused(let r) where r.kind == .addTrack:
+                refusal.withLock { $0 = "\(r.reason)" + (r.message.isEmpty ? "" : " (\(TerminalText.sanitize(String(r.message.prefix(200)))))") }
+            default: break
+            }
+        }
+        func sid(_ cid: String) -> String? { published.withLock { $0[cid] } }
+        /// The published track (its sid and send mid) and whether it is muted.
+        let track = Mutex<(sid: String, mid: String, muted: Bool)?>(nil)
+        var endedReason: RoomDisconnectReason? { ended.withLock { $0 } }
+        var refused: String? { refusal.withLock { $0 } }
+    }
+
+    static func run(_ inv: Invocation) async throws -> ExitCode {
+        let ctx = try BotContext(inv)
+        var duration = try JoinCommand.parseDuration(inv, "duration")
+        if let d = duration, d <= 0 { throw CommandFailure(.usage, "--duration must be longer than 0") }
+        let timeout = try JoinCommand.parseDuration(inv, "timeout") ?? 30
+        guard timeout > 0 else { throw CommandFailure(.usage, "--timeout must be longer than 0") }
+        // Read and encode-ready before joining: a bad file fails without touching the server.
+        let (source, defaultName) = try source(inv)
+        if source.passSamples == nil && duration == nil { duration = 10 }
+        let limit = duration.map { UInt64(source.leadIn) + UInt64(($0 * 48_000).rounded()) }
+        let trackName = inv.value("track-name") ?? defaultName
+
+        let plan = try JoinPlan.make(ctx, target: inv.positionals[0])
+        let join = try await plan.requestToken()
+        let transport = WebRTCTransport(router: nil, localAddresses: RoomRun.isLoopback(join.livekitHost) ? ["127.0.0.1"] : [],
+                                        connectTimeoutSeconds: timeout, publishData: true)
+        let room = RoomManager(livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string,
+                               transport: transport, tokenProvider: { try await plan.requestToken().token })
+        let ring = PacketRing(capacity: 512)
+        let producer = PlayProducer(source: source, ring: ring, limitSamples: limit)
+        let interrupted = Atomic<Bool>(false)
+        let watch = Watch(onEnd: { producer.stop(); transport.cancelDataChannelWaits() })
+        let events = Task {
+            for await e in room.events {
+                watch.note(e)
+                // A moderator's mute (LiveKit's `mute` response): stop sending until unmuted.
+                if case .localTrackMutedByServer(let sid, let muted) = e,
+                   let mid = watch.track.withLock({ t -> String? in
+                       guard let t0 = t, t0.sid == sid else { return nil }
+                       t = (t0.sid, t0.mid, muted)
+                       return t0.mid
+                   }) {
+                    await transport.setAudioMuted(mid: mid, muted: muted)
+                    inv.console.note(muted ? "Muted by the server." : "Unmuted by the server.")
+                }
+            }
+        }
+        defer { events.cancel() }
+        let signals = SignalWatcher { _ in
+            interrupted.store(true, ordering: .relaxed)
+            producer.stop()
+            transport.cancelDataChannelWaits()
+        }
+        defer { signals.cancel() }
+        await room.connect(token: join.token)
+
+        /// Leaves and says why the run ended badly (nil: a clean leave).
+        func finish() async -> CommandFailure? {
+            let ended = await room.leave()
+            await transport.shutdown()
+            if ended != .left { return CommandFailure(ended.exitCode, RoomEventFormatter.explain(ended) + (await room.lastConnectError.map { ": \($0)" } ?? "")) }
+            return nil
+        }
+        func stopped() -> Bool { interrupted.load(ordering: .relaxed) }
+
+        guard await transport.waitForDataChannel("_reliable", timeoutSeconds: timeout) else {
+            if let f = await finish() { throw f }
+            if stopped() { return .success }
+            throw CommandFailure(.network, "the publisher connection did not come up within \(ConfigValues.formatDuration(timeout))"
+                                 + (transport.lastError.map { ": \($0)" } ?? "") + "; check that UDP to the media server is allowed")
+        }
+        let cid = "TR_" + UUID().uuidString.lowercased()
+        await room.send(LiveKit.SignalRequest(.addTrack(.microphone(cid: cid, name: trackName, stereo: source.isStereo, dtx: true))))
+        let deadline = Date().addingTimeInterval(min(timeout, 10))
+        while watch.sid(cid) == nil {
+            if let why = watch.refused {
+                _ = await finish()
+                throw CommandFailure(.forbidden, "the server refused to publish the track: \(why); the account or guest needs publish permission in this room")
+            }
+            if stopped() { _ = await finish(); return .success }
+            if watch.endedReason != nil || Date() > deadline {
+                if let f = await finish() { throw f }
+                throw CommandFailure(.forbidden, "the server did not publish the track (no track_published)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let mid: String, start: UInt64
+        do {
+            (mid, start) = try await transport.publishAudio(cid: cid, stereo: source.isStereo, dtx: true, ring: ring, timeoutSeconds: timeout)
+        } catch {
+            if let f = await finish() { throw f }
+            if stopped() { return .success }
+            throw CommandFailure(.network, "publishing the track failed: \(error)")
+        }
+        watch.track.withLock { $0 = (watch.sid(cid) ?? "", mid, false) }
+        // SIGUSR1 mutes or unmutes: the media stops (the timeline keeps running) and the
+        // server is told with the `mute` request, so others see the track muted.
+        signal(SIGUSR1, SIG_IGN)
+        let toggle = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
+        toggle.setEventHandler {
+            guard let t = watch.track.withLock({ t -> (sid: String, mid: String, muted: Bool)? in
+                guard let t0 = t else { return nil }
+                t = (t0.sid, t0.mid, !t0.muted)
+                return t
+            }) else { return }
+            Task {
+                await transport.setAudioMuted(mid: t.mid, muted: t.muted)
+                await room.send(LiveKit.SignalRequest.mute(trackSid: t.sid, muted: t.muted))
+                inv.console.note(t.muted ? "Muted (SIGUSR1 again unmutes)." : "Unmuted.")
+            }
+        }
+        toggle.resume()
+        defer { toggle.cancel() }
+        let total = (source.loop ? limit : (limit.map { min($0, UInt64(source.passSamples ?? 0)) } ?? source.passSamples.map { UInt64($0) }))
+            .map { " / " + Self.clock(Int64($0) - Int64(source.leadIn)) } ?? ""
+        let label = TerminalText.sanitize(trackName.count > 40 ? String(trackName.prefix(40)) + "…" : trackName)
+        let progress = inv.console.quiet || !inv.console.stderrIsTerminal ? nil : Task {
+            while !Task.isCancelled {
+                inv.console.errRaw("\r\u{1B}[2K▶ \(label)  " + Self.clock(producer.playedSamples(leadIn: source.leadIn)) + total)
+                try? await Task.sleep(for: .milliseconds(250))
+            }
+        }
+        await producer.run(startNanos: start)
+        progress?.cancel()
+        if progress != nil { inv.console.errRaw("\r\u{1B}[2K") }
+        if !stopped() && watch.endedReason == nil {
+            let drain = Date().addingTimeInterval(5)
+            while await !transport.isAudioDrained(mid: mid), Date() < drain { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        let sent = await transport.publisherStats()?.transport.rtpPacketsSent ?? 0
+        if let f = await finish() { throw f }
+        inv.console.note("Played \(Self.clock(producer.playedSamples(leadIn: source.leadIn))) of \(TerminalText.sanitize(trackName)) in '\(join.room.name)' (\(sent) packets)"
+                         + (stopped() ? ", stopped by a signal." : "."))
+        return .success
+    }
+
+    /// `m:ss` (or `h:mm:ss`) for samples at 48 kHz.
+    static func clock(_ samples: Int64) -> String {
+        let s = max(0, samples) / 48_000
+        return s >= 3600 ? String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) : String(format: "%d:%02d", s / 60, s % 60)
+    }
+}
+
+/// Speech from espeak-ng, as WAV bytes.
+enum Speech {
+    static func synthesize(_ text: String) throws -> [UInt8] {
+        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+            .map { "\($0)/espeak-ng" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        guard let path else {
+            throw CommandFailure(.config, "--speech needs espeak-ng, which is not installed (Debian/Ubuntu: apt-get install espeak-ng)")
+        }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: path)
+        // "--" so text starting with "-" is spoken, not read as an option.
+        p.arguments = ["--stdout", "--", text]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0, !data.isEmpty else {
+            throw CommandFailure(.failure, "espeak-ng failed (exit \(p.terminationStatus)) to speak the text")
+        }
+        return [UInt8](data)
+    }
+}
