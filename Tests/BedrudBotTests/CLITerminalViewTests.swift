@@ -56,7 +56,7 @@ import TestSupport
         let user = try CLIUser()
         let done = user.home.appendingPathComponent("exit-code").path
         let env = user.environment.merging(["TERM": "screen", "NO_COLOR": "1"]) { $1 }
-        let bot = ([Repo.binary.path, "join", server.baseURL + "/m/trio", "--record", "--duration", "12s"]).map(Self.shellQuoted).joined(separator: " ")
+        let bot = ([Repo.binary.path, "join", server.baseURL + "/m/trio", "--record", "--stats", "--duration", "12s"]).map(Self.shellQuoted).joined(separator: " ")
         let command = "env -i " + env.map { Self.shellQuoted("\($0.key)=\($0.value)") }.sorted().joined(separator: " ")
             + " " + bot + "; echo $? > " + Self.shellQuoted(done) + "; sleep 120"
         let tmux = Tmux()
@@ -73,6 +73,7 @@ import TestSupport
                 && rows.contains { $0.contains("Bob Chen") && $0.contains("muted") }
                 && seen.contains { $0.hasSuffix("chat Alice Martin: thanks") }
                 && rows.contains { $0.hasPrefix(" ● Alice Martin") }
+                && seen.contains { $0.hasPrefix("  Bob Chen ") && $0.contains(" pkts ") }  // --stats, by person
         }
         let h = try #require(seen.lastIndex(where: { $0.hasPrefix("── ") }))
         #expect(seen[h].contains(" here ── ") && seen[h].contains("written") && seen[h].contains("free"), "\(seen[h])")
@@ -86,6 +87,9 @@ import TestSupport
             #expect(!line.contains("──") && !line.contains("spoken") && !line.contains("[#") && !line.contains("[--"),
                     "block text above the block: '\(line)'\nscreen:\n\(seen.joined(separator: "\n"))")
         }
+        // --stats names every track by its sender, never by SSRC alone.
+        let stats = seen[..<h].filter { $0.contains(" pkts ") }
+        #expect(!stats.isEmpty && stats.allSatisfy { l in names.contains { l.hasPrefix("  " + $0 + " ") } }, "\(stats)")
         let events = seen[..<h].filter { $0.range(of: #"^\d\d:\d\d:\d\d\.\d\d\d "#, options: .regularExpression) != nil }
         for e in ["chat Bob Chen: notes are in the wiki", "Bob Chen muted microphone", "Carol Díaz unmuted microphone", "chat Alice Martin: thanks"] {
             #expect(events.contains { $0.hasSuffix(e) }, "no event line '\(e)':\n\(seen.joined(separator: "\n"))")
