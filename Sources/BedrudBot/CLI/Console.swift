@@ -12,7 +12,9 @@ import Synchronization
 /// report) and errors are printed: no room events, progress notes or warnings, so a
 /// successful cron run prints nothing and mails nobody.
 public final class Console: Sendable {
-    private let lock = Mutex<Void>(())
+    /// Serialises every write; holds the live block of `join` (``TerminalBlock``), so no
+    /// line printed while it is drawn runs into it.
+    private let lock = Mutex<TerminalBlock>(TerminalBlock())
     public let quiet: Bool
 
     public init(quiet: Bool = false) { self.quiet = quiet }
@@ -43,15 +45,34 @@ public final class Console: Sendable {
     /// A line of what happens in the room: stdout, not under `-q`.
     public func event(_ text: String) { if !quiet { out(text) } }
 
+    /// Draws `lines` as the live block at the bottom of the terminal on stdout, replacing
+    /// the one drawn before; `[]` removes it. Lines must be sanitised and fit the width
+    /// (``TerminalView``). Later writes to stdout, and to stderr when it is a terminal
+    /// too, appear above the block.
+    func showBlock(_ lines: [String]) {
+        lock.withLock { block in
+            if block.terminalDescriptors.isEmpty { block.terminalDescriptors = isatty(2) != 0 ? [1, 2] : [1] }
+            Self.writeAll(1, block.show(lines))
+        }
+    }
+
     private func write(_ fd: Int32, _ text: String) {
-        lock.withLock { _ in
-            var bytes = Array(text.utf8)
-            var off = 0
-            while off < bytes.count {
-                let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + off, $0.count - off) }
-                if n <= 0 { break }
-                off += n
-            }
+        lock.withLock { block in
+            let parts = block.around(text, fd: fd)
+            Self.writeAll(1, parts.before)
+            Self.writeAll(fd, parts.text)
+            Self.writeAll(1, parts.after)
+        }
+    }
+
+    private static func writeAll(_ fd: Int32, _ text: String) {
+        guard !text.isEmpty else { return }
+        var bytes = Array(text.utf8)
+        var off = 0
+        while off < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + off, $0.count - off) }
+            if n <= 0 { break }
+            off += n
         }
     }
 

@@ -51,7 +51,8 @@ public struct BotContext: Sendable {
             // A password given directly in the environment beats one from the config file,
             // but not one from a flag or an explicit BEDRUD_BOT_PASSWORD_FILE.
             if let pw = envPassword, case .file? = fileOrigin { return { pw } }
-            return { try SecureFiles.readPassword(file) }
+            let credentials = invocation.environment["CREDENTIALS_DIRECTORY"]
+            return { try SecureFiles.readPassword(file, credentialsDirectory: credentials) }
         }
         if let pw = envPassword { return { pw } }
         return nil

@@ -84,9 +84,21 @@ public enum SecureFiles {
     }
 
     /// Reads a password file: the first line, without its line ending. Refuses files
-    /// that others can read.
-    public static func readPassword(_ path: String) throws -> String {
-        guard let data = try readPrivate(path) else {
+    /// that others can read, except in the service manager's credentials folder
+    /// (`credentialsDirectory`, from `$CREDENTIALS_DIRECTORY`): see ``credentialProblem``.
+    public static func readPassword(_ path: String, credentialsDirectory: String? = nil) throws -> String {
+        let data: Data?
+        if let dir = credentialsDirectory, let real = resolvedInside(path, folder: dir) {
+            var st = stat()
+            guard stat(real, &st) == 0 else { throw ConfigError(file: path, "password file not found") }
+            if let problem = credentialProblem(mode: UInt32(st.st_mode), owner: UInt32(st.st_uid), me: UInt32(geteuid())) {
+                throw ConfigError(file: path, problem)
+            }
+            data = FileManager.default.contents(atPath: real)
+        } else {
+            data = try readPrivate(path)
+        }
+        guard let data else {
             throw ConfigError(file: path, "password file not found")
         }
         guard let text = String(data: data, encoding: .utf8) else { throw ConfigError(file: path, "password file is not UTF-8 text") }
@@ -94,5 +106,39 @@ public enum SecureFiles {
         let pw = first.hasSuffix("\r") ? String(first.dropLast()) : first
         guard !pw.isEmpty else { throw ConfigError(file: path, "password file is empty") }
         return pw
+    }
+
+    // MARK: - Credentials from the service manager
+
+    /// `path` with every link resolved, if it lies inside `folder` (also resolved);
+    /// nil when it is elsewhere or does not exist.
+    static func resolvedInside(_ path: String, folder: String) -> String? {
+        guard folder.hasPrefix("/"), let dir = realpath(folder, nil) else { return nil }
+        defer { free(dir) }
+        guard let file = realpath(path, nil) else { return nil }
+        defer { free(file) }
+        let d = String(cString: dir), f = String(cString: file)
+        return f.hasPrefix(d == "/" ? "/" : d + "/") ? f : nil
+    }
+
+    /// Why a file in the credentials folder may not be used, or nil if it may.
+    ///
+    /// systemd's `LoadCredential=` writes a credential 0400 owned by root and lets the
+    /// service's user read it through an ACL, which `stat` shows as group read (mode 0440);
+    /// on a file system without ACLs it makes the file the service user's instead. A
+    /// Kubernetes Secret volume gives root-owned files with the pod's `fsGroup`. The folder
+    /// itself is what keeps other users out (systemd: private to the unit; a pod: its own
+    /// mount), so here a file is refused only if it is not a regular file, anyone at all
+    /// ("other") may read it, anyone but its owner may change it, or it belongs to someone
+    /// other than root or us.
+    public static func credentialProblem(mode: UInt32, owner: UInt32, me: UInt32) -> String? {
+        if mode & UInt32(S_IFMT) != UInt32(S_IFREG) { return "not a regular file" }
+        if owner != 0 && owner != me {
+            return "it belongs to another user (uid \(owner)); a credential must belong to root or to this user"
+        }
+        if mode & 0o007 != 0 || mode & 0o020 != 0 {
+            return "its permissions (\(String(mode & 0o777, radix: 8))) let other users read or change it; make it 0400 or 0440"
+        }
+        return nil
     }
 }
