@@ -412,12 +412,18 @@ final class SmokeShell: @unchecked Sendable {
             if p.watch.ended != nil || Date() > deadline { return fail("the server did not publish the track (no track_published)") }
             try await Task.sleep(for: .milliseconds(20))
         }
-        let packets = MediaBenchmark.encode(signal.pcm(), bitrate: 32_000)
+        // The same paced producer `play` uses, fed the test signal encoded in 20 ms frames.
+        let pcm = signal.pcm()
+        let source: PlaySource
+        do { source = try PlaySource(.pcm(samples: pcm, channels: 1), loop: false, bitrate: 32_000) } catch {
+            return fail("the test signal could not be encoded: \(error)")
+        }
+        let packets = (pcm.count + 959) / 960
         let ring = PacketRing(capacity: 64)
         let (_, start) = try await p.transport.publishAudio(cid: cid, stereo: false, dtx: false, ring: ring, timeoutSeconds: timeout)
         signalStart = start
-        producer = Task { await PacedProducer(packets: packets, ring: ring, startNanos: start).run() }
-        return pass("\(packets.count) packets, \(signal.bursts) bursts")
+        producer = Task { await PlayProducer(source: source, ring: ring, limitSamples: nil).run(startNanos: start) }
+        return pass("\(packets) packets, \(signal.bursts) bursts")
     }
 
     private var signalStart: UInt64 = 0
