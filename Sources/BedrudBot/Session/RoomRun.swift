@@ -18,6 +18,8 @@ struct RoomRunOptions: Sendable {
     var duration: Double?
     var aloneTimeout: Double = 60
     var showStats = false
+    /// `--json`: room events as JSON lines on stdout (the objects of events.jsonl) instead of text.
+    var json = false
     var statsIntervalSeconds: Double = 5
     /// Permissions of recorded files and of the folders made for them (meetings are private).
     var fileMode: mode_t = 0o640
@@ -82,10 +84,8 @@ final class RoomRun: @unchecked Sendable {
         pc.jitterWaitMillis = options.jitterWaitMillis
         let sinks: RecordingSinkFactory & Sendable = folder ?? DiscardingSinkFactory()
         let pipeline = MediaPipeline(config: pc, sinks: sinks)
-        let transcript = try directory.map {
-            try TranscriptWriter(path: $0 + "/events.jsonl", startUnixNanos: startUnixNanos, startMonotonicNanos: pipeline.startNanos,
-                                 mode: options.fileMode)
-        }
+        let transcript = try TranscriptWriter.make(directory: directory, json: options.json ? console : nil, startUnixNanos: startUnixNanos,
+                                                   startMonotonicNanos: pipeline.startNanos, mode: options.fileMode)
         let router = MediaRouter(pipeline: pipeline)
         let transport = WebRTCTransport(router: router, localAddresses: Self.isLoopback(join.livekitHost) ? ["127.0.0.1"] : [])
         let plan = self.plan
@@ -165,7 +165,7 @@ final class RoomRun: @unchecked Sendable {
     private func consumeRoomEvents(room: RoomManager, pipeline: MediaPipeline, transcript: TranscriptWriter?) async {
         var formatter = RoomEventFormatter()
         for await event in room.events {
-            if let line = formatter.text(event) { console.event(JoinCommand.stamp(Date()) + " " + line) }
+            if let line = formatter.text(event), !options.json { console.event(JoinCommand.stamp(Date()) + " " + line) }
             if case .roomJoined = event { await room.send(BotRecognition.markerRequest) }
             handle(event, pipeline: pipeline)
             if let transcript { TranscriptEvents.write(event, to: transcript, formatter: formatter) }
@@ -217,28 +217,8 @@ final class RoomRun: @unchecked Sendable {
         for await event in pipeline.events {
             guard let transcript else { continue }
             let name = { (identity: String) in self.lock.withLock { _ in self.everyone[identity] ?? "" } }
-            switch event {
-            case .fileStarted(let identity, let output, let start):
-                transcript.write("file_started", offsetMs: start, ["participant": identity, "output": Self.outputName(output)])
-            case .fileFinished(let identity, let output, let start, let duration):
-                transcript.write("file_finished", offsetMs: start + duration,
-                                 ["participant": identity, "output": Self.outputName(output), "start_offset_ms": start, "duration_ms": duration])
-            case .gap(let identity, let trackSid, let start, let duration, let cause):
-                transcript.write("gap", offsetMs: start, ["participant": identity, "track_sid": trackSid, "duration_ms": duration, "cause": cause.rawValue])
-            case .speakingTurn(let identity, let start, let end):
-                transcript.write("speaking_turn", offsetMs: start, ["participant": identity, "name": name(identity), "start_ms": start, "end_ms": end])
-                transcript.noteTurn(identity: identity, name: name(identity).isEmpty ? identity : name(identity), startMs: start, endMs: end)
-            case .warning(let text):
-                transcript.write("warning", ["message": text])
-                logger.warning(text)
-            }
-        }
-    }
-
-    static func outputName(_ o: RecordingOutput) -> String {
-        switch o {
-        case .room: "room"
-        case .participant(let identity, let name): name.isEmpty ? identity : name
+            TranscriptEvents.write(event, to: transcript, name: name)
+            if case .warning(let text) = event { logger.warning(text) }
         }
     }
 

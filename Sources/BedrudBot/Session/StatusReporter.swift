@@ -21,7 +21,7 @@ final class StatusReporter: Sendable {
         self.interval = max(1, Int(interval))
     }
 
-    var usesStatusLine: Bool { console.stderrIsTerminal && Logging.isEnabled(.info) }
+    var usesStatusLine: Bool { console.stderrIsTerminal && !console.jsonLogs && Logging.isEnabled(.info) }
 
     func tick(_ n: Int, room: RoomManager, pipeline: MediaPipeline, transport: WebRTCTransport, run: RoomRun) async {
         let media = pipeline.stats
