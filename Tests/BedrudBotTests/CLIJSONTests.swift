@@ -56,6 +56,36 @@ import TestSupport
             return Set(o.keys) == ["time", "level", "category", "message"] && (o["time"] as? String)?.hasSuffix("Z") == true
         }, "stderr:\n\(live.stderr)")
         #expect(logs.contains { ($0?["message"] as? String)?.hasPrefix("Room 'jsonroom' on ") == true && $0?["level"] as? String == "info" }, "\(live.stderr)")
+
+        // Signalling only (--no-media): the same objects, offsets from the connect.
+        let signalling = try await user.expect(0, ["-q", "join", server.baseURL + "/m/jsonroom", "--json", "--no-media", "--duration", "1s"], timeout: 60)
+        let signallingFile = try user.writeFile("signalling.jsonl", signalling.stdout)
+        let signallingCheck = try await EventSchema.run([signallingFile])
+        #expect(signallingCheck.exitCode == 0, "\(signallingCheck.stdout)\(signallingCheck.stderr)")
+        #expect(Self.objects(signalling.stdout).contains { $0?["type"] as? String == "joined" }, "\(signalling.stdout)")
+        #expect(signalling.stderr.isEmpty, "\(signalling.stderr)")
+    }
+
+    @Test func anExpiredSessionIsAValue() async throws {
+        let server = try await DevServer.start(["--seed-user", "rec@example.com:\(Self.password):Recorder", "--access-ttl", "2s"])
+        let user = try CLIUser()
+        let pwFile = try user.writeFile("secrets/pw", Self.password + "\n")
+        try await user.expect(0, ["instance", "add", server.baseURL, "--name", "dev", "--email", "rec@example.com"])
+        try await user.expect(0, ["login", "--password-file", pwFile])
+        // The access token lives 2 s: wait (with a deadline) until the list says so.
+        var row: [String: Any] = [:]
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let r = try await user.expect(0, ["instance", "list", "--json"])
+            row = (try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])?.first ?? [:]
+            if row["session"] as? String != "logged_in" { break }
+            try await Task.sleep(for: .milliseconds(300))
+        }
+        #expect(row["session"] as? String == "expired" && row["token_valid_seconds"] as? Int == 0 && row["token_expires_at"] is String, "\(row)")
+        // whoami refreshes the session on use: valid again.
+        let me = try await user.expect(0, ["whoami", "--json"])
+        let obj = try #require(try JSONSerialization.jsonObject(with: Data(me.stdout.utf8)) as? [String: Any])
+        #expect(obj["token_expired"] as? Bool == false, "\(obj)")
     }
 
     @Test func accountCommandsPrintValuesNotSentences() async throws {
