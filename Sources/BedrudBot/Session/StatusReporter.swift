@@ -44,7 +44,11 @@ final class StatusReporter: Sendable {
                               Int(t.nackedPackets), Int(t.recoveredPackets))
             }
             clear()
-            console.errRaw(TerminalText.sanitize(out, keepingLineBreaks: true))
+            if console.jsonLogs {
+                for line in out.split(separator: "\n") { console.log(level: .info, category: "stats", message: String(line)) }
+            } else {
+                console.errRaw(TerminalText.sanitize(out, keepingLineBreaks: true))
+            }
         }
     }
 
