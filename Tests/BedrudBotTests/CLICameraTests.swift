@@ -19,6 +19,7 @@ import TestSupport
         #expect(sessions.count == 1)
         let dir = out + "/cameras/" + sessions[0]
 
+        try await expectValidEvents(dir)
         let lines = try String(contentsOfFile: dir + "/events.jsonl", encoding: .utf8).split(separator: "\n")
         let events = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         let types = events.map { $0["type"] as? String ?? "" }
@@ -28,12 +29,12 @@ import TestSupport
         #expect(!types.contains("reconnecting") && !types.contains("reconnected"), "\(types)")
         // Both cameras were announced (so the offers carried video), Bob's mid-recording.
         let cameras = events.filter { ($0["type"] as? String) == "track_published" && (($0["track"] as? [String: Any])?["source"] as? String) == "camera" }
-        let bobCamera = cameras.first { $0["participant"] as? String == "bob" }
+        let bobCamera = cameras.first { ($0["participant"] as? [String: Any])?["identity"] as? String == "bob" }
         #expect(bobCamera != nil, "no camera track_published for bob: \(types)")
         if let at = bobCamera?["offset_ms"] as? Int { #expect(at > 2_000, "bob's camera came at \(at) ms") }
         // Alice's camera was there before media connected: the offers that brought media up
         // carried her video section (the devserver merges what arrives within its debounce).
-        let aliceCamera = cameras.first { $0["participant"] as? String == "alice" }
+        let aliceCamera = cameras.first { ($0["participant"] as? [String: Any])?["identity"] as? String == "alice" }
         let connectedAt = events.first { ($0["type"] as? String) == "connected" }?["offset_ms"] as? Int
         #expect(aliceCamera != nil && connectedAt != nil)
         if let cam = aliceCamera?["offset_ms"] as? Int, let connectedAt { #expect(cam <= connectedAt, "alice's camera at \(cam) ms, media connected at \(connectedAt) ms") }

@@ -47,6 +47,7 @@ import TestSupport
             #expect(!files.contains { $0.hasSuffix(".part") }, "\(s): \(files)")
             let opus = files.filter { $0.hasSuffix(".opus") }.map { dir + "/" + $0 }
             try await user.expect(0, ["verify"] + opus)
+            try await expectValidEvents(dir)
             let lines = try String(contentsOfFile: dir + "/events.jsonl", encoding: .utf8).split(separator: "\n")
             let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
             #expect(objects.count == lines.count, "\(s): every line is one JSON object")

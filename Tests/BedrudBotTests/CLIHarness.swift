@@ -58,3 +58,9 @@ final class CLIUser: @unchecked Sendable {
         return url.path
     }
 }
+
+/// Expects every line of every `events.jsonl` under `folder` to match docs/events.schema.json.
+func expectValidEvents(_ folder: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    let r = try await EventSchema.run([folder])
+    #expect(r.exitCode == 0 && !r.timedOut, "events.jsonl does not match docs/events.schema.json:\n\(r.stdout)\(r.stderr)", sourceLocation: sourceLocation)
+}

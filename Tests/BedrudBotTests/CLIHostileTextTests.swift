@@ -55,12 +55,13 @@ import TestSupport
         #expect(vtt.contains("[chat] hi\\x1b[31m red\\u{9b}2J \\u{202e}gnp.exe"), "\(vtt)")
 
         // events.jsonl keeps exactly what was sent, escaped by JSON, and is safe to cat.
+        try await expectValidEvents(dir)
         let events = try String(contentsOfFile: dir + "/events.jsonl", encoding: .utf8)
         #expect(Self.controlBytes(events).isEmpty)
         let objects = events.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         let chat = try #require(objects.first { $0["type"] as? String == "chat" })
         #expect(chat["message"] as? String == Self.chat)
-        #expect(chat["name"] as? String == Self.name)
+        #expect((chat["participant"] as? [String: Any])?["name"] as? String == Self.name)
         let joined = try #require(objects.first { $0["type"] as? String == "participant_joined" })
         #expect((joined["participant"] as? [String: Any])?["name"] as? String == Self.name)
         // File names (issue 13 §7): no control characters, never a leading '-', every script kept.

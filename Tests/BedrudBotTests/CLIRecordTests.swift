@@ -47,7 +47,8 @@ import TestSupport
         let verify = try await user.expect(0, ["verify", dir + "/room.opus", dir + "/Alice Martin.opus", dir + "/Bob Chen.opus"])
         #expect(verify.stdout.contains("valid"))
 
-        // The transcript: chat, who spoke, joins and leaves, with times.
+        // The transcript: chat, who spoke, joins and leaves, with times; every line as the schema says.
+        try await expectValidEvents(dir)
         let events = try String(contentsOfFile: dir + "/events.jsonl", encoding: .utf8).split(separator: "\n")
         let objects = events.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(objects.count == events.count, "every line is one JSON object")
@@ -56,7 +57,13 @@ import TestSupport
         for t in ["session_started", "joined", "participant_joined", "speaking_turn", "chat", "participant_left", "file_finished", "session_ended"] {
             #expect(types.contains(t), "events.jsonl has no \(t)")
         }
-        #expect(objects.contains { $0["type"] as? String == "chat" && $0["message"] as? String == "notes are in the wiki" && $0["name"] as? String == "Bob Chen" })
+        #expect(objects.contains { $0["type"] as? String == "chat" && $0["message"] as? String == "notes are in the wiki"
+                && ($0["participant"] as? [String: Any])?["name"] as? String == "Bob Chen" })
+        // Turns are written when they end, after later events: written_ms says when.
+        let turns = objects.filter { $0["type"] as? String == "speaking_turn" }
+        #expect(!turns.isEmpty && turns.allSatisfy { t in
+            (t["participant"] as? [String: Any])?["identity"] is String && (t["written_ms"] as? Int ?? -1) >= (t["end_ms"] as? Int ?? .max)
+        }, "\(turns)")
         let vtt = try String(contentsOfFile: dir + "/transcript.vtt", encoding: .utf8)
         #expect(vtt.hasPrefix("WEBVTT"))
         #expect(vtt.contains("<v Alice Martin>") && vtt.contains("<v Bob Chen>"))
@@ -117,5 +124,6 @@ import TestSupport
         let events = try String(contentsOfFile: dir + "/events.jsonl", encoding: .utf8).split(separator: "\n")
         #expect(events.count > 5)
         #expect(events.allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) != nil })
+        try await expectValidEvents(dir)
     }
 }

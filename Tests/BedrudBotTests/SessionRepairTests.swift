@@ -12,7 +12,7 @@ import TestSupport
             {"type":"session_started","room":"standup","server":"http://127.0.0.1:1","time":"2026-12-01T10:00:00.000Z","offset_ms":0}
             {"type":"participant_joined","participant":{"identity":"u-1","name":"علی رضایی","sid":"PA_1","accesses":[]},"time":"2026-12-01T10:00:00.100Z","offset_ms":100}
             {"type":"speaking_turn","participant":"u-1","name":"علی رضایی","start_ms":1000,"end_ms":2500,"time":"2026-12-01T10:00:01.000Z","offset_ms":1000}
-            {"type":"chat","participant":"u-1","name":"علی رضایی","message":"سلام <all>","time":"2026-12-01T10:00:03.000Z","offset_ms":3000}
+            {"type":"chat","participant":{"identity":"u-1","name":"علی رضایی"},"message":"سلام <all>","time":"2026-12-01T10:00:03.000Z","offset_ms":3000}
             {"type":"reconnecting","mode":"resume","time":"2026-12-01T10:00:04.000Z","offset_ms":4000}
             {"type":"file_started","participant":"u-1","output":"x","time":"2026-12-01T10:00:05.000Z","offset_ms":5000}
             {"type":"speaking_tu

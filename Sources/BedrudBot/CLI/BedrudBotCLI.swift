@@ -69,13 +69,21 @@ public enum BedrudBotCLI {
         }
         if parsed.flag("verbose") { level = .debug }
         if parsed.flag("quiet") { level = .error }
-        let console = Console(quiet: parsed.flag("quiet"))
+        var jsonLogs = false
+        if let f = parsed.value("log-format") {
+            guard f == "text" || f == "json" else {
+                early.err("bedrud-bot: --log-format must be text or json (got '\(f)')")
+                return ExitCode.usage.rawValue
+            }
+            jsonLogs = f == "json"
+        }
+        let console = Console(quiet: parsed.flag("quiet"), jsonLogs: jsonLogs)
         Logging.bootstrap(sink: StderrLogSink(console: console), level: level)
         let invocation = Invocation(arguments: parsed, environment: environment, console: console)
         do {
             return try await command.action!(invocation).rawValue
         } catch {
-            console.err("bedrud-bot: error: \(ErrorReporting.message(for: error))")
+            console.error(ErrorReporting.message(for: error))
             return ErrorReporting.exitCode(for: error).rawValue
         }
     }

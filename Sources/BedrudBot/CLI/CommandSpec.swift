@@ -73,6 +73,7 @@ public enum GlobalOptions {
         OptionSpec("instance", short: "i", value: "NAME", help: "Use the server configured as [instance NAME] (default: default_instance)."),
         OptionSpec("log-level", value: "LEVEL", help: "trace, debug, info, warning, error or off (default: log_level, info)."),
         OptionSpec("verbose", short: "v", help: "Same as --log-level debug."),
+        OptionSpec("log-format", value: "FORMAT", help: "text (default) or json: every stderr line one JSON object (time, level, category, message)."),
         OptionSpec("quiet", short: "q", help: "Print only errors and what the command was asked for: no room events, notes or warnings (a successful join prints nothing)."),
         OptionSpec("help", short: "h", help: "Show help for the command."),
     ]

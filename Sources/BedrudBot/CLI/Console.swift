@@ -11,13 +11,21 @@ import Synchronization
 /// Under `-q` (``quiet``) only what a command was asked for (a list, `--json`, a verify
 /// report) and errors are printed: no room events, progress notes or warnings, so a
 /// successful cron run prints nothing and mails nobody.
+///
+/// With `--log-format json` (``jsonLogs``) every line for a person on standard error (log
+/// lines, notes, warnings, the final error) is one JSON object instead:
+/// `{"category":…,"level":…,"message":…,"time":…}`, with the original text, escaped by JSON.
 public final class Console: Sendable {
     /// Serialises every write; holds the live block of `join` (``TerminalBlock``), so no
     /// line printed while it is drawn runs into it.
     private let lock = Mutex<TerminalBlock>(TerminalBlock())
     public let quiet: Bool
+    public let jsonLogs: Bool
 
-    public init(quiet: Bool = false) { self.quiet = quiet }
+    public init(quiet: Bool = false, jsonLogs: Bool = false) {
+        self.quiet = quiet
+        self.jsonLogs = jsonLogs
+    }
 
     /// True when stdin and stderr are terminals: prompts are allowed.
     public var isInteractive: Bool { isatty(0) != 0 && isatty(2) != 0 }
@@ -30,14 +38,59 @@ public final class Console: Sendable {
     /// A JSON document or line of results: the original text, escaped by JSON
     /// (``TerminalText/escapingJSON(_:)``), so it decodes to exactly what the server sent.
     public func json(_ text: String) { write(1, TerminalText.escapingJSON(text) + "\n") }
-    /// A line for a person on standard error, sanitised like ``out(_:)``.
-    public func err(_ text: String) { write(2, TerminalText.sanitize(text, keepingLineBreaks: true) + "\n") }
+    /// A line for a person on standard error, sanitised like ``out(_:)`` (a JSON log line
+    /// of level info with `--log-format json`).
+    public func err(_ text: String) {
+        if jsonLogs { return log(level: .info, category: "bedrud-bot", message: text) }
+        write(2, TerminalText.sanitize(text, keepingLineBreaks: true) + "\n")
+    }
+
+    /// The error that ends the command: `bedrud-bot: error: …`, or a JSON log line.
+    public func error(_ text: String) {
+        if jsonLogs { return log(level: .error, category: "bedrud-bot", message: text) }
+        err("bedrud-bot: error: \(text)")
+    }
+
+    /// One log line on stderr: `12:00:01.234 info    auth: message` (the message sanitised,
+    /// on one line), or with ``jsonLogs`` one JSON object with the UTC time, the level,
+    /// the category and the original message.
+    public func log(level: LogLevel, category: String, message: String) {
+        var t = timeval()
+        gettimeofday(&t, nil)
+        if jsonLogs {
+            let record = LogRecord(time: TranscriptWriter.iso(Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_usec) * 1000),
+                                   level: level.name, category: category, message: message)
+            guard let line = try? JSONOutput.string(record, pretty: false) else { return }
+            write(2, TerminalText.escapingJSON(line) + "\n")
+            return
+        }
+        var tmv = tm()
+        var secs = t.tv_sec
+        localtime_r(&secs, &tmv)
+        let stamp = String(format: "%02d:%02d:%02d.%03d", tmv.tm_hour, tmv.tm_min, tmv.tm_sec, Int(t.tv_usec / 1000))
+        let lv = level.name.padding(toLength: 7, withPad: " ", startingAt: 0)
+        // One line per message: a server's error text or a name inside it cannot start
+        // a line of its own or send escape sequences.
+        write(2, "\(stamp) \(lv) \(category): \(TerminalText.sanitize(message))\n")
+    }
+
+    /// A line of `--log-format json` (docs/CLI.md).
+    struct LogRecord: Encodable {
+        var time: String
+        var level: String
+        var category: String
+        var message: String
+    }
     /// Writes `text` as it is: only for the program's own control sequences (redrawing
     /// the status line) and for text already passed through ``TerminalText``.
     public func errRaw(_ text: String) { write(2, text) }
 
     /// A warning a person should see: `bedrud-bot: warning: …` on stderr (not under `-q`).
-    public func warning(_ text: String) { if !quiet { err("bedrud-bot: warning: \(text)") } }
+    public func warning(_ text: String) {
+        guard !quiet else { return }
+        if jsonLogs { return log(level: .warning, category: "bedrud-bot", message: text) }
+        err("bedrud-bot: warning: \(text)")
+    }
 
     /// Progress a person reads while waiting ("Recording into …"): stderr, not under `-q`.
     public func note(_ text: String) { if !quiet { err(text) } }
@@ -100,7 +153,7 @@ public final class Console: Sendable {
     }
 }
 
-/// Writes log lines to stderr: `12:00:01.234 info  auth: message`.
+/// Writes log lines to stderr: `12:00:01.234 info  auth: message`, or JSON (``Console/log(level:category:message:)``).
 public struct StderrLogSink: LogSink {
     let console: Console
     public init(console: Console) { self.console = console }
@@ -115,15 +168,6 @@ public struct StderrLogSink: LogSink {
 
     public func write(level: LogLevel, label: String, message: String) {
         guard Self.isShown(level: level, label: label) else { return }
-        var t = timeval()
-        gettimeofday(&t, nil)
-        var tmv = tm()
-        var secs = t.tv_sec
-        localtime_r(&secs, &tmv)
-        let stamp = String(format: "%02d:%02d:%02d.%03d", tmv.tm_hour, tmv.tm_min, tmv.tm_sec, Int(t.tv_usec / 1000))
-        let lv = level.name.padding(toLength: 7, withPad: " ", startingAt: 0)
-        // One line per message: a server's error text or a name inside it cannot start
-        // a line of its own or send escape sequences.
-        console.err("\(stamp) \(lv) \(label): \(TerminalText.sanitize(message))")
+        console.log(level: level, category: label, message: message)
     }
 }

@@ -41,8 +41,36 @@ enum AuthCommands {
 
     static let whoami = CommandSpec(
         "whoami", summary: "show the account of the selected instance's session",
-        options: [OptionSpec("json", help: "Print the user as JSON.")],
+        options: [OptionSpec("json", help: "Print the instance, its URL, the user and the token's expiry as JSON.")],
         action: runWhoami)
+
+    /// `whoami --json`: what the text line shows, as values (never a token).
+    struct WhoamiJSON: Encodable {
+        var instance: String
+        var url: String
+        var user: User
+        /// When the access token expires (UTC), if known; it is refreshed on use.
+        var tokenExpiresAt: String?
+        /// Seconds the access token is still valid (0 when expired), if known.
+        var tokenValidSeconds: Int?
+        var tokenExpired: Bool?
+
+        enum CodingKeys: String, CodingKey {
+            case instance, url, user
+            case tokenExpiresAt = "token_expires_at", tokenValidSeconds = "token_valid_seconds", tokenExpired = "token_expired"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(instance, forKey: .instance)
+            try c.encode(url, forKey: .url)
+            try c.encode(user, forKey: .user)
+            // Unknown is null, not missing: a consumer can tell "no expiry known" from an old version.
+            try c.encode(tokenExpiresAt, forKey: .tokenExpiresAt)
+            try c.encode(tokenValidSeconds, forKey: .tokenValidSeconds)
+            try c.encode(tokenExpired, forKey: .tokenExpired)
+        }
+    }
 
     /// Reads a password: configured source, else a prompt on a terminal.
     static func password(_ ctx: BotContext, _ inst: ResolvedInstance, account: String, confirm: Bool = false) throws -> String {
@@ -125,16 +153,18 @@ enum AuthCommands {
         let inst = try ctx.instance()
         let auth = try ctx.authManager(for: inst)
         let user = try await auth.me()
+        let expiry = await auth.accessTokenExpiry
+        let left = expiry.map { $0 - Date().timeIntervalSince1970 }
         if inv.flag("json") {
-            let enc = JSONEncoder()
-            enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            inv.console.json(String(decoding: try enc.encode(user), as: UTF8.self))
+            try JSONOutput.print(WhoamiJSON(instance: inst.name, url: inst.server, user: user,
+                                            tokenExpiresAt: expiry.map { JSONOutput.time(unixSeconds: $0) },
+                                            tokenValidSeconds: left.map { Int(max(0, $0.rounded())) }, tokenExpired: left.map { $0 <= 0 }),
+                                 to: inv.console)
             return .success
         }
         var line = "\(describe(user)) on \(inst.name) (\(inst.server))"
         if !user.accesses.isEmpty { line += ", access: \(user.accesses.joined(separator: ", "))" }
-        if let exp = await auth.accessTokenExpiry {
-            let left = exp - Date().timeIntervalSince1970
+        if let left {
             line += left > 0 ? "; token valid for \(ConfigValues.formatDuration(left.rounded()))" : "; token expired"
         }
         inv.console.out(line)

@@ -10,7 +10,12 @@ enum ConfigCommands {
 
     static let show = CommandSpec(
         "show", summary: "print every effective setting and where it comes from",
-        discussion: "Precedence: command-line flag > environment (BEDRUD_BOT_*) > config file > default. Secrets are masked.",
+        discussion: """
+            Precedence: command-line flag > environment (BEDRUD_BOT_*) > config file > default. Secrets are masked.
+            --json prints the same as one JSON document: every setting by its qualified name
+            (log_level, record.output_dir) with its value and origin, and each instance's settings.
+            """,
+        options: [OptionSpec("json", help: "Print the settings and their origins as JSON.")],
         action: runShow)
 
     static let check = CommandSpec(
@@ -19,14 +24,70 @@ enum ConfigCommands {
         arguments: [ArgumentSpec("FILE", optional: true, help: "the file to check")],
         action: runCheck)
 
-    static func runShow(_ inv: Invocation) async throws -> ExitCode {
-        let ctx = try BotContext(inv)
-        let c = ctx.config
-        let out = inv.console
+    /// What `config show` prints, as values: one model, rendered as text or as JSON.
+    struct Shown: Encodable {
+        struct Origin: Encodable {
+            /// `default`, `file`, `environment` or `flag`.
+            var kind: String
+            var file: String?
+            var line: Int?
+            /// The environment variable or the flag (without dashes).
+            var name: String?
+
+            init(_ o: SettingOrigin) {
+                switch o {
+                case .builtIn: kind = "default"
+                case .file(let p, let l): (kind, file, line) = ("file", p, l)
+                case .environment(let n): (kind, name) = ("environment", n)
+                case .flag(let f): (kind, name) = ("flag", f)
+                }
+            }
+        }
+        struct Setting: Encodable {
+            /// Nil when the key has no value and no default.
+            var value: String?
+            /// Nil when the key has no value and no default.
+            var origin: Origin?
+
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: CodingKeys.self)
+                try c.encode(value, forKey: .value)
+                try c.encode(origin, forKey: .origin)
+            }
+            enum CodingKeys: String, CodingKey { case value, origin }
+        }
+        struct Instance: Encodable {
+            var name: String
+            var selected: Bool
+            var settings: [String: Setting]
+        }
+        var configFile: String?
+        var configFileExists: Bool
+        /// Keyed by qualified name: `log_level`, `record.output_dir`.
+        var settings: [String: Setting]
+        var instances: [Instance]
+
+        enum CodingKeys: String, CodingKey {
+            case configFile = "config_file", configFileExists = "config_file_exists", settings, instances
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(configFile, forKey: .configFile)
+            try c.encode(configFileExists, forKey: .configFileExists)
+            try c.encode(settings, forKey: .settings)
+            try c.encode(instances, forKey: .instances)
+        }
+    }
+
+    /// Every effective setting (secrets masked), for both renderings of `config show`.
+    static func shown(_ c: Configuration) -> (Shown, textLines: [String]) {
+        var lines: [String] = []
+        var model = Shown(configFile: c.path, configFileExists: c.fileText != nil, settings: [:], instances: [])
         if let p = c.path {
-            out.out("# config file: \(p)\(c.fileText == nil ? " (does not exist yet)" : "")")
+            lines.append("# config file: \(p)\(c.fileText == nil ? " (does not exist yet)" : "")")
         } else {
-            out.out("# config file: none found (looked at \(Configuration.userConfigPath(c.environment)) and /etc/bedrud-bot/config)")
+            lines.append("# config file: none found (looked at \(Configuration.userConfigPath(c.environment)) and /etc/bedrud-bot/config)")
         }
         func line(_ key: String, _ value: String?, _ origin: SettingOrigin?) -> String {
             let v = value.map { ConfigEditor.quoteIfNeeded($0) } ?? "(unset)"
@@ -34,13 +95,15 @@ enum ConfigCommands {
         }
         for spec in SettingSpec.all where spec.section.isEmpty {
             let r = c.resolve("", spec.key, flag: spec.key == "log_level" ? "log-level" : nil)
-            out.out(line(spec.key, r?.value, r?.origin))
+            lines.append(line(spec.key, r?.value, r?.origin))
+            model.settings[spec.qualifiedName] = Shown.Setting(value: r?.value, origin: r.map { Shown.Origin($0.origin) })
         }
         for section in SettingSpec.sections where !section.isEmpty && section != "instance" {
-            out.out("\n[\(section)]")
+            lines.append("\n[\(section)]")
             for spec in SettingSpec.all where spec.section == section {
                 let r = c.resolve(section, spec.key)
-                out.out(line(spec.key, r?.value, r?.origin))
+                lines.append(line(spec.key, r?.value, r?.origin))
+                model.settings[spec.qualifiedName] = Shown.Setting(value: r?.value, origin: r.map { Shown.Origin($0.origin) })
             }
         }
         let selected = c.selectedInstanceName
@@ -48,7 +111,8 @@ enum ConfigCommands {
         if c.environment["BEDRUD_BOT_URL"] != nil, !names.contains(selected ?? "env") { names.append(selected ?? "env") }
         for name in names {
             guard let inst = try? c.instance(named: name) else { continue }
-            out.out("\n[instance \(name)]" + (name == selected ? "   # selected" : ""))
+            lines.append("\n[instance \(name)]" + (name == selected ? "   # selected" : ""))
+            var shownInstance = Shown.Instance(name: name, selected: name == selected, settings: [:])
             let values: [(String, String?)] = [
                 ("url", inst.server), ("display_name", inst.displayName), ("email", inst.email),
                 ("password_file", inst.passwordFile), ("guest_name", inst.guestName), ("ca_file", inst.tls.caFile),
@@ -56,11 +120,26 @@ enum ConfigCommands {
                 ("tls_insecure", inst.tls.insecure ? "yes" : "no"),
             ]
             for (k, v) in values where v != nil || k == "tls_insecure" {
-                out.out(line(k, v, inst.origins[k] ?? .builtIn))
+                let origin = inst.origins[k] ?? .builtIn
+                lines.append(line(k, v, origin))
+                shownInstance.settings[k] = Shown.Setting(value: v, origin: Shown.Origin(origin))
             }
             if name == selected, let pw = c.environment["BEDRUD_BOT_PASSWORD"], !pw.isEmpty {
-                out.out(line("password", Redact.mask, .environment("BEDRUD_BOT_PASSWORD")))
+                lines.append(line("password", Redact.mask, .environment("BEDRUD_BOT_PASSWORD")))
+                shownInstance.settings["password"] = Shown.Setting(value: Redact.mask, origin: Shown.Origin(.environment("BEDRUD_BOT_PASSWORD")))
             }
+            model.instances.append(shownInstance)
+        }
+        return (model, lines)
+    }
+
+    static func runShow(_ inv: Invocation) async throws -> ExitCode {
+        let ctx = try BotContext(inv)
+        let (model, lines) = shown(ctx.config)
+        if inv.flag("json") {
+            try JSONOutput.print(model, to: inv.console)
+        } else {
+            for l in lines { inv.console.out(l) }
         }
         return .success
     }

@@ -125,13 +125,56 @@ enum InstanceCommands {
         return .success
     }
 
+    /// One row of `instance list`; `--json` prints these (never a token).
     struct ListedInstance: Encodable {
+        /// The stored session's state, as a value.
+        enum Session: String, Encodable {
+            /// A session whose access token is still valid (or has no known expiry).
+            case loggedIn = "logged_in"
+            /// The access token expired; it is refreshed with the refresh token on use.
+            case expired
+            case loggedOut = "logged_out"
+            /// The session file exists but cannot be read (`session_error` says why).
+            case unreadable
+        }
         let name: String
         let url: String
         let displayName: String?
         let isDefault: Bool
         let loggedInAs: String?
-        let session: String
+        let session: Session
+        let tokenExpiresAt: String?
+        let tokenValidSeconds: Int?
+        let sessionError: String?
+
+        enum CodingKeys: String, CodingKey {
+            case name, url, session
+            case displayName = "display_name", isDefault = "default", loggedInAs = "logged_in_as"
+            case tokenExpiresAt = "token_expires_at", tokenValidSeconds = "token_valid_seconds", sessionError = "session_error"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(name, forKey: .name)
+            try c.encode(url, forKey: .url)
+            try c.encode(displayName, forKey: .displayName)
+            try c.encode(isDefault, forKey: .isDefault)
+            try c.encode(loggedInAs, forKey: .loggedInAs)
+            try c.encode(session, forKey: .session)
+            try c.encode(tokenExpiresAt, forKey: .tokenExpiresAt)
+            try c.encode(tokenValidSeconds, forKey: .tokenValidSeconds)
+            try c.encodeIfPresent(sessionError, forKey: .sessionError)
+        }
+
+        /// The SESSION column of the table.
+        var sessionText: String {
+            switch session {
+            case .loggedOut: "not logged in"
+            case .unreadable: "session unreadable: \(sessionError ?? "")"
+            case .expired: "logged in (token expired; refreshes on use)"
+            case .loggedIn: tokenValidSeconds.map { "logged in (token valid \(ConfigValues.formatDuration(Double($0))))" } ?? "logged in"
+            }
+        }
     }
 
     static func runList(_ inv: Invocation) async throws -> ExitCode {
@@ -140,27 +183,31 @@ enum InstanceCommands {
         let store = ctx.credentialStore
         var rows: [ListedInstance] = []
         for i in ctx.config.instances {
-            var session = "not logged in"
+            var session = ListedInstance.Session.loggedOut
             var who: String?
+            var expiresAt: String?
+            var validSeconds: Int?
+            var problem: String?
             do {
                 if let s = try store.load(i.name) {
                     who = s.user?.email
+                    session = .loggedIn
                     if let exp = JWTClaims(token: s.tokens.accessToken)?.expiresAt {
                         let left = exp - Date().timeIntervalSince1970
-                        session = left > 0 ? "logged in (token valid \(ConfigValues.formatDuration(left.rounded())))" : "logged in (token expired; refreshes on use)"
-                    } else {
-                        session = "logged in"
+                        expiresAt = JSONOutput.time(unixSeconds: exp)
+                        validSeconds = Int(max(0, left.rounded()))
+                        if left <= 0 { session = .expired }
                     }
                 }
             } catch {
-                session = "session unreadable: \(error)"
+                session = .unreadable
+                problem = "\(error)"
             }
-            rows.append(ListedInstance(name: i.name, url: i.value("url") ?? "", displayName: i.value("display_name"), isDefault: i.name == def, loggedInAs: who, session: session))
+            rows.append(ListedInstance(name: i.name, url: i.value("url") ?? "", displayName: i.value("display_name"), isDefault: i.name == def,
+                                       loggedInAs: who, session: session, tokenExpiresAt: expiresAt, tokenValidSeconds: validSeconds, sessionError: problem))
         }
         if inv.flag("json") {
-            let enc = JSONEncoder()
-            enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            inv.console.json(String(decoding: try enc.encode(rows), as: UTF8.self))
+            try JSONOutput.print(rows, to: inv.console)
             return .success
         }
         if rows.isEmpty {
@@ -172,7 +219,7 @@ enum InstanceCommands {
         inv.console.out("  " + "NAME".padded(to: w1) + "URL".padded(to: w2) + "SESSION")
         for r in rows {
             let who = r.loggedInAs.map { " as \($0)" } ?? ""
-            inv.console.out((r.isDefault ? "* " : "  ") + r.name.padded(to: w1) + r.url.padded(to: w2) + r.session + who)
+            inv.console.out((r.isDefault ? "* " : "  ") + r.name.padded(to: w1) + r.url.padded(to: w2) + r.sessionText + who)
         }
         return .success
     }

@@ -66,6 +66,8 @@ enum JoinCommand {
             reconnects) until the room ends, --duration passes, everyone else has been gone for
             alone_timeout, or Ctrl-C or SIGTERM (which leave cleanly, finish the files and exit 0;
             a second signal stops at once with 130 and leaves the files for repair).
+            With --json, each event is one JSON line on stdout instead: the objects of
+            events.jsonl (docs/EVENTS.md, docs/events.schema.json), with or without --record.
 
             --record writes <output_dir>/<room>/<date>_<time>/: one Ogg Opus file per participant
             (their original packets, gaps filled so every file lines up with the others),
@@ -88,6 +90,7 @@ enum JoinCommand {
               bedrud-bot join standup --stats              # receive and show network figures
               bedrud-bot join standup --record --wait-for-participants 10m --on-finish /usr/local/bin/upload-recording
               bedrud-bot join standup --dry-run
+              bedrud-bot join standup --json | jq -c 'select(.type == "chat")'
             """,
         arguments: [ArgumentSpec("ROOM|LINK", help: "room name or meeting link")],
         options: [
@@ -101,6 +104,7 @@ enum JoinCommand {
             OptionSpec("include", value: "GLOB", repeatable: true, help: "Record only participants whose identity or display name matches (shell glob; repeatable)."),
             OptionSpec("exclude", value: "GLOB", repeatable: true, help: "Do not record participants whose identity or display name matches (shell glob; repeatable; wins over --include)."),
             OptionSpec("on-finish", value: "COMMAND", help: "Run this shell command with the finished session folder as its last argument (default: record.on_finish)."),
+            OptionSpec("json", help: "Print every room event as one JSON line on stdout (the objects of events.jsonl) instead of text lines."),
             OptionSpec("stats", help: "Print per-track network figures (packets/s, loss, jitter, NACKs) every 5 s."),
             OptionSpec("dry-run", help: "Only resolve, log in and get the join token; print the plan."),
             OptionSpec("no-media", help: "Signalling only: room events without audio."),
@@ -162,6 +166,7 @@ enum JoinCommand {
         options.onFinishTimeout = try ctx.config.duration("record", "on_finish_timeout")
         options.filter = ParticipantFilter(include: inv.arguments.all("include").flatMap(ConfigValues.list),
                                            exclude: inv.arguments.all("exclude").flatMap(ConfigValues.list))
+        options.json = inv.flag("json")
 
         let plan = try JoinPlan.make(ctx, target: inv.positionals[0])
         let join = try await plan.requestToken()
@@ -186,19 +191,23 @@ enum JoinCommand {
         let room = RoomManager(
             livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string, options: roomOptions,
             transport: nil, tokenProvider: { try await plan.requestToken().token })
-        return try await follow(room, token: join.token, duration: duration, console: inv.console)
+        return try await follow(room, token: join.token, duration: duration, json: options.json, console: inv.console)
     }
 
-    /// Runs the room until it ends, `duration` passes or a signal arrives, printing events.
-    static func follow(_ room: RoomManager, token: String, duration: Double?, console: Console) async throws -> ExitCode {
+    /// Runs the room until it ends, `duration` passes or a signal arrives, printing events
+    /// (as JSON lines with `json`, offsets from now).
+    static func follow(_ room: RoomManager, token: String, duration: Double?, json: Bool, console: Console) async throws -> ExitCode {
         let watcher = SignalWatcher { _ in
             Task { await room.leave() }
         }
         defer { watcher.cancel() }
+        let lines = try json ? TranscriptWriter(path: nil, startUnixNanos: Int64(Date().timeIntervalSince1970 * 1e9),
+                                                startMonotonicNanos: MonotonicClock.nanos(), echo: console) : nil
         let printer = Task {
             var formatter = RoomEventFormatter()
             for await event in room.events {
-                if let line = formatter.text(event) { console.event(Self.stamp(Date()) + " " + line) }
+                if let line = formatter.text(event), lines == nil { console.event(Self.stamp(Date()) + " " + line) }
+                if let lines { TranscriptEvents.write(event, to: lines, formatter: formatter) }
             }
         }
         await room.connect(token: token)

@@ -27,7 +27,7 @@ enum RoomCommands {
             OptionSpec("public", help: "Let people without an account join as guests."),
             OptionSpec("max", value: "N", help: "Participant limit; 0 means none. (Bedrud's default is 20 and counts everyone who ever joined.)"),
             OptionSpec("mode", value: "MODE", help: "Room mode (default: standard)."),
-            OptionSpec("json", help: "Print the room as JSON."),
+            OptionSpec("json", help: "Print the instance, the meeting link and the room as JSON."),
         ],
         action: runCreate)
 
@@ -64,10 +64,23 @@ enum RoomCommands {
     }
 
     static func printJSON<T: Encodable>(_ v: T, _ console: Console) throws {
-        let enc = JSONEncoder()
-        enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        console.json(String(decoding: try enc.encode(v), as: UTF8.self))
+        try JSONOutput.print(v, to: console)
     }
+
+    /// `rooms create --json`: the room as Bedrud returned it, with the link people join by.
+    struct CreatedRoomJSON: Encodable {
+        var instance: String
+        var meetingLink: String
+        var room: Room
+
+        enum CodingKeys: String, CodingKey {
+            case instance, room
+            case meetingLink = "meeting_link"
+        }
+    }
+
+    /// The web client's link to a room: `https://host/m/ROOM`.
+    static func meetingLink(_ inst: ResolvedInstance, _ room: Room) -> String { "\(inst.url.origin)/m/\(room.name)" }
 
     static func runList(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
@@ -105,9 +118,9 @@ enum RoomCommands {
         let (api, inst) = try roomAPI(ctx)
         let room = try await api.create(name: name, isPublic: inv.flag("public") ? true : nil, maxParticipants: max, mode: inv.value("mode"))
         if inv.flag("json") {
-            try printJSON(room, inv.console)
+            try printJSON(CreatedRoomJSON(instance: inst.name, meetingLink: meetingLink(inst, room), room: room), inv.console)
         } else {
-            inv.console.out("Created room '\(room.name)' (id \(room.id)). Meeting link: \(inst.url.origin)/m/\(room.name)")
+            inv.console.out("Created room '\(room.name)' (id \(room.id)). Meeting link: \(meetingLink(inst, room))")
         }
         return .success
     }

@@ -61,6 +61,14 @@ enum SessionRepair {
                               participants: [], files: [], reconnects: 0, chatMessages: 0,
                               repaired: Summary.Repair(eventLines: 0, eventLinesUnreadable: 0, filesRepaired: repairedFiles))
         func int64(_ v: Any?) -> Int64? { (v as? NSNumber)?.int64Value }
+        /// The event's participant and its non-empty name: an object `{identity, name}`, or,
+        /// in transcripts written before it had one shape, an identity string and a `name` key.
+        func participant(_ o: [String: Any]) -> (String, String?)? {
+            let nonEmpty = { (s: Any?) in (s as? String).flatMap { $0.isEmpty ? nil : $0 } }
+            if let p = o["participant"] as? [String: Any], let id = p["identity"] as? String { return (id, nonEmpty(p["name"])) }
+            if let id = o["participant"] as? String { return (id, nonEmpty(o["name"])) }
+            return nil
+        }
         for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
             guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let type = o["type"] as? String else {
                 summary.repaired.eventLinesUnreadable += 1  // the half line a crash leaves
@@ -81,15 +89,14 @@ enum SessionRepair {
                     names[id] = p["name"] as? String ?? names[id] ?? ""
                 }
             case "speaking_turn":
-                if let id = o["participant"] as? String, let s = int64(o["start_ms"]), let e = int64(o["end_ms"]) {
-                    let n = (o["name"] as? String).flatMap { $0.isEmpty ? nil : $0 } ?? names[id].flatMap { $0.isEmpty ? nil : $0 } ?? id
+                if let (id, name) = participant(o), let s = int64(o["start_ms"]), let e = int64(o["end_ms"]) {
+                    let n = name ?? names[id].flatMap { $0.isEmpty ? nil : $0 } ?? id
                     turns.append((id, n, s, e))
                 }
             case "chat":
                 summary.chatMessages += 1
-                let id = o["participant"] as? String ?? ""
-                let n = (o["name"] as? String).flatMap { $0.isEmpty ? nil : $0 } ?? id
-                chats.append((offset, n, o["message"] as? String ?? ""))
+                let (id, name) = participant(o) ?? ("", nil)
+                chats.append((offset, name ?? id, o["message"] as? String ?? ""))
             case "reconnecting":
                 summary.reconnects += 1
             case "session_ended":

@@ -17,6 +17,9 @@ public struct RoomEventFormatter: Sendable {
         return identity.isEmpty ? "(server)" : identity
     }
 
+    /// The display name announced for `identity` ("" when none is known), for event objects.
+    func displayName(_ identity: String) -> String { names[identity] ?? "" }
+
     mutating func remember(_ p: MeetingParticipant) {
         names[p.identity] = p.name
     }

@@ -20,6 +20,8 @@ struct RoomRunOptions: Sendable {
     /// Seconds a lost connection is retried (record.max_outage); 0 = the resume schedule only.
     var maxOutage: Double = 600
     var showStats = false
+    /// `--json`: room events as JSON lines on stdout (the objects of events.jsonl) instead of text.
+    var json = false
     var statsIntervalSeconds: Double = 5
     /// Permissions of recorded files and of the folders made for them (meetings are private).
     var fileMode: mode_t = 0o640
@@ -155,10 +157,8 @@ final class RoomRun: Sendable {
         pc.jitterWaitMillis = options.jitterWaitMillis
         let sinks: RecordingSinkFactory & Sendable = folder ?? DiscardingSinkFactory()
         let pipeline = MediaPipeline(config: pc, sinks: sinks)
-        let transcript = try directory.map {
-            try TranscriptWriter(path: $0 + "/events.jsonl", startUnixNanos: startUnixNanos, startMonotonicNanos: pipeline.startNanos,
-                                 mode: options.fileMode)
-        }
+        let transcript = try TranscriptWriter.make(directory: directory, json: options.json ? console : nil, startUnixNanos: startUnixNanos,
+                                                   startMonotonicNanos: pipeline.startNanos, mode: options.fileMode)
         let router = MediaRouter(pipeline: pipeline, filter: options.filter)
         let transport = WebRTCTransport(router: router, localAddresses: Self.isLoopback(join.livekitHost) ? ["127.0.0.1"] : [])
         let plan = self.plan
@@ -197,7 +197,7 @@ final class RoomRun: Sendable {
         // A run stopped before joining never connects, so its room never has events.
         let roomEvents = stoppedEarly ? nil : Task { await self.consumeRoomEvents(room: room, pipeline: pipeline, transcript: transcript) }
         let mediaEvents = Task { await self.consumeMediaEvents(pipeline: pipeline, transcript: transcript) }
-        let status = StatusReporter(console: console, showStats: options.showStats, interval: options.statsIntervalSeconds)
+        let status = StatusReporter(console: console, showStats: options.showStats, interval: options.statsIntervalSeconds, json: options.json)
         let ticker = Task {
             var tick = 0
             while !Task.isCancelled {
@@ -313,7 +313,7 @@ final class RoomRun: Sendable {
     private func consumeRoomEvents(room: RoomManager, pipeline: MediaPipeline, transcript: TranscriptWriter?) async {
         var formatter = RoomEventFormatter()
         for await event in room.events {
-            if let line = formatter.text(event) { console.event(JoinCommand.stamp(Date()) + " " + line) }
+            if let line = formatter.text(event), !options.json { console.event(JoinCommand.stamp(Date()) + " " + line) }
             if case .roomJoined = event { await room.send(BotRecognition.markerRequest) }
             handle(event, pipeline: pipeline)
             if let transcript { TranscriptEvents.write(event, to: transcript, formatter: formatter) }
@@ -373,28 +373,8 @@ final class RoomRun: Sendable {
             }
             guard let transcript else { continue }
             let name = { (identity: String) in self.book.withLock { $0.everyone[identity] ?? "" } }
-            switch event {
-            case .fileStarted(let identity, let output, let start):
-                transcript.write("file_started", offsetMs: start, ["participant": identity, "output": Self.outputName(output)])
-            case .fileFinished(let identity, let output, let start, let duration):
-                transcript.write("file_finished", offsetMs: start + duration,
-                                 ["participant": identity, "output": Self.outputName(output), "start_offset_ms": start, "duration_ms": duration])
-            case .gap(let identity, let trackSid, let start, let duration, let cause):
-                transcript.write("gap", offsetMs: start, ["participant": identity, "track_sid": trackSid, "duration_ms": duration, "cause": cause.rawValue])
-            case .speakingTurn(let identity, let start, let end):
-                transcript.write("speaking_turn", offsetMs: start, ["participant": identity, "name": name(identity), "start_ms": start, "end_ms": end])
-                transcript.noteTurn(identity: identity, name: name(identity).isEmpty ? identity : name(identity), startMs: start, endMs: end)
-            case .warning(let text):
-                transcript.write("warning", ["message": text])
-                logger.warning(text)
-            }
-        }
-    }
-
-    static func outputName(_ o: RecordingOutput) -> String {
-        switch o {
-        case .room: "room"
-        case .participant(let identity, let name): name.isEmpty ? identity : name
+            TranscriptEvents.write(event, to: transcript, name: name)
+            if case .warning(let text) = event { logger.warning(text) }
         }
     }
 

@@ -25,11 +25,15 @@ final class StatusReporter: Sendable {
     /// removed, stays removed.
     private let finished = Mutex<Bool>(false)
 
-    init(console: Console, showStats: Bool, interval: Double, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    /// `json`: stdout carries JSON lines (`join --json`), so no block is drawn there; nor
+    /// with JSON logs on stderr.
+    init(console: Console, showStats: Bool, interval: Double, json: Bool = false,
+         environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.console = console
         self.showStats = showStats
         self.interval = max(1, Int(interval))
-        live = TerminalCapabilities.liveBlock(stdoutIsTerminal: isatty(1) != 0, quiet: console.quiet, environment: environment)
+        live = !json && !console.jsonLogs
+            && TerminalCapabilities.liveBlock(stdoutIsTerminal: isatty(1) != 0, quiet: console.quiet, environment: environment)
         color = TerminalCapabilities.color(environment: environment)
     }
 
@@ -55,7 +59,12 @@ final class StatusReporter: Sendable {
             finished.withLock { done in if !done { console.showBlock(lines) } }
         }
         if showStats, n % interval == 0, let s = await transport.stats() {
-            console.err(Self.statsTable(s, participants: participants))
+            let table = Self.statsTable(s, participants: participants)
+            if console.jsonLogs {
+                for line in table.split(separator: "\n") { console.log(level: .info, category: "stats", message: String(line)) }
+            } else {
+                console.err(table)
+            }
         }
     }
 

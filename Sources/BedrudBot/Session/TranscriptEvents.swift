@@ -1,17 +1,33 @@
 import BedrudCore
+import BedrudMedia
 import BedrudProtocol
+import Foundation
 
-/// Room events as lines of `events.jsonl` (the schema is docs/EVENTS.md).
+/// Room and media events as lines of `events.jsonl` and of `join --json` (the schema is
+/// docs/EVENTS.md and docs/events.schema.json).
+///
+/// `participant` has one shape in every event: an object with at least `identity` and
+/// `name` (the display name known when the line was written, "" if none); the
+/// `participant_*` and `joined` events add `sid` and `accesses`. The room file's
+/// `file_started` / `file_finished` have `participant: null`.
 enum TranscriptEvents {
     static func participant(_ p: MeetingParticipant) -> [String: Any] {
         ["identity": p.identity, "name": p.name, "sid": p.sid, "accesses": p.accesses]
+    }
+
+    /// A participant named only by identity in the event, with the name known for it.
+    static func participant(_ identity: String, name: String) -> [String: Any] {
+        ["identity": identity, "name": name]
     }
 
     static func track(_ t: MeetingTrack) -> [String: Any] {
         ["sid": t.sid, "kind": "\(t.kind)", "source": "\(t.source)", "muted": t.muted, "mime": t.mimeType]
     }
 
+    /// Writes one room event. `formatter` has seen the event already (``RoomEventFormatter/text(_:)``),
+    /// so it knows the names of everyone announced so far.
     static func write(_ event: RoomEvent, to w: TranscriptWriter, formatter: RoomEventFormatter) {
+        let who = { (identity: String) in participant(identity, name: formatter.displayName(identity)) }
         switch event {
         case .roomJoined(let room, let local):
             w.write("joined", ["room": room.name, "room_sid": room.sid, "participant": participant(local)])
@@ -31,39 +47,66 @@ enum TranscriptEvents {
             w.write("participant_left", ["participant": participant(p), "reason": why])
         case .participantRejoined(let p, let previous): w.write("participant_rejoined", ["participant": participant(p), "previous_sid": previous])
         case .participantUpdated(let p, _): w.write("participant_updated", ["participant": participant(p)])
-        case .trackPublished(let t, let who): w.write("track_published", ["participant": who, "track": track(t)])
-        case .trackUnpublished(let t, let who): w.write("track_unpublished", ["participant": who, "track": track(t)])
-        case .trackMuted(let t, let who): w.write("track_muted", ["participant": who, "track": track(t)])
-        case .trackUnmuted(let t, let who): w.write("track_unmuted", ["participant": who, "track": track(t)])
+        case .trackPublished(let t, let id): w.write("track_published", ["participant": who(id), "track": track(t)])
+        case .trackUnpublished(let t, let id): w.write("track_unpublished", ["participant": who(id), "track": track(t)])
+        case .trackMuted(let t, let id): w.write("track_muted", ["participant": who(id), "track": track(t)])
+        case .trackUnmuted(let t, let id): w.write("track_unmuted", ["participant": who(id), "track": track(t)])
         case .trackUpdated, .trackStreamStateChanged, .trackSubscriptionPermissionChanged: break
         case .trackSubscriptionFailed(let sid, let error): w.write("subscription_failed", ["track_sid": sid, "error": "\(error)"])
         case .requestRefused(let r):
             w.write("request_refused", ["request": r.kind.rawValue, "request_id": Int(r.requestID), "reason": "\(r.reason)", "message": r.message, "track_cid": r.trackCid ?? ""])
         case .speakersChanged(let active, let started, let stopped):
             w.write("speakers_changed", [
-                "active": active.map { ["participant": $0.identity, "level": Double($0.level)] }, "started": started, "stopped": stopped,
+                "active": active.map { ["participant": who($0.identity), "level": Double($0.level)] as [String: Any] }, "started": started, "stopped": stopped,
             ])
-        case .connectionQualityChanged(let who, let quality, let score):
-            w.write("connection_quality", ["participant": who, "quality": "\(quality)", "score": Double(score)])
+        case .connectionQualityChanged(let id, let quality, let score):
+            w.write("connection_quality", ["participant": who(id), "quality": "\(quality)", "score": Double(score)])
         case .dataReceived(let d):
-            w.write("data", ["participant": d.senderIdentity, "topic": d.topic ?? NSNullString, "bytes": d.payload.count, "reliable": d.reliable])
+            w.write("data", ["participant": who(d.senderIdentity), "topic": d.topic ?? "", "bytes": d.payload.count, "reliable": d.reliable])
         case .chatReceived(let c):
-            let off = w.offsetNow()
-            w.write("chat", offsetMs: off, [
-                "participant": c.senderIdentity, "name": c.senderName, "message": c.text, "id": c.id, "sent_ms": c.timestampMs,
+            // The name the sender put in the message, else the one the room announced.
+            let name = c.senderName.isEmpty ? formatter.displayName(c.senderIdentity) : c.senderName
+            let off = w.write("chat", [
+                "participant": participant(c.senderIdentity, name: name), "message": c.text, "id": c.id, "sent_ms": c.timestampMs,
                 "attachments": c.attachments.map { ["kind": $0.kind, "url": $0.url, "mime": $0.mime] },
             ])
-            w.noteChat(offsetMs: off, name: c.senderName.isEmpty ? c.senderIdentity : c.senderName, text: c.text)
+            w.noteChat(offsetMs: off, name: name.isEmpty ? c.senderIdentity : name, text: c.text)
         case .systemMessage(let m, let sender):
             w.write("moderation", ["event": m.event.name, "actor": m.actor, "target": m.target, "sender": sender])
         case .transcriptionReceived(let t, let sender):
-            w.write("transcription", ["participant": t.transcribedParticipantIdentity, "sender": sender,
+            w.write("transcription", ["participant": who(t.transcribedParticipantIdentity), "sender": sender,
                                       "segments": t.segments.map { ["text": $0.text, "final": $0.isFinal, "language": $0.language] }])
-        case .dtmfReceived(let code, let digit, let sender): w.write("dtmf", ["participant": sender, "code": Int(code), "digit": digit])
-        case .rpcRequestReceived(let r, let sender): w.write("rpc_request", ["participant": sender, "method": r.method])
+        case .dtmfReceived(let code, let digit, let sender): w.write("dtmf", ["participant": who(sender), "code": Int(code), "digit": digit])
+        case .rpcRequestReceived(let r, let sender): w.write("rpc_request", ["participant": who(sender), "method": r.method])
         case .localTrackPublished, .localTrackUnpublished, .localTrackMutedByServer: break
         }
     }
 
-    static let NSNullString = ""
+    /// Writes one media event; `name` gives the display name for an identity. Media events
+    /// are reported after they happened, so their lines carry `written_ms`.
+    static func write(_ event: MediaEvent, to w: TranscriptWriter, name: @escaping (String) -> String) {
+        let who = { (identity: String) -> Any in identity.isEmpty ? NSNull() : participant(identity, name: name(identity)) }
+        switch event {
+        case .fileStarted(let identity, let output, let start):
+            w.write("file_started", offsetMs: start, ["participant": who(identity), "output": outputName(output)])
+        case .fileFinished(let identity, let output, let start, let duration):
+            w.write("file_finished", offsetMs: start + duration,
+                    ["participant": who(identity), "output": outputName(output), "start_offset_ms": start, "duration_ms": duration])
+        case .gap(let identity, let trackSid, let start, let duration, let cause):
+            w.write("gap", offsetMs: start, ["participant": who(identity), "track_sid": trackSid, "duration_ms": duration, "cause": cause.rawValue])
+        case .speakingTurn(let identity, let start, let end):
+            let n = name(identity)
+            w.write("speaking_turn", offsetMs: start, ["participant": participant(identity, name: n), "start_ms": start, "end_ms": end])
+            w.noteTurn(identity: identity, name: n.isEmpty ? identity : n, startMs: start, endMs: end)
+        case .warning(let text):
+            w.write("warning", ["message": text])
+        }
+    }
+
+    static func outputName(_ o: RecordingOutput) -> String {
+        switch o {
+        case .room: "room"
+        case .participant(let identity, let name): name.isEmpty ? identity : name
+        }
+    }
 }

@@ -12,9 +12,13 @@ import Synchronization
 /// was written (docs/EVENTS.md). Also collects what `transcript.vtt` and `summary.json`
 /// need. Room events and media events arrive on two tasks; every line and every note
 /// goes through `lock`, so lines are never interleaved.
+///
+/// With `echo` (`join --json`), every line also goes to standard output, byte for byte the
+/// same; with no `path` (`--json` without `--record`) it goes only there.
 public final class TranscriptWriter: Sendable {
-    public let path: String
+    public let path: String?
     private let fd: Int32
+    private let echo: Console?
     private let startUnixNanos: Int64
     private let startMonotonicNanos: UInt64
     private struct Notes {
@@ -42,17 +46,32 @@ public final class TranscriptWriter: Sendable {
     /// - Parameters:
     ///   - startUnixNanos: wall-clock time of session start (offset 0).
     ///   - startMonotonicNanos: the same instant on the monotonic clock.
-    public init(path: String, startUnixNanos: Int64, startMonotonicNanos: UInt64, mode: mode_t = 0o640) throws {
+    ///   - path: the `events.jsonl` to create, or nil to write only to `echo`.
+    ///   - echo: also write every line to this console's standard output (`join --json`).
+    public init(path: String?, startUnixNanos: Int64, startMonotonicNanos: UInt64, mode: mode_t = 0o640, echo: Console? = nil) throws {
         self.path = path
         self.startUnixNanos = startUnixNanos
         self.startMonotonicNanos = startMonotonicNanos
-        // O_EXCL: a second writer never appends into someone else's transcript.
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw CommandFailure(.failure, "cannot write \(path): \(String(cString: strerror(errno)))") }
-        _ = fchmod(fd, mode)
+        self.echo = echo
+        if let path {
+            // O_EXCL: a second writer never appends into someone else's transcript.
+            fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, mode)
+            guard fd >= 0 else { throw CommandFailure(.failure, "cannot write \(path): \(String(cString: strerror(errno)))") }
+            _ = fchmod(fd, mode)
+        } else {
+            fd = -1
+        }
     }
 
-    deinit { close(fd) }
+    /// The writer a `join` run needs: the session folder's `events.jsonl` when recording,
+    /// standard output with `--json`, both, or neither (nil).
+    static func make(directory: String?, json: Console?, startUnixNanos: Int64, startMonotonicNanos: UInt64, mode: mode_t) throws -> TranscriptWriter? {
+        guard directory != nil || json != nil else { return nil }
+        return try TranscriptWriter(path: directory.map { $0 + "/events.jsonl" }, startUnixNanos: startUnixNanos,
+                                    startMonotonicNanos: startMonotonicNanos, mode: mode, echo: json)
+    }
+
+    deinit { if fd >= 0 { close(fd) } }
 
     /// Milliseconds since session start, now.
     public func offsetNow() -> Int64 { Int64((MonotonicClock.nanos() &- startMonotonicNanos) / 1_000_000) }
@@ -65,19 +84,29 @@ public final class TranscriptWriter: Sendable {
         return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tmv.tm_year + 1900, tmv.tm_mon + 1, tmv.tm_mday, tmv.tm_hour, tmv.tm_min, tmv.tm_sec, ms)
     }
 
-    /// Appends one event. `offsetMs` defaults to now; media events pass their own.
-    public func write(_ type: String, offsetMs: Int64? = nil, _ fields: [String: Any] = [:]) {
-        let off = offsetMs ?? offsetNow()
+    /// Appends one event and returns its offset. `offsetMs` defaults to now; events
+    /// reported after they happened (a speaking turn when it ends, a gap when audio
+    /// resumes, a file's start) pass their own, and their line also gets `written_ms`,
+    /// the offset at which it was written: lines are in the order written, which is not
+    /// `offset_ms` order (docs/EVENTS.md).
+    @discardableResult
+    public func write(_ type: String, offsetMs: Int64? = nil, _ fields: [String: Any] = [:]) -> Int64 {
+        let now = offsetNow()
+        let off = offsetMs ?? now
         var obj: [String: Any] = fields
         obj["type"] = type
         obj["time"] = Self.iso(startUnixNanos + off * 1_000_000)
         obj["offset_ms"] = off
-        guard let data = try? JSONSerialization.data(withJSONObject: obj, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
-        // The original text, escaped by JSON: C1 controls and bidi overrides become \uXXXX
-        // too, so `cat events.jsonl` on a terminal is as safe as the bot's own output.
-        var bytes = Array(TerminalText.escapingJSON(String(decoding: data, as: UTF8.self)).utf8)
+        if offsetMs != nil { obj["written_ms"] = now }
+        guard let line = Self.line(obj) else { return off }
+        var bytes = Array(line.utf8)
         bytes.append(10)
         lock.withLock { notes in
+            echo?.json(line)
+            guard fd >= 0 else {
+                notes.lines += 1
+                return
+            }
             // Never half a line, never out of order: earlier lines that failed go first.
             if notes.pending.isEmpty || flushPending(&notes), writeWhole(bytes) {
                 notes.lines += 1
@@ -91,6 +120,15 @@ public final class TranscriptWriter: Sendable {
                 notes.droppedLines += 1
             }
         }
+        return off
+    }
+
+    /// One JSON object as one line: sorted keys, the original text escaped by JSON, and
+    /// C1 controls and bidi overrides as \uXXXX too, so `cat events.jsonl` on a terminal
+    /// is as safe as the bot's own output.
+    static func line(_ object: [String: Any]) -> String? {
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return nil }
+        return TerminalText.escapingJSON(String(decoding: data, as: UTF8.self))
     }
 
     /// Writes the lines kept in memory; true when none are left.
@@ -134,6 +172,7 @@ public final class TranscriptWriter: Sendable {
     }
 
     public func sync() {
+        guard fd >= 0 else { return }
         flushPending()
         fsync(fd)
     }

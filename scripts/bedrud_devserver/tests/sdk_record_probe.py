@@ -397,6 +397,10 @@ async def run(srv: DevServer, work: str) -> dict:
     with open(os.path.join(folder, "events.jsonl")) as fh:
         events = [json.loads(line) for line in fh if line.strip()]
     report["gaps"] = [{k: e.get(k) for k in ("offset_ms", "duration_ms", "cause")} for e in events if e["type"] == "gap"]
+    # Every line as docs/events.schema.json says (python-jsonschema, scripts/validate-events).
+    check = subprocess.run([sys.executable, os.path.join(REPO, "scripts", "validate_events.py"), folder],
+                           capture_output=True, text=True, timeout=60)
+    report["schema_check"] = {"exit": check.returncode, "output": check.stdout[-3000:] + check.stderr[-2000:]}
     finished = next(e for e in events if e["type"] == "file_finished" and e["output"] == opus_files[0][:-5])
     # The bot's own view of the time the track was there: its file's start to the leave.
     report["bot_presence_seconds"] = round((finished["offset_ms"] - finished["start_offset_ms"]) / 1000, 3)

@@ -91,3 +91,7 @@ def test_the_recording_correlates_with_the_published_pcm(report):
     assert len(windows) >= 8, windows
     assert report["correlation"] >= 0.93, windows
     assert sum(1 for w in windows if w >= 0.9) >= len(windows) - 2, windows
+
+
+def test_the_bots_events_match_the_published_schema(report):
+    assert report["schema_check"]["exit"] == 0, report["schema_check"]["output"]

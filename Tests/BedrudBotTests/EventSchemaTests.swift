@@ -1,0 +1,124 @@
+@testable import BedrudBot
+import BedrudCore
+import BedrudMedia
+import BedrudProtocol
+import Foundation
+import Testing
+import TestSupport
+
+/// docs/events.schema.json against what the writer produces, and the validator against
+/// lines it must refuse (issue 11 §2).
+@Suite struct EventSchemaTests {
+    static func temporaryFolder() throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("events-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    static func schemaTypes() throws -> Set<String> {
+        let data = try Data(contentsOf: Repo.root.appendingPathComponent("docs/events.schema.json"))
+        let schema = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let type = (schema["properties"] as? [String: Any])?["type"] as? [String: Any]
+        return Set(type?["enum"] as? [String] ?? [])
+    }
+
+    /// One of every event the writer produces, through the code `join` uses.
+    @Test func everyEventTheWriterWritesMatchesTheSchema() async throws {
+        let dir = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let w = try TranscriptWriter(path: dir + "/events.jsonl", startUnixNanos: 1_764_583_200_000_000_000, startMonotonicNanos: MonotonicClock.nanos())
+        w.write("session_started", ["room": "standup", "server": "http://127.0.0.1:1", "livekit_host": "http://127.0.0.1:1/livekit",
+                                    "bot_identity": "u-bot", "bot_name": "Recorder", "version": "0", "note": "n"])
+        let bot = MeetingParticipant(identity: "u-bot", sid: "PA_bot", name: "Recorder")
+        let mic = MeetingTrack(sid: "TR_1", kind: .audio, source: .microphone, muted: false, mimeType: "audio/opus")
+        let alice = MeetingParticipant(identity: "u-1", sid: "PA_1", name: "Alice", metadata: #"{"accesses":["user"]}"#, tracks: [mic])
+        var system = LiveKit.Transcription()
+        system.transcribedParticipantIdentity = "u-1"
+        var rpc = LiveKit.RpcRequest()
+        rpc.method = "ping"
+        let events: [RoomEvent] = [
+            .roomJoined(MeetingRoom(sid: "RM_1", name: "standup"), local: bot), .connected,
+            .participantJoined(alice), .trackPublished(mic, participant: "u-1"), .trackMuted(mic, participant: "u-1"),
+            .trackUnmuted(mic, participant: "u-1"), .trackUnpublished(mic, participant: "u-1"),
+            .trackSubscriptionFailed(trackSid: "TR_2", error: .codecUnsupported),
+            .speakersChanged(active: [MeetingSpeaker(identity: "u-1", sid: "PA_1", level: 0.5)], started: ["u-1"], stopped: []),
+            .connectionQualityChanged(participant: "u-1", quality: .excellent, score: 4.5),
+            .dataReceived(MeetingDataMessage(topic: "x", senderIdentity: "u-1", senderSid: "PA_1", payload: [1, 2], reliable: true)),
+            .chatReceived(MeetingChatMessage(id: "c1", senderIdentity: "u-1", senderName: "", text: "hi", timestampMs: 1,
+                                             attachments: [BedrudChatPayload.Attachment(kind: "image", url: "https://x/y.png", mime: "image/png")])),
+            .systemMessage(BedrudSystemMessage(event: .kick, actor: "u-1", target: "u-2"), sender: "u-1"),
+            .transcriptionReceived(system, sender: "agent"), .dtmfReceived(code: 1, digit: "1", sender: "u-1"),
+            .rpcRequestReceived(rpc, sender: "u-1"),
+            .participantUpdated(alice, changes: []), .participantRejoined(alice, previousSid: "PA_0"),
+            .reconnecting(.resume), .reconnected(.resumed), .roomMoved(MeetingRoom(sid: "RM_2", name: "other")),
+            .participantLeft(alice, reason: .disconnected(.clientInitiated)), .disconnected(.left),
+        ]
+        var formatter = RoomEventFormatter()
+        for e in events {
+            _ = formatter.text(e)
+            TranscriptEvents.write(e, to: w, formatter: formatter)
+        }
+        let names = ["u-1": "Alice"]
+        let media: [MediaEvent] = [
+            .fileStarted(identity: "", output: .room, startOffsetMillis: 0),
+            .fileStarted(identity: "u-1", output: .participant(identity: "u-1", name: "Alice"), startOffsetMillis: 0),
+            .gap(identity: "u-1", trackSid: "TR_1", startMillis: 0, durationMillis: 400, cause: .dtx),
+            .speakingTurn(identity: "u-1", startMillis: 0, endMillis: 1),
+            .fileFinished(identity: "u-1", output: .participant(identity: "u-1", name: "Alice"), startOffsetMillis: 0, durationMillis: 1),
+            .fileFinished(identity: "", output: .room, startOffsetMillis: 0, durationMillis: 2),
+            .warning("dropped"),
+        ]
+        for e in media { TranscriptEvents.write(e, to: w, name: { names[$0] ?? "" }) }
+        var refusal = LiveKit.RequestResponse()
+        refusal.requestID = 7
+        refusal.reason = .notAllowed
+        TranscriptEvents.write(.requestRefused(RefusedRequest(refusal)), to: w, formatter: formatter)
+        w.write("session_ended", ["reason": "left", "exit_code": 0, "detail": "left the room", "duration_ms": 1])
+
+        let r = try await EventSchema.run([dir])
+        #expect(r.exitCode == 0, "\(r.stdout)\(r.stderr)")
+        // Every type the schema names was written here, so this test covers the whole schema.
+        let lines = try String(contentsOfFile: dir + "/events.jsonl", encoding: .utf8).split(separator: "\n")
+        let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let written = Set(objects.compactMap { $0["type"] as? String })
+        let schemaTypes = try Self.schemaTypes()
+        #expect(written == schemaTypes, "schema types not written: \(schemaTypes.subtracting(written)); written but not in the schema: \(written.subtracting(schemaTypes))")
+        // One participant shape everywhere: the name is the one the room announced.
+        let turn = try #require(objects.first { $0["type"] as? String == "speaking_turn" })
+        #expect((turn["participant"] as? [String: Any])?["name"] as? String == "Alice")
+        #expect(turn["written_ms"] is Int)
+        let chat = try #require(objects.first { $0["type"] as? String == "chat" })
+        #expect((chat["participant"] as? [String: Any])?["name"] as? String == "Alice", "an empty senderName falls back to the announced name")
+        #expect(chat["written_ms"] == nil, "an event written when it happens has no written_ms")
+        let roomFile = try #require(objects.first { $0["type"] as? String == "file_started" && $0["output"] as? String == "room" })
+        #expect(roomFile["participant"] is NSNull)
+    }
+
+    static let good = #"{"type":"speaking_turn","participant":{"identity":"u-1","name":"Alice"},"start_ms":1000,"end_ms":2500,"time":"2026-12-01T10:00:01.000Z","offset_ms":1000,"written_ms":3100}"#
+
+    /// The check can fail: lines the schema must refuse, each with the reason the validator gives.
+    @Test(arguments: [
+        // The shape before issue 11: participant as a bare identity, name beside it.
+        (#"{"type":"speaking_turn","participant":"u-1","name":"Alice","start_ms":1000,"end_ms":2500,"time":"2026-12-01T10:00:01.000Z","offset_ms":1000,"written_ms":3100}"#,
+         "participant: 'u-1' is not of type 'object'"),
+        // A turn that does not say it was written later.
+        (#"{"type":"speaking_turn","participant":{"identity":"u-1","name":"Alice"},"start_ms":1000,"end_ms":2500,"time":"2026-12-01T10:00:01.000Z","offset_ms":1000}"#,
+         "'written_ms' is a required property"),
+        (#"{"type":"no_such_event","time":"2026-12-01T10:00:01.000Z","offset_ms":1}"#, "is not one of"),
+        (#"{"type":"connected","time":"2026-12-01 10:00:01","offset_ms":1}"#, "does not match"),
+        (#"{"type":"connected","time":"2026-12-01T10:00:01.000Z","offset_ms":1,"extra":true}"#, "'extra' was unexpected"),
+        (#"{"type":"gap","participant":{"identity":"u-1","name":""},"track_sid":"TR_1","duration_ms":400,"cause":"solar flare","time":"2026-12-01T10:00:01.000Z","offset_ms":1,"written_ms":2}"#,
+         "'solar flare' is not one of"),
+        (#"{"type":"connected","time":"2026-12-01T10:00:01.000Z"}"#, "'offset_ms' is a required property"),
+        (#"{"type":"connected","#, "not JSON"),
+    ])
+    func aBadLineIsRejected(line: String, reason: String) async throws {
+        let dir = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Data((Self.good + "\n" + line + "\n").utf8).write(to: URL(fileURLWithPath: dir + "/events.jsonl"))
+        let r = try await EventSchema.run([dir])
+        #expect(r.exitCode == 1, "\(r.stdout)\(r.stderr)")
+        #expect(r.stdout.contains("events.jsonl:2: ") && r.stdout.contains(reason), "\(r.stdout)")
+        #expect(!r.stdout.contains("events.jsonl:1: "), "the good line is accepted: \(r.stdout)")
+    }
+}
