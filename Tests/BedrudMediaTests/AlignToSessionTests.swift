@@ -66,6 +66,26 @@ import Testing
         #expect(started == [0])
     }
 
+    /// A minute of padding in passthrough: 500 two-byte packets and a page a second.
+    @Test func aMinuteOfPaddingCostsAFewKilobytes() throws {
+        var config = MediaPipelineConfig()
+        config.alignToSession = true
+        config.decode = false
+        let rec = VirtualRecording(config: config)
+        let p = ParticipantRecorder(
+            spec: MediaTrackSpec(trackSid: "TR_x", participantIdentity: "x", participantName: "x"), streamID: 7, config: config, pan: 0)
+        rec.engine.startFile(p, at: 60 * 48000, stereo: false)
+        rec.engine.finishParticipant(p, at: 60 * 48000)
+        let bytes = try #require(rec.sinks.participant("x")).bytes
+        let report = OggOpusVerifier.verify(bytes)
+        #expect(report.isValid, "\(report.problems)")
+        #expect(abs(report.durationMillis - 60000) <= 3, "\(report.durationMillis)")
+        #expect(report.audioPackets <= 60000 / 120 + 3, "\(report.audioPackets) packets")
+        #expect(bytes.count < 4000, "a minute of padding took \(bytes.count) bytes")
+        print("60 s of padding: \(bytes.count) bytes, \(report.pages) pages, \(report.audioPackets) packets")
+        #expect(TestOggReader.decode(bytes).allSatisfy { $0 == 0 })
+    }
+
     @Test func joinAlignmentStartsAtTheFirstAudio() throws {
         let rec = record(align: false)
         let late = OggOpusVerifier.verify(try #require(rec.sinks.participant("late")).bytes)

@@ -71,7 +71,9 @@ enum JoinCommand {
             (their original packets, gaps filled so every file lines up with the others),
             room.opus (everyone mixed), events.jsonl (every event with UTC time and offset),
             transcript.vtt (who spoke when) and summary.json. Files are written as *.part and
-            renamed when finished; 'bedrud-bot repair' finishes one left by a crash.
+            renamed when finished; 'bedrud-bot repair' finishes one left by a crash. With
+            --align session (record.align) every participant's file starts at the session's
+            start, padded with silence, so the files line up in any audio editor.
 
             --wait-for-participants leaves with exit code 14 when no person came in time. While
             recording, free space is checked before joining and every 2 s: below record.min_free

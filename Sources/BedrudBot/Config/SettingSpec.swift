@@ -127,7 +127,7 @@ public struct SettingSpec: Sendable {
         SettingSpec(section: "record", key: "mix_bitrate", kind: .string, defaultValue: "32k",
                     help: "Bit rate of room.opus (per-participant files keep the original packets).", example: "48k"),
         SettingSpec(section: "record", key: "align", kind: .choice(["join", "session"]), defaultValue: "join",
-                    help: "Where each per-participant file starts: join = at the participant's first audio (its START_OFFSET_MS tag says when); session = at the session's start, padded with silence (about 1 KB a minute), so a late joiner lines up with everyone else in an audio editor. --align overrides it.",
+                    help: "Where each per-participant file starts: join = at the participant's first audio (its START_OFFSET_MS tag says when); session = at the session's start, padded with silence (about 3 KB a minute), so a late joiner lines up with everyone else in an audio editor. --align overrides it.",
                     example: "session"),
         SettingSpec(section: "record", key: "max_duration", kind: .duration, defaultValue: "0",
                     help: "Leave (and finish the files) after this long; 0 means no limit. --duration overrides it.", example: "90m"),

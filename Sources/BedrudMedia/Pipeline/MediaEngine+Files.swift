@@ -37,7 +37,7 @@ extension MediaEngine {
     /// `record.align = session`: fills the file from session sample 0 up to the first audio
     /// (rounded to 2.5 ms) with concealment packets, which decode to silence on a decoder
     /// that has heard nothing yet (RFC 7845 §4.1). Two bytes per 120 ms: a minute of
-    /// padding is about 1 KB of packets and 60 pages. It is not a gap: no gap event, no
+    /// padding is 1 KB of packets in 60 pages, 3.3 KB in all. It is not a gap: no gap event, no
     /// gap time, nothing fed to the decoder or the mix.
     func padToAudioStart(_ p: ParticipantRecorder, _ w: OggStreamWriter, _ audioStart: Int64) {
         guard let fileStart = p.fileStart else { return }
