@@ -73,7 +73,9 @@ enum JoinCommand {
             (their original packets, gaps filled so every file lines up with the others),
             room.opus (everyone mixed), events.jsonl (every event with UTC time and offset),
             transcript.vtt (who spoke when) and summary.json. Files are written as *.part and
-            renamed when finished; 'bedrud-bot repair' finishes one left by a crash.
+            renamed when finished; 'bedrud-bot repair' finishes one left by a crash. With
+            --align session (record.align) every participant's file starts at the session's
+            start, padded with silence, so the files line up in any audio editor.
 
             --wait-for-participants leaves with exit code 14 when no person came in time. While
             recording, free space is checked before joining and every 2 s: below record.min_free
@@ -105,6 +107,7 @@ enum JoinCommand {
             OptionSpec("exclude", value: "GLOB", repeatable: true, help: "Do not record participants whose identity or display name matches (shell glob; repeatable; wins over --include)."),
             OptionSpec("on-finish", value: "COMMAND", help: "Run this shell command with the finished session folder as its last argument (default: record.on_finish)."),
             OptionSpec("json", help: "Print every room event as one JSON line on stdout (the objects of events.jsonl) instead of text lines."),
+            OptionSpec("align", value: "join|session", help: "Start each participant's file at their first audio (join) or at the session's start, padded with silence (session) (default: record.align, join)."),
             OptionSpec("stats", help: "Print per-track network figures (packets/s, loss, jitter, NACKs) every 5 s."),
             OptionSpec("dry-run", help: "Only resolve, log in and get the join token; print the plan."),
             OptionSpec("no-media", help: "Signalling only: room events without audio."),
@@ -121,6 +124,17 @@ enum JoinCommand {
             throw CommandFailure(.usage, "--\(flag) expects a duration like 30s, 10m or 1h30m, got '\(d)'")
         }
         return v
+    }
+
+    /// `--align` wins over `record.align`; both take `join` or `session`.
+    static func alignToSession(_ flag: String?, config: String?) throws -> Bool {
+        if let flag {
+            guard flag == "join" || flag == "session" else {
+                throw CommandFailure(.usage, "--align expects join or session, got '\(flag)'")
+            }
+            return flag == "session"
+        }
+        return config == "session"
     }
 
     static func run(_ inv: Invocation) async throws -> ExitCode {
@@ -159,6 +173,7 @@ enum JoinCommand {
         }
         options.jitterWaitMillis = Int(((try? ctx.config.duration("record", "jitter_wait")) ?? 0.06) * 1000)
         options.showStats = inv.flag("stats")
+        options.alignToSession = try alignToSession(inv.value("align"), config: ctx.config.string("record", "align"))
         let wait = try parseDuration(inv, "wait-for-participants") ?? ctx.config.duration("record", "wait_for_participants")
         options.waitForParticipants = wait > 0 ? wait : nil
         options.minFreeBytes = Int64(try ctx.config.size("record", "min_free"))

@@ -38,6 +38,8 @@ struct RoomRunOptions: Sendable {
     var onFinishTimeout: Double = 600
     /// `--include` / `--exclude`: who is recorded.
     var filter = ParticipantFilter()
+    /// `record.align = session`: every per-participant file starts at the session's start.
+    var alignToSession = false
 }
 
 /// One joined room with media: the RoomManager (signalling), the WebRTC transport, the
@@ -155,6 +157,7 @@ final class RoomRun: Sendable {
         pc.mixChannels = options.mixChannels
         pc.mixBitrate = options.mixBitrate
         pc.jitterWaitMillis = options.jitterWaitMillis
+        pc.alignToSession = options.alignToSession
         let sinks: RecordingSinkFactory & Sendable = folder ?? DiscardingSinkFactory()
         let pipeline = MediaPipeline(config: pc, sinks: sinks)
         let transcript = try TranscriptWriter.make(directory: directory, json: options.json ? console : nil, startUnixNanos: startUnixNanos,

@@ -2,7 +2,10 @@ import BedrudProtocol
 
 // The participant's file: its start, the RFC 7845 §4.1 gap filling, and its end.
 extension MediaEngine {
-    func startFile(_ p: ParticipantRecorder, at pos: Int64, stereo: Bool) {
+    func startFile(_ p: ParticipantRecorder, at audioStart: Int64, stereo: Bool) {
+        // Aligned, the file's sample 0 is the session's; the stretch before the first
+        // audio is written as padding below.
+        let pos = config.alignToSession ? 0 : audioStart
         p.fileStart = pos
         p.writtenEnd = pos
         let serial = Int32(bitPattern: config.serialSeed &+ UInt32(truncatingIfNeeded: p.streamID) &* 0x9E37_79B9)
@@ -22,12 +25,27 @@ extension MediaEngine {
             ("TRACK_SID", p.trackSid),
             ("START_TIME", iso8601UTC(unixNanos: config.sessionStartUnixNanos + offsetNanos)),
             ("START_OFFSET_MS", String(Self.millis(pos))),
-        ]
+        ] + (config.alignToSession ? [("AUDIO_START_OFFSET_MS", String(Self.millis(max(0, audioStart))))] : [])
         w.writeHeaders(
             head: OpusHead(channelCount: stereo ? 2 : 1, preSkip: UInt16(Self.senderPreSkip)).bytes,
             tags: OpusTags(vendor: "bedrud-bot", comments: tags).bytes)
         p.writer = w
+        if audioStart > pos { padToAudioStart(p, w, audioStart) }
         emit(.fileStarted(identity: p.identity, output: output, startOffsetMillis: Self.millis(pos)))
+    }
+
+    /// `record.align = session`: fills the file from session sample 0 up to the first audio
+    /// (rounded to 2.5 ms) with concealment packets, which decode to silence on a decoder
+    /// that has heard nothing yet (RFC 7845 §4.1). Two bytes per 120 ms: a minute of
+    /// padding is 1 KB of packets in 60 pages, 3.3 KB in all. It is not a gap: no gap event, no
+    /// gap time, nothing fed to the decoder or the mix.
+    func padToAudioStart(_ p: ParticipantRecorder, _ w: OggStreamWriter, _ audioStart: Int64) {
+        guard let fileStart = p.fileStart else { return }
+        let n = Int((audioStart - p.writtenEnd + 60) / 120 * 120)
+        ConcealmentPackets.fill(samples: n, previousTOC: p.lastTOC) { pkt, dur in
+            p.writtenEnd += Int64(dur)
+            w.packet(pkt, granule: p.writtenEnd - fileStart, samples: dur)
+        }
     }
 
     /// Writes `samples` (rounded to 2.5 ms) of concealment packets at the end of the file

@@ -43,6 +43,11 @@ public struct MediaPipelineConfig: Sendable {
     public var idleTurnMillis: Int = 250
     /// Time every libopus call (benchmark only; costs two clock reads per call).
     public var timeCodecCalls: Bool = false
+    /// `record.align = session`: every participant's file starts at session sample 0,
+    /// padded up to the participant's first audio with 120 ms concealment packets of two
+    /// bytes each (``ConcealmentPackets``), so files line up in an audio editor. Off: a
+    /// file starts at the participant's first audio (its `START_OFFSET_MS`).
+    public var alignToSession: Bool = false
 
     public init() {}
 
