@@ -161,7 +161,7 @@ struct CLIDiskFullTests {
         }
         let events = try Self.events(dir)
         let gaps = events.filter { $0["type"] as? String == "gap" && $0["cause"] as? String == "write_error" }
-        let aliceGap = try #require(gaps.first { $0["participant"] as? String != "" }, "a write_error gap in Alice's file: \(gaps)")
+        let aliceGap = try #require(gaps.first { ($0["participant"] as? [String: Any])?["identity"] as? String == "alice" }, "a write_error gap in Alice's file: \(gaps)")
         let gapMs = try #require(aliceGap["duration_ms"] as? Int)
         #expect(gapMs >= 1000 && gapMs <= 5000, "\(gapMs)")
         let started = try #require(events.first { $0["type"] as? String == "file_started" && $0["output"] as? String == "Alice" })

@@ -16,9 +16,9 @@ import Testing
         let text = s.json()
         let o = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         #expect(Set(o.keys) == ["room", "server", "started", "ended", "duration_ms", "end_reason", "exit_code", "message", "participants",
-                                "files", "room_file", "reconnects", "chat_messages", "network", "on_finish"])
+                                "files", "room_file", "reconnects", "chat_messages", "network", "on_finish", "storage"])
         #expect(o["end_reason"] as? String == "nobody_came")
-        #expect(o["room_file"] is NSNull && o["network"] is NSNull)
+        #expect(o["room_file"] is NSNull && o["network"] is NSNull && o["storage"] is NSNull)
         let q = try #require((o["participants"] as? [[String: Any]])?.first)
         #expect(Set(q.keys) == ["identity", "name", "file", "start_offset_ms", "duration_ms", "speaking_ms", "packets", "lost", "late",
                                 "duplicates", "fec_recovered", "concealed_ms", "gaps_ms"])

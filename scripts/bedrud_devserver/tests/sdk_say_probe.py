@@ -1,0 +1,101 @@
+"""The built bot sends a chat message (`bedrud-bot say`) while the official LiveKit SDK
+listens in the same room; prints one JSON report for test_sdk_say.py.
+
+Runs *inside* a private network namespace (scripts/netns-run), like sdk_play_probe.py:
+
+    PYTHONPATH=scripts scripts/netns-run .venv/bin/python -m bedrud_devserver.tests.sdk_say_probe
+
+The report holds what libwebrtc delivered to the SDK: the packet's kind, topic and
+sender, and the payload's JSON, for the test to hold against the web client's receiver
+rules (docs/reference/bedrud-api.md §3.1).
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+from livekit import rtc
+from livekit.rtc._proto import room_pb2
+
+from .helpers import REPO, DevServer
+from .sdk_record_probe import ws_url
+
+ROOM = "sayroom"
+BOT = os.path.join(REPO, ".build", "release", "bedrud-bot")
+CONNECT_TIMEOUT = 30.0
+# Non-ASCII, an emoji and a quote: the payload must arrive as the same UTF-8 JSON text.
+TEXT = "Grüße aus dem Bot — «سلام» 👋 \"quoted\""
+ATTACH = "https://files.example.org/chat/slide-3.png"
+
+
+async def run(srv: DevServer, work: str) -> dict:
+    report: dict = {}
+    home = os.path.join(work, "home")
+    os.makedirs(home)
+    listen_join = srv.request("POST", "/api/room/guest-join", {"roomName": ROOM, "guestName": "Listener"}).json()
+    listener = rtc.Room()
+    received: list[dict] = []
+    got = asyncio.Event()
+
+    def on_data(packet: rtc.DataPacket) -> None:
+        received.append({
+            "reliable": packet.kind == room_pb2.DataPacketKind.KIND_RELIABLE, "topic": packet.topic,
+            "sender": packet.participant.identity if packet.participant else None,
+            "sender_name": packet.participant.name if packet.participant else None,
+            "payload": packet.data.decode("utf-8", errors="replace"),
+            "at": time.time(),
+        })
+        got.set()
+
+    listener.on("data_received", on_data)
+    await asyncio.wait_for(listener.connect(ws_url(listen_join["livekitHost"]), listen_join["token"],
+                                            rtc.RoomOptions(auto_subscribe=True)), CONNECT_TIMEOUT)
+    env = dict(os.environ, HOME=home, NO_COLOR="1")
+    sent_at = time.time()
+    bot = await asyncio.create_subprocess_exec(BOT, "say", f"{srv.url}/m/{ROOM}", TEXT, "--attach", ATTACH,
+                                               "--guest-name", "Announcer",
+                                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=home)
+    try:
+        _, stderr = await asyncio.wait_for(bot.communicate(), 60)
+    finally:
+        if bot.returncode is None:
+            bot.kill()
+            await bot.wait()
+    report["bot_exit"] = bot.returncode
+    report["bot_stderr"] = stderr.decode(errors="replace")[-2000:]
+    try:
+        await asyncio.wait_for(got.wait(), 10)
+    except asyncio.TimeoutError:
+        pass
+    await listener.disconnect()
+    report["sent_at"] = sent_at
+    report["received"] = received
+    report["text"], report["attach"] = TEXT, ATTACH
+    return report
+
+
+async def main() -> int:
+    srv = DevServer("--seed-room", ROOM)
+    work = tempfile.mkdtemp(prefix="sdk-say-")
+    report: dict = {}
+    try:
+        report = await run(srv, work)
+    except BaseException as exc:  # noqa: BLE001 — the report carries the failure
+        report["error"] = "".join(traceback.format_exception(exc))
+    finally:
+        srv.stop()
+        report["devserver_stderr"] = srv.stderr_lines[-40:]
+        shutil.rmtree(work, ignore_errors=True)
+    print("SDK-SAY-REPORT " + json.dumps(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
