@@ -2,9 +2,10 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 13 §4 against the devserver: outages longer than the resume schedule (about
-/// 47 s) are ridden out by full rejoins until `max_outage`, the recording continues with
-/// an honest gap, and a server that never comes back is named as refusing connections.
+/// Issue 13 §4 against the devserver (its acceptance: a 150 s drop, a server down for two
+/// minutes): outages longer than the resume schedule (about 47 s) are ridden out by full
+/// rejoins until `max_outage`, the recording continues with an honest gap, and a server
+/// that never comes back is named as refusing connections.
 /// Each test is long by nature (the outage is the input), so they run in parallel with
 /// the rest of the suite.
 @Suite struct CLIOutageTests {
@@ -30,20 +31,20 @@ import TestSupport
         return out + "/" + room + "/" + (sessions.first ?? "")
     }
 
-    @Test func aSixtySecondDropContinuesTheRecordingWithAnHonestGap() async throws {
+    @Test func aDropOf150SecondsContinuesTheRecordingWithAnHonestGap() async throws {
         let file = try scenario("""
             room longdrop public
             start first-join
             at 0s    join alice name="Alice"
             at 0.5s  tone alice 440Hz 300s amplitude=0.2
-            at 4s    drop $client 60s
+            at 4s    drop $client 150s
             """)
         let server = try await Self.devServer(["--scenario", file])
         let user = try CLIUser()
         let out = user.home.appendingPathComponent("rec").path
         let bot = try user.start(["join", server.baseURL + "/m/longdrop", "--record", "--output", out, "--max-outage", "5m"])
         // Before: exit 7 after ten resumes, at about 57 s.
-        try await bot.line(timeout: 150, "reconnected") { $0.contains("reconnected (joined again as a new session)") }
+        try await bot.line(timeout: 240, "reconnected") { $0.contains("reconnected (joined again as a new session)") }
         // Let audio flow again for a moment, then stop as a person would.
         try await bot.line(timeout: 30, "speaking") { $0.contains("speaking: Alice") && $0.contains("reconnected") == false }
         bot.signal(SIGINT)
@@ -54,7 +55,7 @@ import TestSupport
         let all = try events(dir)
         let offset = { (type: String) in all.first { $0["type"] as? String == type }?["offset_ms"] as? Int }
         let lost = try #require(offset("reconnecting")), back = try #require(offset("reconnected"))
-        #expect(back - lost > 55_000, "the outage lasted the drop: \(back - lost) ms")
+        #expect(back - lost > 145_000, "the outage lasted the drop: \(back - lost) ms")
         let gaps = all.filter { $0["type"] as? String == "gap" && $0["cause"] as? String == "reconnect" }
         #expect(gaps.count == 1, "\(gaps)")
         let gap = gaps.first?["duration_ms"] as? Int ?? 0
@@ -68,7 +69,7 @@ import TestSupport
         #expect((alice?["lost"] as? Int ?? -1) < 25, "\(alice ?? [:])")
     }
 
-    @Test func aServerDownForAMinuteIsRejoinedOnTheSamePort() async throws {
+    @Test func aServerDownForTwoMinutesIsRejoinedOnTheSamePort() async throws {
         var server = try await Self.devServer(["--seed-room", "restart:public"])
         let port = server.port
         let user = try CLIUser()
@@ -76,8 +77,11 @@ import TestSupport
         let bot = try user.start(["join", server.baseURL + "/m/restart", "--record", "--output", out, "--max-outage", "5m", "--alone-timeout", "0"])
         try await bot.line(timeout: 60, "connected") { $0.hasSuffix(" connected") }  // media up: a session to lose
         server.process.stop(grace: 0)  // killed: no leave, the port refuses connections
+        let killed = Date()
         // The resumes run out (about 47 s) while it is down; the bot goes on with rejoins.
         try await bot.line(timeout: 90, "full rejoin") { $0.contains("reconnecting (full rejoin)") }
+        // Down for two minutes in all (before: the bot gave up after 47.6 s).
+        try await Task.sleep(for: .seconds(max(0, 120 - Date().timeIntervalSince(killed))))
         #expect(bot.isRunning, "\(bot.stdout)\(bot.stderr)")
         server = try await Self.devServer(["--port", String(port), "--seed-room", "restart:public"])
         try await bot.line(timeout: 60, "rejoined") { $0.contains("reconnected (joined again as a new session)") }
