@@ -88,6 +88,9 @@ struct TURNTests {
             let pair = await p.answerer.stats().selectedPair ?? ""
             #expect(pair.hasPrefix("127.0.0.1") && pair.contains("relay"), "selected pair \(pair)")
             _ = try await p.answererEvents.first(where: isOpened("_reliable"), timeout: 20)
+            // The channel's creator may send once the answerer's DCEP ACK is back (under
+            // load that comes well after the answerer saw the OPEN).
+            _ = try await p.offererEvents.first(where: isOpened("_reliable"), timeout: 20, "DCEP ACK")
             #expect(await p.offerer.send([1, 2], label: "_reliable"))
             _ = try await p.answererEvents.first(where: isMessage("_reliable", [1, 2]), timeout: 20)
         }
