@@ -136,7 +136,10 @@ enum JoinCommand {
         }
         let split = try parseDuration(inv, "split") ?? config.duration("record", "split")
         if inv.value("split") != nil, split <= 0 { throw CommandFailure(.usage, "--split must be longer than 0") }
-        if split > 0 && split < 1 { throw CommandFailure(.usage, "--split must be at least 1s, got \(ConfigValues.formatDuration(split))") }
+        if split > 0 && split < 1 {
+            let what = inv.value("split") != nil ? "--split" : "record.split"
+            throw CommandFailure(inv.value("split") != nil ? .usage : .config, "\(what) must be at least 1s, got \(ConfigValues.formatDuration(split))")
+        }
         options.split = split > 0 ? split : nil
         if let v = inv.value("split-size") {
             guard let n = ConfigValues.size(v), n > 0 else {
