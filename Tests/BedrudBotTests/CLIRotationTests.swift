@@ -71,6 +71,23 @@ import TestSupport
                 "summary \(people) vs segments \(host)")
         #expect(people.first?["file"] as? String == "Host.opus")
 
+        // --split-size: every file rotates once the largest reaches the size.
+        let badSize = try await user.expect(2, ["join", link, "--record", "--split-size", "lots"])
+        #expect(badSize.stderr.contains("--split-size expects a size"), "\(badSize.stderr)")
+        let out3 = user.home.appendingPathComponent("rec3").path
+        try await user.expect(0, ["join", link, "--record", "--output", out3, "--split-size", "12KiB", "--duration", "6s"], timeout: 90)
+        let dir3 = try CLILifecycleTests.session(out3, "rotating")
+        let files3 = try FileManager.default.contentsOfDirectory(atPath: dir3).filter { $0.hasSuffix(".opus") }.sorted()
+        try await user.expect(0, ["verify"] + files3.map { dir3 + "/" + $0 })
+        try await expectValidEvents(dir3)
+        let rotated3 = try Self.events(dir3).filter { $0["type"] as? String == "file_rotated" }
+        print("split-size: \(files3), \(rotated3.count) rotations")
+        #expect(!rotated3.isEmpty && rotated3.allSatisfy { $0["reason"] as? String == "size" }, "\(rotated3)")
+        #expect(files3.contains("room.002.opus") && files3.contains("Host.002.opus"), "\(files3)")
+        // The segments that were rotated away reached the size first (the largest of them did).
+        let firstSegments = try ["Host.opus", "room.opus"].map { try FileManager.default.attributesOfItem(atPath: dir3 + "/" + $0)[.size] as? Int ?? 0 }
+        #expect((firstSegments.max() ?? 0) >= 12 * 1024, "\(firstSegments)")
+
         // SIGHUP: one rotation, then SIGTERM ends the session with every file finished.
         let out2 = user.home.appendingPathComponent("rec2").path
         let p = try user.start(["join", link, "--record", "--output", out2, "--json"])
