@@ -66,6 +66,8 @@ import TestSupport
             .speakingTurn(identity: "u-1", startMillis: 0, endMillis: 1),
             .fileFinished(identity: "u-1", output: .participant(identity: "u-1", name: "Alice"), startOffsetMillis: 0, durationMillis: 1),
             .fileFinished(identity: "", output: .room, startOffsetMillis: 0, durationMillis: 2),
+            .fileRotated(identity: "u-1", output: .participant(identity: "u-1", name: "Alice"), segment: 2, atMillis: 1, cause: .signal),
+            .fileRotated(identity: "", output: .room, segment: 3, atMillis: 2, cause: .duration),
             .warning("dropped"),
         ]
         for e in media { TranscriptEvents.write(e, to: w, name: { names[$0] ?? "" }) }

@@ -107,6 +107,8 @@ enum JoinCommand {
             OptionSpec("exclude", value: "GLOB", repeatable: true, help: "Do not record participants whose identity or display name matches (shell glob; repeatable; wins over --include)."),
             OptionSpec("on-finish", value: "COMMAND", help: "Run this shell command with the finished session folder as its last argument (default: record.on_finish)."),
             OptionSpec("json", help: "Print every room event as one JSON line on stdout (the objects of events.jsonl) instead of text lines."),
+            OptionSpec("split", value: "DURATION", help: "With --record: rotate the files every DURATION into numbered segments, each a valid file (default: record.split, off)."),
+            OptionSpec("split-size", value: "SIZE", help: "With --record: rotate the files when one reaches SIZE, e.g. 100MiB (default: record.split_size, off)."),
             OptionSpec("align", value: "join|session", help: "Start each participant's file at their first audio (join) or at the session's start, padded with silence (session) (default: record.align, join)."),
             OptionSpec("stats", help: "Print per-track network figures (packets/s, loss, jitter, NACKs) every 5 s."),
             OptionSpec("dry-run", help: "Only resolve, log in and get the join token; print the plan."),
@@ -124,6 +126,29 @@ enum JoinCommand {
             throw CommandFailure(.usage, "--\(flag) expects a duration like 30s, 10m or 1h30m, got '\(d)'")
         }
         return v
+    }
+
+    /// `--split` / `--split-size` win over `record.split` / `record.split_size`; both need
+    /// `--record` when given as flags.
+    static func splitOptions(_ inv: Invocation, _ config: Configuration, into options: inout RoomRunOptions) throws {
+        for flag in ["split", "split-size"] where inv.value(flag) != nil && !inv.flag("record") {
+            throw CommandFailure(.usage, "--\(flag) rotates recorded files: add --record")
+        }
+        let split = try parseDuration(inv, "split") ?? config.duration("record", "split")
+        if inv.value("split") != nil, split <= 0 { throw CommandFailure(.usage, "--split must be longer than 0") }
+        if split > 0 && split < 1 {
+            let what = inv.value("split") != nil ? "--split" : "record.split"
+            throw CommandFailure(inv.value("split") != nil ? .usage : .config, "\(what) must be at least 1s, got \(ConfigValues.formatDuration(split))")
+        }
+        options.split = split > 0 ? split : nil
+        if let v = inv.value("split-size") {
+            guard let n = ConfigValues.size(v), n > 0 else {
+                throw CommandFailure(.usage, "--split-size expects a size like 100MiB or 2GB, got '\(v)'")
+            }
+            options.splitBytes = Int64(n)
+        } else {
+            options.splitBytes = Int64(try config.size("record", "split_size"))
+        }
     }
 
     /// `--align` wins over `record.align`; both take `join` or `session`.
@@ -177,6 +202,7 @@ enum JoinCommand {
         let wait = try parseDuration(inv, "wait-for-participants") ?? ctx.config.duration("record", "wait_for_participants")
         options.waitForParticipants = wait > 0 ? wait : nil
         options.minFreeBytes = Int64(try ctx.config.size("record", "min_free"))
+        try splitOptions(inv, ctx.config, into: &options)
         options.onFinish = (inv.value("on-finish") ?? ctx.config.string("record", "on_finish")).flatMap { $0.isEmpty ? nil : $0 }
         options.onFinishTimeout = try ctx.config.duration("record", "on_finish_timeout")
         options.filter = ParticipantFilter(include: inv.arguments.all("include").flatMap(ConfigValues.list),

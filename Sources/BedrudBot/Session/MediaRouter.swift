@@ -62,6 +62,7 @@ final class MediaRouter: TrackRouter, @unchecked Sendable {
 /// levels and speech, but keeps no files.
 final class DiscardingSinkFactory: RecordingSinkFactory, Sendable {
     func makeSink(for output: RecordingOutput) throws -> PageSink { DiscardingSink() }
+    func makeSink(for output: RecordingOutput, segment: Int) throws -> PageSink { DiscardingSink() }
 }
 
 final class DiscardingSink: PageSink {

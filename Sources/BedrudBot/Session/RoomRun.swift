@@ -40,6 +40,9 @@ struct RoomRunOptions: Sendable {
     var filter = ParticipantFilter()
     /// `record.align = session`: every per-participant file starts at the session's start.
     var alignToSession = false
+    /// `--split` / `--split-size`: rotate the files every so many seconds / at so many bytes.
+    var split: Double?
+    var splitBytes: Int64 = 0
 }
 
 /// One joined room with media: the RoomManager (signalling), the WebRTC transport, the
@@ -79,6 +82,7 @@ final class RoomRun: Sendable {
     private struct Effects: Sendable {
         var leave: @Sendable () -> Void
         var freeBytes: @Sendable () -> Int64?
+        var rotate: @Sendable (RotationCause) -> Void = { _ in }
     }
     private let effects = Mutex<Effects?>(nil)
 
@@ -93,6 +97,8 @@ final class RoomRun: Sendable {
         rules.waitForParticipants = options.waitForParticipants
         rules.minFreeBytes = options.minFreeBytes
         rules.diskCheckInterval = options.diskCheckInterval
+        rules.split = options.split
+        rules.splitBytes = options.splitBytes
         book = Mutex(Book(lifecycle: SessionLifecycle(rules: rules, recording: options.record)))
     }
 
@@ -127,6 +133,9 @@ final class RoomRun: Sendable {
             // Said once, at the end ("Left the room: …", or the error line of a failure).
             logger.debug("stopping (\(reason.rawValue)): \(detail)")
             effects.withLock { $0 }?.leave()
+        case .rotate(let cause):
+            logger.debug("rotating the files (\(cause.rawValue))")
+            effects.withLock { $0 }?.rotate(cause)
         }
     }
 
@@ -188,9 +197,12 @@ final class RoomRun: Sendable {
                         await room.leave()
                     }
                 },
-                freeBytes: { directory.flatMap(Self.freeBytes) })
+                freeBytes: { directory.flatMap(Self.freeBytes) },
+                rotate: { cause in pipeline.send(.rotate(cause)) })
         }
-        let watcher = SignalWatcher { [weak self] sig in self?.feed(.signal(sig)) }
+        let onHangup: @Sendable () -> Void = { [weak self] in self?.feed(.hangup) }
+        let hangup = options.record ? onHangup : nil
+        let watcher = SignalWatcher(onSignal: { [weak self] sig in self?.feed(.signal(sig)) }, onHangup: hangup)
         defer { watcher.cancel() }
 
         // Free space is checked here, before joining: a disk that is already low never joins.
@@ -201,12 +213,14 @@ final class RoomRun: Sendable {
         let roomEvents = stoppedEarly ? nil : Task { await self.consumeRoomEvents(room: room, pipeline: pipeline, transcript: transcript) }
         let mediaEvents = Task { await self.consumeMediaEvents(pipeline: pipeline, transcript: transcript) }
         let status = StatusReporter(console: console, showStats: options.showStats, interval: options.statsIntervalSeconds, json: options.json)
+        let sizedFolder = options.splitBytes > 0 ? folder : nil  // --split-size samples it
         let ticker = Task {
             var tick = 0
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
                 tick += 1
                 if let s = await transport.stats() { self.lastNetwork.withLock { $0 = s } }
+                if let sizedFolder { self.feed(.segmentBytes(sizedFolder.largestCurrentSegmentBytes)) }
                 if let why = disk.check(pipeline: pipeline, transcript: transcript) {
                     self.feed(.writeFailed(noSpace: disk.noSpace, detail: why))
                 }

@@ -1,4 +1,5 @@
 import BedrudCore
+import BedrudMedia
 import BedrudProtocol
 import Foundation
 
@@ -53,11 +54,16 @@ public struct SessionLifecycle: Sendable, Equatable {
         public var minFreeBytes: Int64 = 0
         /// Seconds between free-space samples while recording.
         public var diskCheckInterval: Double = 5
+        /// Rotate the files every this many seconds (`--split`, `record.split`). Only when recording.
+        public var split: Double?
+        /// Rotate the files when one of them reaches this many bytes (`--split-size`,
+        /// `record.split_size`); 0 = no limit. Only when recording.
+        public var splitBytes: Int64 = 0
         public init() {}
     }
 
     public enum Timer: String, Sendable, Hashable, CaseIterable {
-        case duration, alone, waitForParticipants, diskCheck
+        case duration, alone, waitForParticipants, diskCheck, split
     }
 
     public enum Input: Sendable, Equatable {
@@ -76,6 +82,10 @@ public struct SessionLifecycle: Sendable, Equatable {
         case diskFree(bytes: Int64)
         /// A write to the session folder failed. `noSpace`: ENOSPC or EDQUOT.
         case writeFailed(noSpace: Bool, detail: String)
+        /// SIGHUP: rotate the files now.
+        case hangup
+        /// The size of the largest file of the segment being written (sampled while recording).
+        case segmentBytes(Int64)
     }
 
     public enum Action: Sendable, Equatable {
@@ -86,6 +96,8 @@ public struct SessionLifecycle: Sendable, Equatable {
         case checkDisk
         /// Leave the room and finish the files; `detail` is the one line to report.
         case leave(EndReason, detail: String)
+        /// End every file here and continue in the next numbered segment.
+        case rotate(RotationCause)
     }
 
     /// How the session ended, once it did.
@@ -109,6 +121,11 @@ public struct SessionLifecycle: Sendable, Equatable {
     private var stop: Stop?
     private var deadlines: [Timer: Double] = [:]
     private var now: Double = 0
+    /// Rotations so far, and when the last one was asked for.
+    public private(set) var rotations = 0
+    private var lastRotation: Double?
+    /// A size sample this soon after a rotation may still be of the old segment: not used.
+    static let sizeSettleSeconds = 1.5
 
     struct Stop: Sendable, Equatable {
         var reason: EndReason
@@ -132,6 +149,7 @@ public struct SessionLifecycle: Sendable, Equatable {
             if let d = rules.duration { out += arm(.duration, d) }
             if let w = rules.waitForParticipants, !somebodyCame { out += arm(.waitForParticipants, w) }
             if checksDisk { out += [.checkDisk] + arm(.diskCheck, rules.diskCheckInterval) }
+            if recording, let split = rules.split { out += arm(.split, split) }
             return out
         case .participantJoined(let identity, let isBot), .participantUpdated(let identity, let isBot):
             if case .participantUpdated = input, !isBot { return [] }
@@ -162,7 +180,15 @@ public struct SessionLifecycle: Sendable, Equatable {
             case .diskCheck:
                 guard checksDisk, stop == nil else { return [] }
                 return [.checkDisk] + arm(.diskCheck, rules.diskCheckInterval)
+            case .split:
+                return rotate(.duration)
             }
+        case .hangup:
+            return rotate(.signal)
+        case .segmentBytes(let bytes):
+            guard rules.splitBytes > 0, bytes >= rules.splitBytes else { return [] }
+            if let last = lastRotation, now - last < Self.sizeSettleSeconds { return [] }
+            return rotate(.size)
         case .signal(let sig):
             return leave(.signal, sig == 2 ? "interrupted (Ctrl-C)" : "terminated (SIGTERM)")
         case .diskFree(let bytes):
@@ -178,6 +204,14 @@ public struct SessionLifecycle: Sendable, Equatable {
     }
 
     private var checksDisk: Bool { recording && rules.minFreeBytes > 0 }
+
+    /// Every rotation starts a new `--split` period: no segment is longer than it.
+    private mutating func rotate(_ cause: RotationCause) -> [Action] {
+        guard recording, stop == nil else { return [] }
+        rotations += 1
+        lastRotation = now
+        return [.rotate(cause)] + (rules.split.map { arm(.split, $0) } ?? [])
+    }
 
     private mutating func personLeft() -> [Action] {
         guard people.isEmpty, somebodyCame, rules.aloneTimeout > 0, stop == nil else { return [] }

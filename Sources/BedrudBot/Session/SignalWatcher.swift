@@ -6,6 +6,8 @@ import Synchronization
 
 /// Turns SIGINT and SIGTERM into a callback, so a run can finish its files and leave
 /// the room cleanly instead of dying mid-write. A second signal exits at once.
+/// With `onHangup`, SIGHUP is a request of its own (rotate the files, as log rotation
+/// expects): it never counts toward the second-signal exit.
 public final class SignalWatcher: @unchecked Sendable {
     // @unchecked: `sources` is written in init and cancelled under `lock`; the counter
     // is atomic. Dispatch sources themselves are thread-safe.
@@ -13,8 +15,18 @@ public final class SignalWatcher: @unchecked Sendable {
     private let lock = Mutex<Void>(())
     private let counter = SignalCounter()
 
-    public init(onSignal: @escaping @Sendable (Int32) -> Void) {
+    private let watchesHangup: Bool
+
+    public init(onSignal: @escaping @Sendable (Int32) -> Void, onHangup: (@Sendable () -> Void)? = nil) {
         let counter = self.counter
+        watchesHangup = onHangup != nil
+        if let onHangup {
+            signal(SIGHUP, SIG_IGN)
+            let s = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+            s.setEventHandler { onHangup() }
+            s.resume()
+            sources.append(s)
+        }
         for sig in [SIGINT, SIGTERM] {
             signal(sig, SIG_IGN)
             let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
@@ -42,6 +54,7 @@ public final class SignalWatcher: @unchecked Sendable {
         // first one's clean stop) must not turn that into a death by signal.
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
+        if watchesHangup { signal(SIGHUP, SIG_IGN) }
     }
 }
 

@@ -92,6 +92,8 @@ enum TranscriptEvents {
         case .fileFinished(let identity, let output, let start, let duration):
             w.write("file_finished", offsetMs: start + duration,
                     ["participant": who(identity), "output": outputName(output), "start_offset_ms": start, "duration_ms": duration])
+        case .fileRotated(let identity, let output, let segment, let at, let cause):
+            w.write("file_rotated", offsetMs: at, ["participant": who(identity), "output": outputName(output), "segment": segment, "reason": cause.rawValue])
         case .gap(let identity, let trackSid, let start, let duration, let cause):
             w.write("gap", offsetMs: start, ["participant": who(identity), "track_sid": trackSid, "duration_ms": duration, "cause": cause.rawValue])
         case .speakingTurn(let identity, let start, let end):

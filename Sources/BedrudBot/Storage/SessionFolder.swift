@@ -23,7 +23,8 @@ public final class SessionFolder: RecordingSinkFactory, Sendable {
     public let path: String
     public let fileMode: mode_t
     private let lockFD: Mutex<Int32>
-    private let state = Mutex<(used: Set<String>, paths: [RecordingOutput: String])>((["room", "events", "summary", "transcript"], [:]))
+    private let state = Mutex<(used: Set<String>, paths: [RecordingOutput: String], current: [RecordingOutput: String])>(
+        (["room", "events", "summary", "transcript"], [:], [:]))
 
     /// The error of a folder that another writer holds.
     public struct Busy: Error, CustomStringConvertible, Sendable {
@@ -115,7 +116,10 @@ public final class SessionFolder: RecordingSinkFactory, Sendable {
     public func makeSink(for output: RecordingOutput) throws -> PageSink {
         guard case .participant(let identity, let name) = output else {
             let file = path + "/room.opus"
-            state.withLock { $0.paths[output] = file }
+            state.withLock {
+                $0.paths[output] = file
+                $0.current[output] = file
+            }
             return try FileSink(path: file, mode: fileMode, exclusive: true)
         }
         let wanted = RecordingFileName.make(name.isEmpty ? identity : name)
@@ -134,13 +138,51 @@ public final class SessionFolder: RecordingSinkFactory, Sendable {
             let file = path + "/" + base + ".opus"
             do {
                 let sink = try FileSink(path: file, mode: fileMode, exclusive: true)
-                state.withLock { $0.paths[output] = file }
+                state.withLock {
+                    $0.paths[output] = file
+                    $0.current[output] = file
+                }
                 return sink
             } catch let e as MediaIOError where e.errno == EEXIST {
                 continue  // a file of that name is there already: never write into it
             }
         }
         throw CommandFailure(.failure, "no free file name for \(wanted) in \(path)")
+    }
+
+    /// The file of each output's segment being written now (final names, without `.part`).
+    public var currentPaths: [RecordingOutput: String] { state.withLock { $0.current } }
+
+    /// Segment `segment` of a rotated output: the first file's name with the number
+    /// before the extension, three digits or more (`Alice.opus`, `Alice.002.opus`, …,
+    /// `room.002.opus`). Created with `O_EXCL`: an existing file is never written into.
+    public func makeSink(for output: RecordingOutput, segment: Int) throws -> PageSink {
+        guard segment > 1 else { return try makeSink(for: output) }
+        guard let first = state.withLock({ $0.paths[output] }) else {
+            throw CommandFailure(.failure, "no first file to number segment \(segment) after")
+        }
+        let wanted = String(Self.segmentPath(first, segment: segment).dropLast(5))
+        for i in 1...100 {
+            // A participant whose name is `Alice.002` took that name first: `Alice.002-2`.
+            let stem = i == 1 ? wanted : "\(wanted)-\(i)"
+            let name = (stem as NSString).lastPathComponent.lowercased()
+            guard state.withLock({ $0.used.insert(name).inserted }) else { continue }
+            let file = stem + ".opus"
+            do {
+                let sink = try FileSink(path: file, mode: fileMode, exclusive: true)
+                state.withLock { $0.current[output] = file }
+                return sink
+            } catch let e as MediaIOError where e.errno == EEXIST {
+                continue
+            }
+        }
+        throw CommandFailure(.failure, "no free file name for segment \(segment) of \((first as NSString).lastPathComponent)")
+    }
+
+    /// `…/Alice.opus` → `…/Alice.002.opus`.
+    public static func segmentPath(_ first: String, segment: Int) -> String {
+        let stem = first.hasSuffix(".opus") ? String(first.dropLast(5)) : first
+        return stem + "." + (segment < 1000 ? String(format: "%03d", segment) : String(segment)) + ".opus"
     }
 
     /// Creates `name` in the folder for writing (`O_EXCL`, ``fileMode``). The caller owns

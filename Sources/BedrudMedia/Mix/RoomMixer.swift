@@ -29,7 +29,9 @@ final class RoomMixer {
     private let packet: UnsafeMutablePointer<UInt8>
     private static let packetCapacity = 4000
     let encoder: OpusEncoderBox
-    let writer: OggStreamWriter
+    private(set) var writer: OggStreamWriter
+    /// Session sample where the current file segment begins: its granule 0.
+    private(set) var granuleBase: Int64 = 0
     /// First session sample not yet encoded.
     private(set) var cursor: Int64 = 0
     private var envelope: Float = 0
@@ -127,6 +129,19 @@ final class RoomMixer {
         }
     }
 
+    /// Rotation: ends the current stream after the frames encoded so far (EOS on a packet
+    /// that end trimming removes whole) and continues in `next` from granule 0. The
+    /// encoder keeps running; `next` gets the same pre-skip, so its first played sample
+    /// is the mix at the returned session sample, and the `preSkip` samples before it
+    /// (the new decoder's warm-up) are in neither segment.
+    func rotate(to next: OggStreamWriter) -> Int64 {
+        var eos = ConcealmentPackets.endOfStream(previousTOC: lastTOC)
+        withUnsafeBytes(of: &eos) { writer.packet($0, granule: cursor - granuleBase, samples: 120, eos: true) }
+        writer = next
+        granuleBase = cursor
+        return cursor
+    }
+
     private func encodeFrame(eos: Bool, granuleEnd: Int64?) {
         let f = Self.frame
         var limited = false
@@ -152,7 +167,7 @@ final class RoomMixer {
             var at = cursor - Int64(f)
             ConcealmentPackets.fill(samples: f, previousTOC: lastTOC) { pkt, dur in
                 at += Int64(dur)
-                writer.packet(pkt, granule: at, samples: dur, eos: false)
+                writer.packet(pkt, granule: at - granuleBase, samples: dur, eos: false)
             }
             silentFramesSkipped += 1
             encoderBypassed = true
@@ -170,7 +185,7 @@ final class RoomMixer {
         framesEncoded += 1
         lastTOC = packet[0]
         // Granule = decoded samples so far, pre-skip included (RFC 7845 §4).
-        let granule = granuleEnd ?? cursor
+        let granule = (granuleEnd ?? cursor) - granuleBase
         writer.packet(UnsafeRawBufferPointer(start: packet, count: n), granule: granule, samples: f, eos: eos)
     }
 }

@@ -100,6 +100,13 @@ public struct OpusPacketInfo: Sendable, Equatable {
 public enum ConcealmentPackets {
     /// The CELT-only configuration with 2.5 ms frames in the same audio bandwidth as
     /// `config`; CELT can express any multiple of 2.5 ms, which SILK and hybrid cannot.
+    /// The two bytes of the packet that carries a stream's EOS: one 2.5 ms CELT frame
+    /// (code 3, one frame, no data) like `previousTOC`'s bandwidth and channels. Written
+    /// with the previous packet's granule, end trimming (RFC 7845 §4.4) removes all of it.
+    static func endOfStream(previousTOC: UInt8) -> (UInt8, UInt8) {
+        ((celtConfig(matching: previousTOC >> 3) << 3) | (previousTOC & 4) | 3, 1)
+    }
+
     static func celtConfig(matching config: UInt8) -> UInt8 {
         switch config {
         case 0...3: return 16  // SILK NB -> CELT NB

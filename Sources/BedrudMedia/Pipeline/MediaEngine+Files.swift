@@ -5,14 +5,16 @@ extension MediaEngine {
     func startFile(_ p: ParticipantRecorder, at audioStart: Int64, stereo: Bool) {
         // Aligned, the file's sample 0 is the session's; the stretch before the first
         // audio is written as padding below.
-        let pos = config.alignToSession ? 0 : audioStart
+        // A later segment (rotation) starts where the previous one ended, never padded.
+        let pos = config.alignToSession && p.segment == 1 ? 0 : audioStart
         p.fileStart = pos
         p.writtenEnd = pos
-        let serial = Int32(bitPattern: config.serialSeed &+ UInt32(truncatingIfNeeded: p.streamID) &* 0x9E37_79B9)
+        p.stereo = stereo
+        let serial = Self.serial(config.serialSeed &+ UInt32(truncatingIfNeeded: p.streamID) &* 0x9E37_79B9, segment: p.segment)
         let w = OggStreamWriter(serial: serial, streamID: p.streamID, consumer: pages, flushSamples: flushSamples)
         let output = RecordingOutput.participant(identity: p.identity, name: p.name)
         do {
-            pages.open(p.streamID, sink: try sinks.makeSink(for: output))
+            pages.open(p.streamID, sink: try p.segment == 1 ? sinks.makeSink(for: output) : sinks.makeSink(for: output, segment: p.segment))
         } catch {
             emit(.warning("No file for \(p.name.isEmpty ? p.identity : p.name): \(error)"))
         }
@@ -25,7 +27,8 @@ extension MediaEngine {
             ("TRACK_SID", p.trackSid),
             ("START_TIME", iso8601UTC(unixNanos: config.sessionStartUnixNanos + offsetNanos)),
             ("START_OFFSET_MS", String(Self.millis(pos))),
-        ] + (config.alignToSession ? [("AUDIO_START_OFFSET_MS", String(Self.millis(max(0, audioStart))))] : [])
+        ] + (config.alignToSession && p.segment == 1 ? [("AUDIO_START_OFFSET_MS", String(Self.millis(max(0, audioStart))))] : [])
+            + (p.segment > 1 ? [("SEGMENT", String(p.segment))] : [])
         w.writeHeaders(
             head: OpusHead(channelCount: stereo ? 2 : 1, preSkip: UInt16(Self.senderPreSkip)).bytes,
             tags: OpusTags(vendor: "bedrud-bot", comments: tags).bytes)
@@ -161,12 +164,12 @@ extension MediaEngine {
             // EOS rides on a 2.5 ms concealment packet whose overhang end trimming
             // (RFC 7845 §4.4) removes, so the file ends exactly where the participant did.
             let finalGranule = max(target, p.writtenEnd) - fileStart
-            var eos: (UInt8, UInt8) = ((ConcealmentPackets.celtConfig(matching: p.lastTOC >> 3) << 3) | (p.lastTOC & 4) | 3, 1)
+            var eos = ConcealmentPackets.endOfStream(previousTOC: p.lastTOC)
             withUnsafeBytes(of: &eos) { w.packet($0, granule: finalGranule, samples: 120, eos: true) }
             p.writtenEnd = fileStart + finalGranule
             pages.close(p.streamID, clean: true)
             let playable = finalGranule - Int64(Self.senderPreSkip)
-            p.stats.fileDurationMillis = Self.millis(playable)
+            p.stats.fileDurationMillis = Self.millis(p.earlierSegmentsSamples + playable)
             emit(.fileFinished(identity: identity, output: .participant(identity: identity, name: p.name),
                                startOffsetMillis: Self.millis(fileStart), durationMillis: Self.millis(playable)))
         }

@@ -21,6 +21,9 @@ public enum MediaControl: Sendable {
     case participantPresent(identity: String)
     /// The participant left: their file ends now.
     case participantLeft(identity: String)
+    /// Rotation (`--split`, `--split-size`, SIGHUP): every open file ends where it is
+    /// written up to and continues in a new numbered segment, a valid stream of its own.
+    case rotate(RotationCause)
 }
 
 /// The single-threaded core of a recording pipeline: drains the rings, runs every stage
@@ -35,10 +38,13 @@ public final class MediaEngine {
     let sinks: RecordingSinkFactory
     let pages: PageConsumer
     let emit: (MediaEvent) -> Void
-    private var participants: [ParticipantRecorder] = []
+    var participants: [ParticipantRecorder] = []
     private var byIdentity: [String: Int] = [:]
     var mixer: RoomMixer?
-    private var mixWriter: OggStreamWriter?
+    var mixWriter: OggStreamWriter?
+    /// The mix's segment number and the session sample where its segment begins.
+    var mixSegment = 1
+    var mixSegmentStart: Int64 = 0
     /// Decode scratch: 120 ms of mono float PCM, shared by every participant.
     let pcm: UnsafeMutablePointer<Float>
     static let pcmCapacity = 5760
@@ -94,15 +100,21 @@ public final class MediaEngine {
             emit(.warning("The mixed recording is off: \(error)"))
             return
         }
-        var tags: [(key: String, value: String)] = [("ROOM", config.room), ("TITLE", config.room.isEmpty ? "room" : "\(config.room) (mixed)")]
-        tags.append(("START_TIME", iso8601UTC(unixNanos: config.sessionStartUnixNanos)))
-        tags.append(("START_OFFSET_MS", "0"))
-        w.writeHeaders(
-            head: OpusHead(channelCount: UInt8(ch), preSkip: UInt16(m.preSkip)).bytes,
-            tags: OpusTags(vendor: "bedrud-bot", comments: tags).bytes)
+        writeMixHeaders(w, channels: ch, preSkip: m.preSkip, at: 0)
         mixer = m
         mixWriter = w
         emit(.fileStarted(identity: "", output: .room, startOffsetMillis: 0))
+    }
+
+    /// OpusHead and OpusTags of a segment of room.opus that starts at session sample `at`.
+    func writeMixHeaders(_ w: OggStreamWriter, channels: Int, preSkip: Int, at: Int64) {
+        var tags: [(key: String, value: String)] = [("ROOM", config.room), ("TITLE", config.room.isEmpty ? "room" : "\(config.room) (mixed)")]
+        tags.append(("START_TIME", iso8601UTC(unixNanos: config.sessionStartUnixNanos + Self.millis(at) * 1_000_000)))
+        tags.append(("START_OFFSET_MS", String(Self.millis(at))))
+        if mixSegment > 1 { tags.append(("SEGMENT", String(mixSegment))) }
+        w.writeHeaders(
+            head: OpusHead(channelCount: UInt8(channels), preSkip: UInt16(preSkip)).bytes,
+            tags: OpusTags(vendor: "bedrud-bot", comments: tags).bytes)
     }
 
     // MARK: - Time
@@ -179,6 +191,9 @@ public final class MediaEngine {
                 detach(p, now: now)
                 finishParticipant(p, at: sessionSample(now))
             }
+        case .rotate(let cause):
+            for p in participants where !p.finished { rotate(p, cause: cause) }
+            rotateMix(cause: cause)
         }
     }
 
@@ -381,7 +396,8 @@ public final class MediaEngine {
             m.finish(at: max(end, 0))
             w.flush()
             pages.close(0, clean: true)
-            emit(.fileFinished(identity: "", output: .room, startOffsetMillis: 0, durationMillis: Self.millis(max(end, 0))))
+            emit(.fileFinished(identity: "", output: .room, startOffsetMillis: Self.millis(mixSegmentStart),
+                               durationMillis: Self.millis(max(end, 0) - mixSegmentStart)))
         }
         finished = true
     }
@@ -419,7 +435,9 @@ public final class MediaEngine {
             ps.speaking = p.vad.isSpeaking
             ps.clockAdjustments = p.clock.adjustments
             ps.ringDropped = p.stats.ringDropped + (p.ring?.droppedCount ?? 0)
-            if !p.finished, let fs = p.fileStart { ps.fileDurationMillis = Self.millis(p.writtenEnd - fs - Int64(Self.senderPreSkip)) }
+            if !p.finished, let fs = p.fileStart {
+                ps.fileDurationMillis = Self.millis(p.earlierSegmentsSamples + p.writtenEnd - fs - Int64(Self.senderPreSkip))
+            }
             s.participants.append(ps)
         }
         if let m = mixer {

@@ -96,6 +96,9 @@ public enum MediaEvent: Sendable, Equatable {
     case gap(identity: String, trackSid: String, startMillis: Int64, durationMillis: Int64, cause: GapCause)
     case speakingTurn(identity: String, startMillis: Int64, endMillis: Int64)
     case fileFinished(identity: String, output: RecordingOutput, startOffsetMillis: Int64, durationMillis: Int64)
+    /// The output was rotated at `atMillis`: the previous segment was finished and
+    /// segment number `segment` (2, 3, …) begins there (its own `fileStarted` follows).
+    case fileRotated(identity: String, output: RecordingOutput, segment: Int, atMillis: Int64, cause: RotationCause)
     /// Something was dropped or failed; the text says what (rate-limited by the pipeline).
     case warning(String)
 }
@@ -109,6 +112,27 @@ public enum RecordingOutput: Sendable, Equatable, Hashable {
 /// Creates the sink for each output. Called on the media thread when the output starts.
 public protocol RecordingSinkFactory: AnyObject {
     func makeSink(for output: RecordingOutput) throws -> PageSink
+    /// The sink of segment `segment` (2, 3, …) of a rotated output. Segment 1 is
+    /// `makeSink(for:)`.
+    func makeSink(for output: RecordingOutput, segment: Int) throws -> PageSink
+}
+
+extension RecordingSinkFactory {
+    /// A factory that does not number segments cannot rotate.
+    public func makeSink(for output: RecordingOutput, segment: Int) throws -> PageSink {
+        guard segment > 1 else { return try makeSink(for: output) }
+        throw MediaIOError(message: "this recorder does not number rotated files")
+    }
+}
+
+/// Why the files were rotated (`file_rotated.reason`).
+public enum RotationCause: String, Sendable, Equatable, CaseIterable {
+    /// `--split DURATION` passed since the segment began.
+    case duration
+    /// A file of the segment reached `--split-size`.
+    case size
+    /// SIGHUP.
+    case signal
 }
 
 /// Writes `<directory>/room.opus` and `<directory>/<participant-name>.opus` (names

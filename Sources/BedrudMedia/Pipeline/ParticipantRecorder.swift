@@ -44,6 +44,11 @@ final class ParticipantRecorder {
     var gapSamples: [GapCause: Int64] = [:]
     var stats: ParticipantMediaStats
     var finished = false
+    /// Rotation: the number of the file segment being written (1 = the first file),
+    /// its channel count, and the played samples of the segments already finished.
+    var segment = 1
+    var stereo = false
+    var earlierSegmentsSamples: Int64 = 0
 
     init(spec: MediaTrackSpec, streamID: Int, config: MediaPipelineConfig, pan: Float) {
         identity = spec.participantIdentity

@@ -70,7 +70,10 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
     private let retryRequested = Atomic<Bool>(false)
     private let recoveryLimits: PageStreamRecovery.Limits
     private let retryIntervalNanos: UInt64
-    private let sinks = Mutex<[Int: SinkHandOff]>([:])
+    /// Sinks opened and not yet taken by the writer thread, in order per stream id: a
+    /// rotated stream closes and reopens its id while the old file's pages may still be
+    /// queued, so the new sink waits behind the old one.
+    private let sinks = Mutex<[Int: [SinkHandOff]]>([:])
     /// Pages waiting (woken by the producer), room freed (woken by the writer), done.
     private let pagesWaiting = WakeSignal()
     private let roomFreed = WakeSignal()
@@ -141,7 +144,7 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
 
     public func open(_ streamID: Int, sink: PageSink) {
         let box = SinkHandOff(sink: sink)
-        sinks.withLock { $0[streamID] = box }
+        sinks.withLock { $0[streamID, default: []].append(box) }
     }
 
     public func writePage(_ streamID: Int, header: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer) {
@@ -287,7 +290,12 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
             }
             let id = Int((buffer + o + 4).load(as: UInt32.self))
             let len = Int((buffer + o + 8).load(as: Int64.self))
-            if open[id] == nil, let s = sinks.withLock({ $0[id] }) { open[id] = PageStreamRecovery(sink: s.sink, limits: recoveryLimits) }
+            if open[id] == nil, let s = sinks.withLock({ list -> SinkHandOff? in
+                guard var queue = list[id], !queue.isEmpty else { return nil }
+                let first = queue.removeFirst()
+                list[id] = queue.isEmpty ? nil : queue
+                return first
+            }) { open[id] = PageStreamRecovery(sink: s.sink, limits: recoveryLimits) }
             switch kind {
             case .page:
                 if let r = open[id] {
@@ -327,7 +335,6 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
                     if failing.remove(id) != nil, failing.isEmpty { failingSince.store(0, ordering: .releasing) }
                 }
                 dirty.remove(id)
-                sinks.withLock { _ = $0.removeValue(forKey: id) }
             case .skip: break
             }
             head.store(h + ((Self.entryHeader + len + 15) & ~15), ordering: .releasing)

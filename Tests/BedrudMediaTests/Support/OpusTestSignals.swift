@@ -166,9 +166,18 @@ struct PacketScript {
 final class MemorySinks: RecordingSinkFactory, @unchecked Sendable {
     // @unchecked: used from one thread at a time in tests (engine thread, then the test).
     var sinks: [RecordingOutput: MemorySink] = [:]
+    /// Every segment of each output, in order (rotation); the first is also in `sinks`.
+    var segments: [RecordingOutput: [MemorySink]] = [:]
     func makeSink(for output: RecordingOutput) throws -> PageSink {
         let s = MemorySink()
         sinks[output] = s
+        segments[output] = [s]
+        return s
+    }
+    func makeSink(for output: RecordingOutput, segment: Int) throws -> PageSink {
+        guard segment > 1 else { return try makeSink(for: output) }
+        let s = MemorySink()
+        segments[output, default: []].append(s)
         return s
     }
     func participant(_ identity: String) -> MemorySink? {
