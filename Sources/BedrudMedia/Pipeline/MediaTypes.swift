@@ -43,6 +43,10 @@ public struct MediaPipelineConfig: Sendable {
     /// Jitter buffer slots and payload arena per participant.
     public var jitterSlots: Int = 64
     public var jitterArenaBytes: Int = 32 * 1024
+    /// The live path's payload arena: it holds the start hold and 60 ms (about 28 packets,
+    /// 2.3 KB at 32 kbit/s; 8 KB is 500 ms at 128 kbit/s). When it is full the oldest packet
+    /// goes to the decoder early, which touches only the live path, never the file.
+    public var liveArenaBytes: Int = 8 * 1024
     /// Seed for Ogg serial numbers (deterministic output for tests).
     public var serialSeed: UInt32 = 0x6265_6472
     /// With nothing arriving, the media thread still takes a turn this often: silent

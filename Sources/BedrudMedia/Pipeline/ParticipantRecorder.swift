@@ -62,7 +62,7 @@ final class ParticipantRecorder {
             capacity: config.jitterSlots, arenaBytes: config.jitterArenaBytes,
             waitNanos: UInt64(config.fileWaitMillis) * 1_000_000)
         live = JitterBuffer(
-            capacity: config.decode ? config.jitterSlots : 8, arenaBytes: config.decode ? config.jitterArenaBytes : 0,
+            capacity: config.decode ? config.jitterSlots : 8, arenaBytes: config.decode ? config.liveArenaBytes : 0,
             waitNanos: UInt64(config.jitterWaitMillis) * 1_000_000)
         clock = TrackClock(settleNanos: UInt64(config.startHoldMillis) * 1_000_000)
         decoder = config.decode ? OpusDecoderBox(channels: 1) : nil
