@@ -17,9 +17,9 @@ import Testing
             spec: MediaTrackSpec(trackSid: "TR_a", participantIdentity: "a", participantName: "a"), streamID: 0,
             config: MediaPipelineConfig(), pan: 0)
         p.fileStart = 0
-        rec.engine.fillGap(p, samples: 120, cause: .noPackets, next: nil)
-        rec.engine.fillGap(p, samples: 120, cause: .noPackets, next: nil)
-        rec.engine.fillGap(p, samples: 120, cause: .mute, next: nil)
+        rec.engine.fillGap(p, samples: 120, cause: .noPackets)
+        rec.engine.fillGap(p, samples: 120, cause: .noPackets)
+        rec.engine.fillGap(p, samples: 120, cause: .mute)
         #expect(p.stats.gapMillis[.noPackets] == 0)
         #expect(p.stats.gapMillis[.mute] == 7)
     }

@@ -162,6 +162,15 @@ enum JoinCommand {
         return config == "session"
     }
 
+    /// `record.file_jitter_wait` in ms: up to a second (a page is flushed every second of
+    /// audio; waiting longer would only hold pages back).
+    static func fileJitterWaitMillis(_ seconds: Double) throws -> Int {
+        guard seconds >= 0, seconds <= 1 else {
+            throw CommandFailure(.config, "record.file_jitter_wait: expected a duration up to 1s, got \(Int((seconds * 1000).rounded())) ms")
+        }
+        return Int((seconds * 1000).rounded())
+    }
+
     static func run(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
         if inv.flag("no-media") && inv.flag("record") {
@@ -197,6 +206,7 @@ enum JoinCommand {
             options.mixBitrate = v
         }
         options.jitterWaitMillis = Int(((try? ctx.config.duration("record", "jitter_wait")) ?? 0.06) * 1000)
+        options.fileJitterWaitMillis = try fileJitterWaitMillis(ctx.config.duration("record", "file_jitter_wait"))
         options.showStats = inv.flag("stats")
         options.alignToSession = try alignToSession(inv.value("align"), config: ctx.config.string("record", "align"))
         let wait = try parseDuration(inv, "wait-for-participants") ?? ctx.config.duration("record", "wait_for_participants")

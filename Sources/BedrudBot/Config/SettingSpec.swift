@@ -162,7 +162,9 @@ public struct SettingSpec: Sendable {
                     help: "Other bots to not count as people for alone_timeout: shell globs matched against identity and display name, comma-separated. Bots that mark themselves (every bedrud-bot does) are recognised without it.",
                     example: "\"recorder-*, Notetaker\""),
         SettingSpec(section: "record", key: "jitter_wait", kind: .duration, defaultValue: "60ms",
-                    help: "How long a missing packet is waited for before it counts as lost.", example: "100ms"),
+                    help: "How long the live mix and speech detection wait for a missing packet before concealing it.", example: "100ms"),
+        SettingSpec(section: "record", key: "file_jitter_wait", kind: .duration, defaultValue: "400ms",
+                    help: "How long each participant's file waits for a missing packet (a NACK retransmission) before it counts as lost; at most 1s, never shorter than jitter_wait.", example: "600ms"),
 
         SettingSpec(section: "smoke", key: "max_latency", kind: .duration, defaultValue: "500ms",
                     help: "smoke: the worst burst latency allowed.", example: "300ms"),

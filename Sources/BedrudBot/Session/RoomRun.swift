@@ -15,6 +15,7 @@ struct RoomRunOptions: Sendable {
     var mixChannels = 1
     var mixBitrate = 32000
     var jitterWaitMillis = 60
+    var fileJitterWaitMillis = 400
     var duration: Double?
     var aloneTimeout: Double = 60
     /// Seconds a lost connection is retried (record.max_outage); 0 = the resume schedule only.
@@ -166,6 +167,7 @@ final class RoomRun: Sendable {
         pc.mixChannels = options.mixChannels
         pc.mixBitrate = options.mixBitrate
         pc.jitterWaitMillis = options.jitterWaitMillis
+        pc.fileJitterWaitMillis = options.fileJitterWaitMillis
         pc.alignToSession = options.alignToSession
         let sinks: RecordingSinkFactory & Sendable = folder ?? DiscardingSinkFactory()
         let pipeline = MediaPipeline(config: pc, sinks: sinks)
@@ -427,7 +429,8 @@ final class RoomRun: Sendable {
                 identity: p.identity, name: b.everyone[p.identity] ?? "", file: Nullable(file.map { ($0 as NSString).lastPathComponent }),
                 startOffsetMs: Nullable(b.fileStart[p.identity]), durationMs: p.fileDurationMillis, speakingMs: b.speakingMs[p.identity] ?? 0,
                 packets: p.packets, lost: p.lost, late: p.late, duplicates: p.duplicates, fecRecovered: p.fecRecovered,
-                concealedMs: p.concealedMillis, gapsMs: Dictionary(uniqueKeysWithValues: p.gapMillis.map { ($0.key.rawValue, $0.value) }))
+                concealedMs: p.concealedMillis, gapsMs: Dictionary(uniqueKeysWithValues: p.gapMillis.map { ($0.key.rawValue, $0.value) }),
+                mixLate: p.mixLate, mixConcealedMs: p.mixConcealedMillis)
         }
         let files = Set(((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { !$0.hasSuffix(".part") } + ["summary.json"]).sorted()
         return SessionSummary(

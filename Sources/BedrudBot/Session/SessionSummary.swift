@@ -22,11 +22,16 @@ struct SessionSummary: Encodable, Equatable {
         var fecRecovered: Int
         var concealedMs: Int64
         var gapsMs: [String: Int64]
+        /// Packets too late for the live mix and speech detection (`record.jitter_wait`),
+        /// whether or not they reached the file; and the time the live path concealed.
+        var mixLate: Int = 0
+        var mixConcealedMs: Int64 = 0
 
         enum CodingKeys: String, CodingKey {
             case identity, name, file, packets, lost, late, duplicates
             case startOffsetMs = "start_offset_ms", durationMs = "duration_ms", speakingMs = "speaking_ms"
             case fecRecovered = "fec_recovered", concealedMs = "concealed_ms", gapsMs = "gaps_ms"
+            case mixLate = "mix_late", mixConcealedMs = "mix_concealed_ms"
         }
     }
 

@@ -51,16 +51,11 @@ extension MediaEngine {
         }
     }
 
-    /// Writes `samples` (rounded to 2.5 ms) of concealment packets at the end of the file
-    /// and, on the decoded path, conceals short losses (FEC from `next` when exactly one
-    /// packet was lost) or leaves silence.
-    /// - Returns: whether FEC was used.
-    @discardableResult
-    func fillGap(
-        _ p: ParticipantRecorder, samples: Int64, cause: GapCause, next: UnsafeRawBufferPointer?, roundDown: Bool = false
-    ) -> Bool {
+    /// Writes `samples` (rounded to 2.5 ms) of concealment packets at the end of the file.
+    /// The decoder never sees them: the live path conceals on its own window.
+    func fillGap(_ p: ParticipantRecorder, samples: Int64, cause: GapCause, roundDown: Bool = false) {
         let n = Int((samples + (roundDown ? 0 : 60)) / 120 * 120)
-        guard n > 0, let fileStart = p.fileStart else { return false }
+        guard n > 0, let fileStart = p.fileStart else { return }
         let start = p.writtenEnd
         if let w = p.writer {
             ConcealmentPackets.fill(samples: n, previousTOC: p.lastTOC) { pkt, dur in
@@ -89,36 +84,8 @@ extension MediaEngine {
             p.openGap = (start, p.writtenEnd, cause)
         }
         p.stats.gapMillis[cause] = Self.millis(p.gapSamples[cause, default: 0])
-        var fec = false
-        if let d = p.decoder {
-            if cause == .loss && n <= config.concealMaxMillis * 48 {
-                p.stats.concealedMillis += Int64(n / 48)
-                var done = 0
-                // libopus returns a full frame for any FEC request, LBRR or not: only a
-                // next packet that carries LBRR data is a recovery; the rest is concealment.
-                if let next, n <= Self.pcmCapacity, OpusPacketInfo.hasLBRR(next) {
-                    let got = d.decode(next, into: pcm, maxSamples: n, fec: true)
-                    if got == n {
-                        analyze(p, count: got, at: start - Int64(Self.senderPreSkip))
-                        done = n
-                        fec = true
-                    }
-                }
-                while done < n {
-                    let chunk = min(n - done, Self.pcmCapacity)
-                    let got = d.conceal(into: pcm, samples: chunk)
-                    guard got > 0 else { break }
-                    analyze(p, count: got, at: start + Int64(done) - Int64(Self.senderPreSkip))
-                    done += got
-                }
-            } else {
-                let identity = p.identity
-                p.vad.silence(samples: n) { s, e in
-                    self.emit(.speakingTurn(identity: identity, startMillis: Self.millis(s), endMillis: Self.millis(e)))
-                }
-            }
-        }
-        return fec
+        // A loss short enough for a player's concealment (PLC) to bridge.
+        if cause == .loss && n <= config.concealMaxMillis * 48 { p.stats.concealedMillis += Int64(n / 48) }
     }
 
     func closeGap(_ p: ParticipantRecorder) {
@@ -139,11 +106,18 @@ extension MediaEngine {
             startFile(p, at: sessionSample(p.addedAt), stereo: false)
         }
         // While we are cut off nobody knows whether they are still here: no filler.
-        guard p.fileStart != nil, p.jitter.isEmpty, p.contactLostAt == nil else { return }
-        let edge = sessionSample(now) - config.mixLatencySamples
+        guard p.contactLostAt == nil else { return }
+        if p.live.isEmpty, let le = p.liveEnd {
+            let liveEdge = sessionSample(now) - config.mixLatencySamples
+            if liveEdge - le >= Int64(config.liveFillAfterMillis) * 48 { liveSilence(p, upTo: liveEdge) }
+        }
+        // The file is filled only behind its own (longer) window: a retransmission on its
+        // way still finds its place.
+        guard p.fileStart != nil, p.jitter.isEmpty else { return }
+        let edge = sessionSample(now) - config.fileLatencySamples
         guard edge - p.writtenEnd >= Int64(config.liveFillAfterMillis) * 48 else { return }
         let cause: GapCause = p.pendingCause ?? (p.muted || p.mutedSinceLastPacket ? .mute : .noPackets)
-        fillGap(p, samples: edge - p.writtenEnd, cause: cause, next: nil)
+        fillGap(p, samples: edge - p.writtenEnd, cause: cause)
     }
 
     func finishParticipant(_ p: ParticipantRecorder, at requestedEnd: Int64) {
@@ -158,7 +132,7 @@ extension MediaEngine {
             let target = end + Int64(Self.senderPreSkip)
             if target - p.writtenEnd >= 120 {
                 let cause: GapCause = p.pendingCause ?? (p.muted || p.mutedSinceLastPacket ? .mute : .noPackets)
-                fillGap(p, samples: target - p.writtenEnd, cause: cause, next: nil, roundDown: true)
+                fillGap(p, samples: target - p.writtenEnd, cause: cause, roundDown: true)
             }
             closeGap(p)
             // EOS rides on a 2.5 ms concealment packet whose overhang end trimming
@@ -173,6 +147,7 @@ extension MediaEngine {
             emit(.fileFinished(identity: identity, output: .participant(identity: identity, name: p.name),
                                startOffsetMillis: Self.millis(fileStart), durationMillis: Self.millis(playable)))
         }
+        liveSilence(p, upTo: end)
         p.vad.finish { s, e in self.emit(.speakingTurn(identity: identity, startMillis: Self.millis(s), endMillis: Self.millis(e))) }
     }
 

@@ -167,6 +167,7 @@ public final class MediaEngine {
                 let p = participants[i]
                 p.pendingCause = .reconnect
                 p.jitter.connectionLost()
+                p.live.connectionLost()
                 if p.contactLostAt == nil { p.contactLostAt = max(p.writtenEnd, sessionSample(now)) }
             }
         case .participantPresent(let identity):
@@ -178,8 +179,9 @@ public final class MediaEngine {
                 // then what follows is the mute's.
                 let edge = sessionSample(now) - config.mixLatencySamples
                 if p.fileStart != nil, p.jitter.isEmpty, edge - p.writtenEnd >= 120 {
-                    fillGap(p, samples: edge - p.writtenEnd, cause: .reconnect, next: nil, roundDown: true)
+                    fillGap(p, samples: edge - p.writtenEnd, cause: .reconnect, roundDown: true)
                 }
+                if p.live.isEmpty { liveSilence(p, upTo: edge) }
                 if p.muted {
                     closeGap(p)
                     p.pendingCause = .mute
@@ -204,6 +206,7 @@ public final class MediaEngine {
             p.stats.ringDropped += r.droppedCount
         }
         p.ring = nil
+        p.live.drain { out in self.handleLive(p, out) }
         p.jitter.drain { out in self.handle(p, out) }
     }
 
@@ -217,6 +220,7 @@ public final class MediaEngine {
         var taken = 0
         for p in participants where !p.finished {
             if let r = p.ring { taken += drainRing(p, r) }
+            if p.decoder != nil { p.live.release(now: now) { out in self.handleLive(p, out) } }
             p.jitter.release(now: now) { out in self.handle(p, out) }
             liveFill(p, now: now)
         }
@@ -239,6 +243,7 @@ public final class MediaEngine {
         var due = now &+ UInt64(max(1, config.idleTurnMillis)) * 1_000_000
         for p in participants where !p.finished {
             if let r = p.jitter.nextReleaseNanos() { due = min(due, r) }
+            if p.decoder != nil, let r = p.live.nextReleaseNanos() { due = min(due, r) }
             if p.fileStart == nil && !p.everReceived {
                 due = min(due, p.addedAt &+ UInt64(config.startHoldMillis + config.liveFillAfterMillis) * 1_000_000)
             }
@@ -265,21 +270,26 @@ public final class MediaEngine {
         }
         if p.ssrc != h.ssrc {
             if p.ssrc != nil {
+                p.live.drain { out in self.handleLive(p, out) }
                 p.jitter.drain { out in self.handle(p, out) }
                 if p.pendingCause == nil { p.pendingCause = p.muted || p.mutedSinceLastPacket ? .mute : .reconnect }
                 p.clock.startSegment()
                 p.senderReport = nil
                 p.lastSequence = nil
+                p.liveLastSequence = nil
             }
             p.jitter.resetStream(ssrc: h.ssrc)
+            p.live.resetStream(ssrc: h.ssrc)
             p.ssrc = h.ssrc
         }
         if !p.everReceived {
             p.everReceived = true
             p.jitter.holdUntilNanos = h.arrivalNanos &+ UInt64(config.startHoldMillis) * 1_000_000
+            p.live.holdUntilNanos = p.jitter.holdUntilNanos
         }
         p.lastPacketArrival = h.arrivalNanos
         let ts = p.jitter.unwrapTimestamp(h.rtpTimestamp)
+        if p.decoder != nil { _ = p.live.unwrapTimestamp(h.rtpTimestamp) }
         var placeNanos = h.arrivalNanos
         if let sr = p.senderReport {
             // RFC 3550 §6.4.1: the SR pairs an NTP time with an RTP timestamp of the same instant.
@@ -295,6 +305,18 @@ public final class MediaEngine {
             }
         }
         p.clock.observe(timestamp: ts, sessionSample: sessionSample(placeNanos), arrivalNanos: h.arrivalNanos)
+        // The same packet goes to both windows: the live one (short) feeds the decoder,
+        // the file's (long) the passthrough writer. Each copies it into its own arena.
+        if p.decoder != nil {
+            insertLoop: while true {
+                switch p.live.insert(
+                    sequence: h.sequenceNumber, timestamp: ts, arrivalNanos: h.arrivalNanos, ssrc: h.ssrc, payload: payload)
+                {
+                case .stored, .duplicate, .late: break insertLoop
+                case .needsRoom: p.live.forceReleaseOne { out in self.handleLive(p, out) }
+                }
+            }
+        }
         while true {
             switch p.jitter.insert(
                 sequence: h.sequenceNumber, timestamp: ts, arrivalNanos: h.arrivalNanos, ssrc: h.ssrc, payload: payload)
@@ -309,6 +331,13 @@ public final class MediaEngine {
         switch out {
         case .lost: p.lossSinceLastPacket = true
         case .packet(let bp, let payload): write(p, bp, payload)
+        }
+    }
+
+    private func handleLive(_ p: ParticipantRecorder, _ out: JitterOutput) {
+        switch out {
+        case .lost: p.liveLossSinceLastPacket = true
+        case .packet(let bp, let payload): decodeLive(p, bp, payload)
         }
     }
 
@@ -334,10 +363,8 @@ public final class MediaEngine {
         }
         if p.fileStart == nil { startFile(p, at: pos, stereo: info.isStereo) }
         let gap = pos - p.writtenEnd
-        var fecUsed = false
         if gap >= 60 {
-            let cause = gapCause(p)
-            fecUsed = fillGap(p, samples: gap, cause: cause, next: cause == .loss && lostBefore == 1 ? payload : nil)
+            fillGap(p, samples: gap, cause: gapCause(p))
         } else if gap < -Int64(info.samples / 2) {
             p.stats.overlapDropped += 1
             return
@@ -349,23 +376,93 @@ public final class MediaEngine {
         p.mutedSinceLastPacket = p.muted
         p.stats.packets += 1
         p.stats.payloadBytes += payload.count
-        if fecUsed { p.stats.fecRecovered += 1 }
-        let at = p.writtenEnd
         p.writtenEnd += Int64(info.samples)
         p.writer?.packet(payload, granule: p.writtenEnd - (p.fileStart ?? 0), samples: info.samples)
         if !info.isConcealmentRequest, let b = payload.baseAddress { p.lastTOC = b.load(as: UInt8.self) }
-        decodeAndMix(p, payload: payload, samples: info.samples, at: at)
     }
 
-    private func decodeAndMix(_ p: ParticipantRecorder, payload: UnsafeRawBufferPointer, samples: Int, at: Int64) {
-        guard let d = p.decoder else { return }
+    // MARK: - Decoding one packet (the live path)
+
+    /// Decodes a packet the live window released, at its place in the session, into the
+    /// mix and the speech detector. A hole before it is concealed (FEC when exactly one
+    /// packet is missing and the packet carries LBRR) or, when it is not loss, silence.
+    private func decodeLive(_ p: ParticipantRecorder, _ bp: BufferedPacket, _ payload: UnsafeRawBufferPointer) {
+        let lostBefore: Int64 = p.liveLastSequence.map { bp.sequence - $0 - 1 } ?? 0
+        p.liveLastSequence = bp.sequence
+        if lostBefore > 0 { p.liveLossSinceLastPacket = true }
+        guard let d = p.decoder, let info = OpusPacketInfo.parse(payload), var pos = p.clock.position(of: bp.timestamp) else {
+            p.liveLossSinceLastPacket = true
+            return
+        }
+        // As the file's rule: a timestamp far from the arrival is not believed.
+        let arrived = sessionSample(bp.arrivalNanos)
+        if pos > arrived + 48000 || pos < arrived - 3 * 48000 { pos = arrived }
+        var at = p.liveEnd ?? pos
+        let gap = pos - at
+        if gap >= 60 {
+            let n = (gap + 60) / 120 * 120
+            let loss = p.liveLossSinceLastPacket && p.pendingCause == nil && !p.muted && !p.mutedSinceLastPacket
+            if loss && n <= Int64(config.concealMaxMillis) * 48 {
+                if concealLive(p, d, samples: Int(n), at: at, next: lostBefore == 1 ? payload : nil) { p.stats.fecRecovered += 1 }
+            } else {
+                liveSilence(p, samples: n)
+            }
+            at += n
+        } else if gap < -Int64(info.samples / 2) {
+            return
+        }
+        p.liveLossSinceLastPacket = false
+        p.liveEnd = at + Int64(info.samples)
         var n = d.decode(payload, into: pcm, maxSamples: Self.pcmCapacity)
         if n < 0 {
             p.stats.corrupt += 1
-            n = d.conceal(into: pcm, samples: min(samples, Self.pcmCapacity))
+            n = d.conceal(into: pcm, samples: min(info.samples, Self.pcmCapacity))
         }
         guard n > 0 else { return }
         analyze(p, count: n, at: at - Int64(Self.senderPreSkip))
+    }
+
+    /// Conceals `samples` of loss at `at` on the live path: FEC from `next` when it
+    /// carries LBRR data (libopus returns a full frame for any FEC request, LBRR or not:
+    /// only that is a recovery), else packet loss concealment.
+    /// - Returns: whether FEC was used.
+    private func concealLive(_ p: ParticipantRecorder, _ d: OpusDecoderBox, samples n: Int, at start: Int64, next: UnsafeRawBufferPointer?) -> Bool {
+        p.stats.mixConcealedMillis += Int64(n / 48)
+        var done = 0
+        var fec = false
+        if let next, n <= Self.pcmCapacity, OpusPacketInfo.hasLBRR(next) {
+            let got = d.decode(next, into: pcm, maxSamples: n, fec: true)
+            if got == n {
+                analyze(p, count: got, at: start - Int64(Self.senderPreSkip))
+                done = n
+                fec = true
+            }
+        }
+        while done < n {
+            let chunk = min(n - done, Self.pcmCapacity)
+            let got = d.conceal(into: pcm, samples: chunk)
+            guard got > 0 else { break }
+            analyze(p, count: got, at: start + Int64(done) - Int64(Self.senderPreSkip))
+            done += got
+        }
+        return fec
+    }
+
+    /// The live path's time without audio: the speech detector hears silence.
+    func liveSilence(_ p: ParticipantRecorder, samples n: Int64) {
+        guard n > 0, p.decoder != nil else { return }
+        let identity = p.identity
+        p.vad.silence(samples: Int(n)) { s, e in
+            self.emit(.speakingTurn(identity: identity, startMillis: Self.millis(s), endMillis: Self.millis(e)))
+        }
+    }
+
+    /// Moves the live path up to `edge` (rounded to 2.5 ms) with silence, once it has begun.
+    func liveSilence(_ p: ParticipantRecorder, upTo edge: Int64) {
+        guard let end = p.liveEnd, edge - end >= 120 else { return }
+        let n = (edge - end) / 120 * 120
+        liveSilence(p, samples: n)
+        p.liveEnd = end + n
     }
 
     func analyze(_ p: ParticipantRecorder, count n: Int, at: Int64) {
@@ -429,6 +526,7 @@ public final class MediaEngine {
             var ps = p.stats
             ps.lost = p.jitter.lostPackets
             ps.late = p.jitter.late
+            ps.mixLate = p.live.late
             ps.duplicates = p.jitter.duplicates
             ps.levelDBFS = p.vad.levelDBFS
             ps.peakDBFS = p.vad.peakDBFS

@@ -9,8 +9,15 @@ public struct MediaPipelineConfig: Sendable {
     /// Wall-clock time of session sample 0, in nanoseconds since the Unix epoch; start
     /// times in OpusTags (`START_TIME=`) are this plus each file's offset.
     public var sessionStartUnixNanos: Int64 = 0
-    /// How long a missing packet is waited for before it is declared lost.
+    /// How long the live path (decoding: the mix, levels and speech detection) waits for a
+    /// missing packet before concealing it.
     public var jitterWaitMillis: Int = 60
+    /// How long the participant's file waits for a missing packet before the packet is
+    /// declared lost and its time written as a `loss` gap. Files are written to disk and
+    /// never played live, so they can wait for NACK retransmissions; the wait delays a
+    /// page by at most this much (pages are flushed every `pageFlushMillis`). Never shorter
+    /// than `jitterWaitMillis` (see ``fileWaitMillis``).
+    public var fileJitterWaitMillis: Int = 400
     /// A new participant's packets are held this long before the first is written, so the
     /// backlog burst after subscribing cannot shift the start (see ``TrackClock``).
     public var startHoldMillis: Int = 500
@@ -36,6 +43,10 @@ public struct MediaPipelineConfig: Sendable {
     /// Jitter buffer slots and payload arena per participant.
     public var jitterSlots: Int = 64
     public var jitterArenaBytes: Int = 32 * 1024
+    /// The live path's payload arena: it holds the start hold and 60 ms (about 28 packets,
+    /// 2.3 KB at 32 kbit/s; 8 KB is 500 ms at 128 kbit/s). When it is full the oldest packet
+    /// goes to the decoder early, which touches only the live path, never the file.
+    public var liveArenaBytes: Int = 8 * 1024
     /// Seed for Ogg serial numbers (deterministic output for tests).
     public var serialSeed: UInt32 = 0x6265_6472
     /// With nothing arriving, the media thread still takes a turn this often: silent
@@ -54,6 +65,11 @@ public struct MediaPipelineConfig: Sendable {
     /// Session samples behind "now" at which the mix is finalized: the hold, the jitter
     /// wait and a margin for the media thread's poll interval.
     public var mixLatencySamples: Int64 { Int64(startHoldMillis + jitterWaitMillis + 140) * 48 }
+    /// The file's reorder window in effect: `fileJitterWaitMillis`, at least the live one.
+    public var fileWaitMillis: Int { max(fileJitterWaitMillis, jitterWaitMillis) }
+    /// Session samples behind "now" up to which a silent participant's file is filled: as
+    /// for the mix, with the file's longer wait, so a retransmission still finds its place.
+    public var fileLatencySamples: Int64 { Int64(startHoldMillis + fileWaitMillis + 140) * 48 }
     /// The mixed file is paged more often, since it already lags by the mix latency:
     /// together they stay within about a second of real time.
     public var roomPageFlushMillis: Int = 250
@@ -201,7 +217,12 @@ public struct ParticipantMediaStats: Sendable, Equatable {
     public var corrupt = 0
     public var overlapDropped = 0
     public var fecRecovered = 0
+    /// Loss time of the file short enough for a player to conceal (`concealMaxMillis`).
     public var concealedMillis: Int64 = 0
+    /// Packets that came too late for the live path (mix, speech detection), whether or
+    /// not they were in time for the file; and the live path's concealed time.
+    public var mixLate = 0
+    public var mixConcealedMillis: Int64 = 0
     public var gapMillis: [GapCause: Int64] = [:]
     public var fileDurationMillis: Int64 = 0
     public var levelDBFS: Float = -120

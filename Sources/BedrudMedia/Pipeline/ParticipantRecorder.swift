@@ -14,7 +14,15 @@ final class ParticipantRecorder {
     var trackSid: String
     let streamID: Int
     var ring: PacketRing?
+    /// The file's reorder buffer (`fileWaitMillis`): what it releases is written to disk.
     var jitter: JitterBuffer
+    /// The live path's reorder buffer (`jitterWaitMillis`): what it releases is decoded
+    /// for the mix and speech detection. Unused (and minimal) when nothing is decoded.
+    var live: JitterBuffer
+    /// Session sample up to which the live path has decoded (nil before its first packet).
+    var liveEnd: Int64?
+    var liveLastSequence: Int64?
+    var liveLossSinceLastPacket = false
     var clock: TrackClock
     var writer: OggStreamWriter?
     let decoder: OpusDecoderBox?
@@ -57,6 +65,9 @@ final class ParticipantRecorder {
         self.streamID = streamID
         jitter = JitterBuffer(
             capacity: config.jitterSlots, arenaBytes: config.jitterArenaBytes,
+            waitNanos: UInt64(config.fileWaitMillis) * 1_000_000)
+        live = JitterBuffer(
+            capacity: config.decode ? config.jitterSlots : 8, arenaBytes: config.decode ? config.liveArenaBytes : 0,
             waitNanos: UInt64(config.jitterWaitMillis) * 1_000_000)
         clock = TrackClock(settleNanos: UInt64(config.startHoldMillis) * 1_000_000)
         decoder = config.decode ? OpusDecoderBox(channels: 1) : nil
