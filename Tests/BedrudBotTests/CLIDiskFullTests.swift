@@ -132,6 +132,43 @@ struct CLIDiskFullTests {
         #expect(FileManager.default.fileExists(atPath: dir + "/transcript.vtt"))
     }
 
+    /// Issue 11 §3's disk-low rule on a real small disk: the session stops *before* the
+    /// disk is full (free space below `record.min_free`, checked every 2 s), with exit 15,
+    /// `end_reason` `disk_low`, and every file finished and valid (no write ever failed).
+    @Test func lowFreeSpaceStopsCleanlyBeforeTheDiskIsFull() async throws {
+        let scenario = try Self.scenario()
+        defer { unlink(scenario) }
+        let server = try await DevServer.start(["--scenario", scenario])
+        let disk = try Tmpfs(kilobytes: 1024)
+        defer { disk.unmount() }
+        // 128 KiB go to the session's .disk-reserve; min_free is 600 KiB: the bot joins
+        // with about 670 KiB free and stops once recording has taken the rest of the margin.
+        try disk.fill(leaving: 800 << 10)
+        let user = try CLIUser()
+        user.extraEnvironment["BEDRUD_BOT_RECORD_MIN_FREE"] = "600KiB"
+        let r = try await user.expect(15, ["join", server.baseURL + "/m/tones", "--record", "--output", disk.path, "--duration", "60s"],
+                                      timeout: 120)
+        #expect(r.stderr.contains("below record.min_free (600 KiB)"), "\(r.stderr)")
+        #expect(!r.stderr.contains("No space left"), "stopped before the disk was full: \(r.stderr)")
+        #expect(disk.freeBytes > 128 << 10, "room left on the disk: \(disk.freeBytes)")
+        let dir = try Self.session(disk.path)
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+        #expect(files.filter { $0.hasSuffix(".opus") } == ["Alice.opus", "room.opus"], "\(files)")
+        #expect(!files.contains { $0.hasSuffix(".part") }, "\(files)")
+        for f in ["Alice.opus", "room.opus"] {
+            let v = try await user.expect(0, ["verify", dir + "/" + f])
+            #expect(v.stdout.contains("end of stream marked"), "\(f): \(v.stdout)")
+        }
+        let events = try Self.events(dir)
+        let last = try #require(events.last)
+        #expect(last["type"] as? String == "session_ended" && last["end_reason"] as? String == "disk_low", "\(last)")
+        #expect(!events.contains { $0["type"] as? String == "gap" && $0["cause"] as? String == "write_error" })
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/summary.json"))) as? [String: Any])
+        #expect(summary["end_reason"] as? String == "disk_low" && summary["exit_code"] as? Int == 15, "\(summary)")
+        let alice = (summary["participants"] as? [[String: Any]])?.first
+        #expect((alice?["duration_ms"] as? Int ?? 0) > 1000, "something was recorded before the stop: \(alice ?? [:])")
+    }
+
     @Test func spaceThatComesBackCostsAGapAndTheAudioAfterItIsOnTime() async throws {
         let scenario = try Self.scenario()
         defer { unlink(scenario) }
