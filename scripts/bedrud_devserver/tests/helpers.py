@@ -143,3 +143,25 @@ def jwt_claims(token: str) -> dict:
 
 def python() -> str:
     return sys.executable
+
+
+def run_sdk_probe(module: str, tag: str, timeout: float) -> dict:
+    """Runs `bedrud_devserver.tests.<module>` inside scripts/netns-run (the official SDK
+    needs a network namespace of its own) and returns its `<tag> {json}` report; fails the
+    test with the probe's output when it cannot run or reports an error."""
+    import pytest
+    bot = os.path.join(REPO, ".build", "release", "bedrud-bot")
+    netns_run = os.path.join(REPO, "scripts", "netns-run")
+    if not os.access(bot, os.X_OK):
+        pytest.fail(f"{bot} is missing: run scripts/bootstrap")
+    check = subprocess.run([netns_run, "true"], capture_output=True, text=True, timeout=60)
+    if check.returncode != 0:
+        pytest.fail("scripts/netns-run cannot create a network namespace (run as root): " + check.stderr.strip())
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "scripts"))
+    proc = subprocess.run([netns_run, sys.executable, "-m", f"bedrud_devserver.tests.{module}"],
+                          capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO)
+    lines = [l for l in proc.stdout.splitlines() if l.startswith(tag + " ")]
+    assert proc.returncode == 0 and lines, f"probe failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
+    data = json.loads(lines[-1][len(tag) + 1:])
+    assert "error" not in data, data["error"] + "\n" + "\n".join(data.get("devserver_stderr", []))
+    return data

@@ -4,33 +4,16 @@ receiver rules are in docs/reference/bedrud-api.md §3.1."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import uuid
 
 import pytest
 
-from .helpers import REPO
-
-NETNS_RUN = os.path.join(REPO, "scripts", "netns-run")
-BOT = os.path.join(REPO, ".build", "release", "bedrud-bot")
+from .helpers import run_sdk_probe
 
 
 @pytest.fixture(scope="module")
 def report() -> dict:
-    if not os.access(BOT, os.X_OK):
-        pytest.fail(f"{BOT} is missing: run scripts/bootstrap")
-    check = subprocess.run([NETNS_RUN, "true"], capture_output=True, text=True, timeout=60)
-    if check.returncode != 0:
-        pytest.fail("scripts/netns-run cannot create a network namespace (run as root): " + check.stderr.strip())
-    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "scripts"))
-    proc = subprocess.run([NETNS_RUN, sys.executable, "-m", "bedrud_devserver.tests.sdk_say_probe"],
-                          capture_output=True, text=True, timeout=150, env=env, cwd=REPO)
-    lines = [l for l in proc.stdout.splitlines() if l.startswith("SDK-SAY-REPORT ")]
-    assert proc.returncode == 0 and lines, f"probe failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
-    data = json.loads(lines[-1][len("SDK-SAY-REPORT "):])
-    assert "error" not in data, data["error"] + "\n" + "\n".join(data["devserver_stderr"])
+    data = run_sdk_probe("sdk_say_probe", "SDK-SAY-REPORT", timeout=150)
     assert data["bot_exit"] == 0, data["bot_stderr"]
     return data
 
