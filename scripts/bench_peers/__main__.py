@@ -495,15 +495,15 @@ def realtime_verdict(r: dict, n: int, seconds: float, cores: int) -> list[str]:
 
 # MARK: - The run
 
-STARVED = 0.25  # waiting for a CPU this share of the time means the server's core is oversubscribed
+STARVED = 0.5  # threads that wait for a CPU as long as they run: the server's core is oversubscribed
 
 
 def server_busy(cpu_s: float, wait_s: float, seconds: float) -> float:
     """How close the devserver is to not keeping up, as a share: its CPU share of its core,
-    or 1 when it waited for a CPU a quarter of the time or more (other processes on its
-    core, e.g. a build: then nothing above this size says anything about the recorder)."""
+    or 1 when its threads spent at least as long waiting for a CPU as running (other
+    processes on its core, e.g. a build: a failure then says nothing about the recorder)."""
     seconds = max(seconds, 1e-9)
-    return 1.0 if wait_s / seconds >= STARVED else cpu_s / seconds
+    return 1.0 if wait_s / max(1e-9, wait_s + cpu_s) >= STARVED else cpu_s / seconds
 
 def pinned_cores() -> int:
     if not Opts.pin:
@@ -688,7 +688,7 @@ def most_cell(m: dict) -> str:
     if m["max"] is None:
         return f"< {min(n for n, *_ in m['tried'])}"
     bound = m.get("bound")
-    note = {"cap": f"≥, the cap", "server": "≥, devserver saturated above", None: ""}[bound]
+    note = {"cap": "≥, the cap", "server": f"≥; at {m['fail']} the devserver was behind too", None: ""}[bound]
     return f"{m['max']}" + (f" ({note})" if note else f" (fails at {m['fail']})")
 
 
@@ -697,9 +697,9 @@ def most_cell(m: dict) -> str:
 class Search:
     """The largest size that passes, by doubling from `start` up to `cap` and then
     halving the interval between the largest pass and the smallest failure until they
-    are within an eighth of each other. A failure (or a pass) while the devserver used
-    90 % of its core or more ends the search there: above that the server, not the
-    recorder, is what falls behind."""
+    are within an eighth of each other. A failure while the devserver was behind too (see
+    server_busy) ends the search there: the server, not the recorder, may be what fell
+    behind, so the result is "at least the largest pass"."""
 
     def __init__(self, start: int, cap: int) -> None:
         self.cap, self.lo, self.hi = cap, 0, None
@@ -713,10 +713,10 @@ class Search:
             self.lo = max(self.lo, n)
         else:
             self.hi = n if self.hi is None else min(self.hi, n)
-        if server_share >= SATURATED:
-            self.bound = "server"
-            self.next = None
-            return
+            if server_share >= SATURATED:  # the server fell behind too: this failure says nothing about the recorder
+                self.bound = "server"
+                self.next = None
+                return
         if self.hi is None:
             if self.lo >= self.cap:
                 self.bound = "cap"
@@ -743,7 +743,14 @@ def search_max(tools: list[str], seconds: float, caps: dict[str, int], keep: str
             if srch.next is None:
                 continue
             n = srch.next
-            r = one_run(tool, n, seconds, keep)
+            try:
+                r = one_run(tool, n, seconds, keep)
+            except RuntimeError as e:  # the devserver did not come up with N speakers: the server's limit
+                print(f"[bench-peers] most: {tool} N={n}: {e}; the search stops here", flush=True)
+                srch.tried.append((n, False, [str(e)], 1.0))
+                srch.hi = n if srch.hi is None else min(srch.hi, n)
+                srch.bound, srch.next = "server", None
+                continue
             why = r["not_realtime"] + (["broken run"] if r["broken"] else [])
             srch.record(n, not why, why, r["devserver_share"])
             if jsonl:
@@ -758,7 +765,7 @@ def search_max(tools: list[str], seconds: float, caps: dict[str, int], keep: str
 
 def rooms_line(res: dict) -> str:
     ok = sum(1 for v in res["verdicts"].values() if not v)
-    why = res.get("error") or "; ".join(f"{room}: {', '.join(v[:2])}" for room, v in res["verdicts"].items() if v)[:300]
+    why = res.get("error") or res.get("server_error") or "; ".join(f"{room}: {', '.join(v[:2])}" for room, v in res["verdicts"].items() if v)[:300]
     if res["early"] and not res.get("error"):
         why = f"exited early: {', '.join(res['early'])}; " + why
     return (f"| {res['k']} | {res['processes']} | {res['cpu_s']:.1f} | {res['core_share'] * 100:.1f} % | "
@@ -771,7 +778,13 @@ def run_rooms(spec: str, speakers: int, seconds: float, one_process: bool, keep:
     results = []
     search = None
     def one(k: int) -> dict:
-        res = rooms_run(k, speakers, seconds, one_process, keep)
+        try:
+            res = rooms_run(k, speakers, seconds, one_process, keep)
+        except RuntimeError as e:  # the devserver did not come up with K rooms
+            res = {"k": k, "speakers": speakers, "seconds": seconds, "one_process": one_process, "processes": 0,
+                   "cpu_s": 0.0, "core_share": 0.0, "devserver_share": 1.0, "devserver_cpu_share": 0.0,
+                   "devserver_wait_share": 0.0, "run_queue_s": 0.0, "peak_rss_kb": 0, "verdicts": {}, "exits": [],
+                   "logs": [], "early": [], "realtime": False, "server_error": str(e)}
         results.append(res)
         if jsonl:
             with open(jsonl, "a") as f:
