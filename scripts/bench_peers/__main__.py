@@ -436,7 +436,14 @@ def mid_file_no_packets(events: list[dict], who: str) -> list[int]:
             and not any(abs(e["offset_ms"] + e["duration_ms"] - end) <= 50 for end in ends)]
 
 
-def bot_room_verdict(summary: dict | None, n: int, talk_s: float) -> list[str]:
+def voiced_seconds(sources: dict[str, np.ndarray], seconds: float) -> dict[str, float]:
+    """Per speaker, how much of the source has sound in the part a run of `seconds` can
+    hear: the speakers start LEAD_IN after the recorder joins (about a second)."""
+    m = int(max(0.0, seconds - LEAD_IN - 1) * RATE)
+    return {sid: float(np.count_nonzero(x[:m])) / RATE for sid, x in sources.items()}
+
+
+def bot_room_verdict(summary: dict | None, n: int, talk_s: float, voiced: dict[str, float] | None = None) -> list[str]:
     """Why a bot session was not recorded in real time; [] when it was. Real time means:
     the session ended cleanly (exit 0); every speaker has a file, of at least half the
     talking time (a file that starts later than that means the bot took too long to get
@@ -465,6 +472,10 @@ def bot_room_verdict(summary: dict | None, n: int, talk_s: float) -> list[str]:
         for k in ("late", "mix_late"):
             if p.get(k):
                 why.append(f"{who}: {k} {p[k]}")
+        # The devserver's speakers send nothing in their pauses, so a server that falls
+        # behind looks like DTX in the file: count the audio that arrived instead.
+        if voiced and who in voiced and (p.get("packets") or 0) * 0.02 < 0.8 * voiced[who]:
+            why.append(f"{who}: {(p.get('packets') or 0) * 0.02:.1f} s of audio arrived of {voiced[who]:.1f} s played")
     return why
 
 
@@ -477,7 +488,7 @@ def realtime_verdict(r: dict, n: int, seconds: float, cores: int) -> list[str]:
     why = []
     if r["tool"] == "bedrud-bot":
         sums = bot_summaries(r["out"])
-        why += bot_room_verdict(sums[0] if sums else None, n, talk)
+        why += bot_room_verdict(sums[0] if sums else None, n, talk, r.get("_voiced"))
     else:
         if r["killed"]:
             why.append("killed: did not finish its files within 30 s of SIGTERM")
@@ -549,7 +560,9 @@ def one_run(tool: str, n: int, seconds: float, keep: str | None) -> dict:
             r["fidelity"] = fid
             r["tracks_recorded"] = sum(1 for f in fid.values() if "error" not in f)
             r["broken"] = r["exited_early"] or r["tracks_recorded"] < n
+            r["_voiced"] = voiced_seconds(sources, seconds)
             r["not_realtime"] = realtime_verdict(r, n, seconds, pinned_cores())
+            del r["_voiced"]
         else:
             r["broken"] = r["exited_early"]
         r["files"] = [os.path.relpath(p, work) for p in r["files"]]
@@ -586,7 +599,8 @@ def rooms_run(k: int, speakers: int, seconds: float, one_process: bool, keep: st
         for r in runs:
             for summ in bot_summaries(r["out"]):
                 by_room[summ.get("room")] = summ
-        verdicts = {room: bot_room_verdict(by_room.get(room), speakers, talk) for room in rooms}
+        verdicts = {room: bot_room_verdict(by_room.get(room), speakers, talk, voiced_seconds(sources[room], seconds))
+                    for room in rooms}
         cpu = sum(r["cpu_s"] for r in runs)
         cores = pinned_cores()
         share = cpu / seconds / cores
