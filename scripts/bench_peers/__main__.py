@@ -700,6 +700,8 @@ def pin_label() -> str:
 
 def most_cell(m: dict) -> str:
     if m["max"] is None:
+        if m.get("bound") == "server":
+            return f"not measured: at {m['fail']} the devserver was behind too"
         return f"< {min(n for n, *_ in m['tried'])}"
     bound = m.get("bound")
     note = {"cap": "≥, the cap", "server": f"≥; at {m['fail']} the devserver was behind too", None: ""}[bound]
