@@ -258,11 +258,11 @@ final class RoomRun: Sendable {
         let rtcStats = await transport.stats() ?? self.lastNetwork.withLock { $0 }
         await transport.shutdown()
         let ending = book.withLock { $0.lifecycle.ending } ?? SessionLifecycle.ending(reason, stop: nil)
-        ended.withLock { ($0.reason, $0.detail) = (ending.reason, ending.detail) }
         var code = ending.exitCode
         var message = await detail(ending, reason: reason, room: room, transport: transport)
         // A full disk: the line also says whether every file could be finished.
         if let full = disk.finalMessage(pipeline: pipeline) { message = full }
+        ended.withLock { ($0.reason, $0.detail) = (ending.reason, message) }
         let media = pipeline.stats
         transcript?.write("session_ended", ["reason": reason.description, "end_reason": ending.reason.rawValue, "exit_code": Int(code.rawValue),
                                              "detail": message, "duration_ms": transcript?.offsetNow() ?? 0])
