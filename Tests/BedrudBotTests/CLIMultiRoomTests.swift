@@ -6,9 +6,15 @@ import TestSupport
 /// devserver, as a person runs it — two rooms with a scripted speaker each, recorded by
 /// one process; a room that does not exist next to one that records to the end; SIGTERM.
 @Suite(.serialized) struct CLIMultiRoomTests {
-    /// A devserver with rooms `alpha` (Alice) and `beta` (Bob), each speaker with a long tone.
-    static func server() async throws -> DevServer {
+    /// A devserver with rooms `alpha` (Alice) and `beta` (Bob), each speaker with a long tone,
+    /// plus `extra` scenario files.
+    static func server(_ extra: [String] = []) async throws -> DevServer {
         var args: [String] = []
+        for text in extra {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("extra-\(UUID().uuidString).scenario")
+            try text.write(to: file, atomically: true, encoding: .utf8)
+            args += ["--scenario", file.path]
+        }
         for (room, id, name, hz) in [("alpha", "alice", "Alice Martin", 440), ("beta", "bob", "Bob Chen", 660)] {
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("\(room)-\(UUID().uuidString).scenario")
             try """
@@ -107,5 +113,26 @@ import TestSupport
         #expect(noMedia.stderr.contains("--no-media follows one room: give one ROOM|LINK, or drop --no-media"), "\(noMedia.stderr)")
         let twice = try await user.expect(2, ["join", "alpha", "alpha"])
         #expect(twice.stderr.contains("'alpha' is given twice: each room is joined once"), "\(twice.stderr)")
+    }
+
+    @Test func aRoomDeletedMidSessionEndsAloneAndTheOtherGoesOn() async throws {
+        let server = try await Self.server(["room doomed public\nstart first-join\nat 0s join host name=Host\nat 1s tone host 500Hz 10s\nat 3s delete-room\n"])
+        let user = try CLIUser()
+        let out = user.home.appendingPathComponent("rec").path
+        let r = try await user.expect(16, ["join", server.baseURL + "/m/doomed", server.baseURL + "/m/alpha", "--record", "--output", out,
+                                           "--duration", "7s"], timeout: 90)
+        #expect(r.stderr.contains("[doomed] bedrud-bot: error: "), "\(r.stderr)")
+        #expect(r.stderr.contains("bedrud-bot: error: 1 of 2 rooms failed: doomed (exit 10: "), "\(r.stderr)")
+        #expect(r.stderr.contains("; finished: alpha (duration of 7s reached)"), "\(r.stderr)")
+        // The deleted room's session is finished and says why; alpha recorded its 7 s.
+        let doomed = try CLILifecycleTests.session(out, "doomed")
+        try await Self.expectVerified(user, doomed)
+        let d = try CLILifecycleTests.summary(doomed)
+        #expect(d["end_reason"] as? String == "room_ended" && d["exit_code"] as? Int == 10, "\(d)")
+        let alpha = try CLILifecycleTests.session(out, "alpha")
+        try await Self.expectVerified(user, alpha)
+        let a = try CLILifecycleTests.summary(alpha)
+        #expect(a["end_reason"] as? String == "duration" && a["exit_code"] as? Int == 0, "\(a)")
+        #expect((a["duration_ms"] as? Int).map { $0 >= 6500 } == true, "alpha went on after doomed ended: \(a)")
     }
 }
