@@ -32,7 +32,8 @@ final class StatusReporter: Sendable {
         self.console = console
         self.showStats = showStats
         self.interval = max(1, Int(interval))
-        live = !json && !console.jsonLogs
+        // Several rooms in one process (labelled consoles) would fight over one block: none.
+        live = !json && !console.jsonLogs && console.label == nil
             && TerminalCapabilities.liveBlock(stdoutIsTerminal: isatty(1) != 0, quiet: console.quiet, environment: environment)
         color = TerminalCapabilities.color(environment: environment)
     }

@@ -102,7 +102,8 @@ public final class TranscriptWriter: Sendable {
         var bytes = Array(line.utf8)
         bytes.append(10)
         lock.withLock { notes in
-            echo?.json(line)
+            // Several rooms in one process: the line on stdout says which room it is of.
+            if let echo { echo.json(echo.label.flatMap { Self.line(obj.merging(["session_room": $0]) { a, _ in a }) } ?? line) }
             guard fd >= 0 else {
                 notes.lines += 1
                 return
