@@ -154,7 +154,7 @@ public actor RoomManager {
         case .restartICE(let target):
             enqueueTransport { t, _ in await t.restartICE(target) }
         case .setLocalTrackMuted:
-            break  // nothing published yet
+            break  // the sender acts on the .localTrackMutedByServer event emitted with it (PlayCommand)
         case .emit(let event): emit(event)
         }
     }
