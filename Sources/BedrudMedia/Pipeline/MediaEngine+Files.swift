@@ -116,8 +116,7 @@ extension MediaEngine {
         guard p.fileStart != nil, p.jitter.isEmpty else { return }
         let edge = sessionSample(now) - config.fileLatencySamples
         guard edge - p.writtenEnd >= Int64(config.liveFillAfterMillis) * 48 else { return }
-        let cause: GapCause = p.pendingCause ?? (p.muted || p.mutedSinceLastPacket ? .mute : .noPackets)
-        fillGap(p, samples: edge - p.writtenEnd, cause: cause)
+        fillGap(p, samples: edge - p.writtenEnd, cause: p.gapCause(endedBy: .nothing))
     }
 
     func finishParticipant(_ p: ParticipantRecorder, at requestedEnd: Int64) {
@@ -131,8 +130,7 @@ extension MediaEngine {
             // Audio captured up to `end` leaves the decoder `senderPreSkip` samples later.
             let target = end + Int64(Self.senderPreSkip)
             if target - p.writtenEnd >= 120 {
-                let cause: GapCause = p.pendingCause ?? (p.muted || p.mutedSinceLastPacket ? .mute : .noPackets)
-                fillGap(p, samples: target - p.writtenEnd, cause: cause, roundDown: true)
+                fillGap(p, samples: target - p.writtenEnd, cause: p.gapCause(endedBy: .nothing), roundDown: true)
             }
             closeGap(p)
             // EOS rides on a 2.5 ms concealment packet whose overhang end trimming

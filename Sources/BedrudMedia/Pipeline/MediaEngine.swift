@@ -139,7 +139,7 @@ public final class MediaEngine {
                 detach(p, now: now)
                 p.ring = ring
                 p.trackSid = spec.trackSid
-                if p.everReceived && p.pendingCause == nil { p.pendingCause = p.muted ? .mute : .reconnect }
+                if p.everReceived && p.pendingCause == nil { p.pendingCause = p.gapCause(endedBy: .newStream) }
             } else {
                 let index = participants.count
                 let pan: Float = {
@@ -272,7 +272,7 @@ public final class MediaEngine {
             if p.ssrc != nil {
                 p.live.drain { out in self.handleLive(p, out) }
                 p.jitter.drain { out in self.handle(p, out) }
-                if p.pendingCause == nil { p.pendingCause = p.muted || p.mutedSinceLastPacket ? .mute : .reconnect }
+                if p.pendingCause == nil { p.pendingCause = p.gapCause(endedBy: .newStream) }
                 p.clock.startSegment()
                 p.senderReport = nil
                 p.lastSequence = nil
@@ -364,7 +364,7 @@ public final class MediaEngine {
         if p.fileStart == nil { startFile(p, at: pos, stereo: info.isStereo) }
         let gap = pos - p.writtenEnd
         if gap >= 60 {
-            fillGap(p, samples: gap, cause: gapCause(p))
+            fillGap(p, samples: gap, cause: p.gapCause(endedBy: .packet(loss: p.lossSinceLastPacket)))
         } else if gap < -Int64(info.samples / 2) {
             p.stats.overlapDropped += 1
             return
@@ -401,7 +401,7 @@ public final class MediaEngine {
         let gap = pos - at
         if gap >= 60 {
             let n = (gap + 60) / 120 * 120
-            let loss = p.liveLossSinceLastPacket && p.pendingCause == nil && !p.muted && !p.mutedSinceLastPacket
+            let loss = p.gapCause(endedBy: .packet(loss: p.liveLossSinceLastPacket)) == .loss
             if loss && n <= Int64(config.concealMaxMillis) * 48 {
                 if concealLive(p, d, samples: Int(n), at: at, next: lostBefore == 1 ? payload : nil) { p.stats.fecRecovered += 1 }
             } else {
@@ -471,13 +471,6 @@ public final class MediaEngine {
         p.vad.feed(pcm, count: n, position: at) { s, e in
             self.emit(.speakingTurn(identity: identity, startMillis: Self.millis(s), endMillis: Self.millis(e)))
         }
-    }
-
-    private func gapCause(_ p: ParticipantRecorder) -> GapCause {
-        if let c = p.pendingCause { return c }
-        if p.muted || p.mutedSinceLastPacket { return .mute }
-        if p.lossSinceLastPacket { return .loss }
-        return .dtx
     }
 
     /// Ends the session at `now`: drains every ring and jitter buffer, ends every file at

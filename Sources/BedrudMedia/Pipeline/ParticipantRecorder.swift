@@ -75,4 +75,31 @@ final class ParticipantRecorder {
         self.pan = pan
         stats = ParticipantMediaStats(identity: identity)
     }
+
+    // MARK: - Why there was no audio
+
+    /// The one rule for a gap's cause, whatever ends it (a packet, a new stream, or
+    /// nothing yet): a cause already known (a reconnect, a mute learned at a new track)
+    /// wins, then a mute since the last packet, then what the end says.
+    func gapCause(endedBy end: GapEnd) -> GapCause {
+        if let c = pendingCause { return c }
+        if muted || mutedSinceLastPacket { return .mute }
+        switch end {
+        case .packet(let loss): return loss ? .loss : .dtx
+        case .newStream: return .reconnect
+        case .nothing: return .noPackets
+        }
+    }
+}
+
+/// What ends a stretch of a participant's timeline without audio (see
+/// ``ParticipantRecorder/gapCause(endedBy:)``).
+enum GapEnd {
+    /// A packet; `loss` when sequence numbers were given up (or a packet was corrupt)
+    /// since the one before it. Without loss, the sender paused (DTX).
+    case packet(loss: Bool)
+    /// A new stream begins (another track, a new SSRC): the old one ended.
+    case newStream
+    /// No packet (yet): the file grows with filler, or ends.
+    case nothing
 }
