@@ -275,9 +275,9 @@ public final class MediaEngine {
                 if p.pendingCause == nil { p.pendingCause = p.gapCause(endedBy: .newStream) }
                 p.clock.startSegment()
                 p.senderReport = nil
-                p.lastSequence = nil
-                p.liveLastSequence = nil
             }
+            p.sequences.reset()
+            p.timestamps.reset()
             p.jitter.resetStream(ssrc: h.ssrc)
             p.live.resetStream(ssrc: h.ssrc)
             p.ssrc = h.ssrc
@@ -288,8 +288,9 @@ public final class MediaEngine {
             p.live.holdUntilNanos = p.jitter.holdUntilNanos
         }
         p.lastPacketArrival = h.arrivalNanos
-        let ts = p.jitter.unwrapTimestamp(h.rtpTimestamp)
-        if p.decoder != nil { _ = p.live.unwrapTimestamp(h.rtpTimestamp) }
+        // Unwrapped once, for both windows.
+        let seq = p.sequences.unwrap(UInt32(h.sequenceNumber))
+        let ts = p.timestamps.unwrap(h.rtpTimestamp)
         var placeNanos = h.arrivalNanos
         if let sr = p.senderReport {
             // RFC 3550 §6.4.1: the SR pairs an NTP time with an RTP timestamp of the same instant.
@@ -310,7 +311,7 @@ public final class MediaEngine {
         if p.decoder != nil {
             insertLoop: while true {
                 switch p.live.insert(
-                    sequence: h.sequenceNumber, timestamp: ts, arrivalNanos: h.arrivalNanos, ssrc: h.ssrc, payload: payload)
+                    sequence: seq, timestamp: ts, arrivalNanos: h.arrivalNanos, ssrc: h.ssrc, payload: payload)
                 {
                 case .stored, .duplicate, .late: break insertLoop
                 case .needsRoom: p.live.forceReleaseOne { out in self.handleLive(p, out) }
@@ -319,7 +320,7 @@ public final class MediaEngine {
         }
         while true {
             switch p.jitter.insert(
-                sequence: h.sequenceNumber, timestamp: ts, arrivalNanos: h.arrivalNanos, ssrc: h.ssrc, payload: payload)
+                sequence: seq, timestamp: ts, arrivalNanos: h.arrivalNanos, ssrc: h.ssrc, payload: payload)
             {
             case .stored, .duplicate, .late: return
             case .needsRoom: p.jitter.forceReleaseOne { out in self.handle(p, out) }
@@ -336,7 +337,9 @@ public final class MediaEngine {
 
     private func handleLive(_ p: ParticipantRecorder, _ out: JitterOutput) {
         switch out {
-        case .lost: p.liveLossSinceLastPacket = true
+        case .lost(let n):
+            p.liveLossSinceLastPacket = true
+            p.liveLostBefore += Int64(n)
         case .packet(let bp, let payload): decodeLive(p, bp, payload)
         }
     }
@@ -344,9 +347,6 @@ public final class MediaEngine {
     // MARK: - Writing one packet
 
     private func write(_ p: ParticipantRecorder, _ bp: BufferedPacket, _ payload: UnsafeRawBufferPointer) {
-        let lostBefore: Int64 = p.lastSequence.map { bp.sequence - $0 - 1 } ?? 0
-        p.lastSequence = bp.sequence
-        if lostBefore > 0 { p.lossSinceLastPacket = true }
         guard let info = OpusPacketInfo.parse(payload), var pos = p.clock.position(of: bp.timestamp) else {
             p.stats.corrupt += 1
             p.lossSinceLastPacket = true
@@ -387,9 +387,9 @@ public final class MediaEngine {
     /// mix and the speech detector. A hole before it is concealed (FEC when exactly one
     /// packet is missing and the packet carries LBRR) or, when it is not loss, silence.
     private func decodeLive(_ p: ParticipantRecorder, _ bp: BufferedPacket, _ payload: UnsafeRawBufferPointer) {
-        let lostBefore: Int64 = p.liveLastSequence.map { bp.sequence - $0 - 1 } ?? 0
-        p.liveLastSequence = bp.sequence
-        if lostBefore > 0 { p.liveLossSinceLastPacket = true }
+        // The sequence numbers the live window gave up right before this packet.
+        let lostBefore = p.liveLostBefore
+        p.liveLostBefore = 0
         guard let d = p.decoder, let info = OpusPacketInfo.parse(payload), var pos = p.clock.position(of: bp.timestamp) else {
             p.liveLossSinceLastPacket = true
             return

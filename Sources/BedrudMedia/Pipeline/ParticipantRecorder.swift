@@ -21,7 +21,8 @@ final class ParticipantRecorder {
     var live: JitterBuffer
     /// Session sample up to which the live path has decoded (nil before its first packet).
     var liveEnd: Int64?
-    var liveLastSequence: Int64?
+    /// Sequence numbers the live window gave up since its last packet (FEC recovers one).
+    var liveLostBefore: Int64 = 0
     var liveLossSinceLastPacket = false
     var clock: TrackClock
     var writer: OggStreamWriter?
@@ -30,11 +31,13 @@ final class ParticipantRecorder {
     let pan: Float
 
     var ssrc: UInt32?
+    /// The current stream's counters, unwrapped once for both windows.
+    var sequences = RTPCounterUnwrapper.sequenceNumbers()
+    var timestamps = RTPCounterUnwrapper.timestamps()
     var senderReport: (rtp: UInt32, ntpNanos: Int64)?
     var fileStart: Int64?
     /// Session sample where the file currently ends.
     var writtenEnd: Int64 = 0
-    var lastSequence: Int64?
     var lastTOC: UInt8 = 31 << 3  // CELT FB 20 ms until a packet says otherwise
     var muted = false
     var mutedSinceLastPacket = false
