@@ -265,6 +265,8 @@ final class PeerTransport {
         }
     }
 
+    var sctpTimerIntervalMs: UInt32? { sctp?.timerIntervalMs }
+
     func send(_ data: [UInt8], label: String, binary: Bool) -> Bool {
         guard let sctp, let ch = channelsByLabel[label] else { return false }
         return sctp.sendMessage(data, binary: binary, channel: ch.id)
