@@ -25,7 +25,10 @@ public final class GLibLoop: SerialExecutor, @unchecked Sendable {
         context = g_main_context_new()
         loop = g_main_loop_new(context, 0)
         let handles = LoopHandles(context: context, loop: loop, owner: self)
+        let threadName = String(name.utf8.prefix(15)) ?? "bedrud-ice"
         let thread = Thread {
+            // The kernel's thread name (15 bytes), so /proc/PID/task and perf show the loop.
+            shim_set_thread_name(threadName)
             g_main_context_push_thread_default(handles.context)
             g_main_loop_run(handles.loop)
             g_main_context_pop_thread_default(handles.context)
