@@ -1,6 +1,7 @@
 import BedrudProtocol
 import CUsrsctp
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// A data channel on an SCTP association.
@@ -400,8 +401,8 @@ final class SCTPMailbox: @unchecked Sendable {
     // is written once on the loop thread before usrsctp can call back and read only there.
     let loop: GLibLoop
     weak var transport: SCTPTransport?
-    // NSLock (a pthread mutex) rather than Mutex: Thread Sanitizer sees it, and this is not the media path.
-    private let lock = NSLock()
+    // PosixLock (a pthread mutex) rather than Mutex: Thread Sanitizer sees it, and this is not the media path.
+    private let lock = PosixLock()
     private var inbox: [SCTPInboxItem] = []
     private var outbox: [[UInt8]] = []
     private let drainScheduled = Atomic<Bool>(false)
@@ -440,7 +441,7 @@ final class SCTPMailbox: @unchecked Sendable {
 enum USRSCTP {
     private final class Registry: @unchecked Sendable {
         // @unchecked: every field is guarded by `lock` (a pthread mutex Thread Sanitizer sees).
-        let lock = NSLock()
+        let lock = PosixLock()
         var initialized = false
         var next: UInt = 1
         var mailboxes: [UInt: SCTPMailbox] = [:]
