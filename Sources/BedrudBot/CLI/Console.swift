@@ -91,8 +91,8 @@ public final class Console: Sendable {
         var tmv = tm()
         var secs = t.tv_sec
         localtime_r(&secs, &tmv)
-        let stamp = String(format: "%02d:%02d:%02d.%03d", tmv.tm_hour, tmv.tm_min, tmv.tm_sec, Int(t.tv_usec / 1000))
-        let lv = level.name.padding(toLength: 7, withPad: " ", startingAt: 0)
+        let stamp = String(cFormat: "%02d:%02d:%02d.%03d", tmv.tm_hour, tmv.tm_min, tmv.tm_sec, Int(t.tv_usec / 1000))
+        let lv = level.name.padded(toLength: 7)
         // One line per message: a server's error text or a name inside it cannot start
         // a line of its own or send escape sequences.
         write(2, tagged("\(stamp) \(lv) \(category): \(TerminalText.sanitize(message))") + "\n")

@@ -1,7 +1,9 @@
 import BedrudCore
 import BedrudNet
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
+import Dispatch
+import Glibc
 
 /// How `join` gets into a room: which server, which account, which room.
 struct JoinPlan: Sendable {
@@ -317,7 +319,7 @@ enum JoinCommand {
         var tmv = tm()
         localtime_r(&t, &tmv)
         let ms = Int((d.timeIntervalSince1970 - floor(d.timeIntervalSince1970)) * 1000)
-        return String(format: "%02d:%02d:%02d.%03d", tmv.tm_hour, tmv.tm_min, tmv.tm_sec, ms)
+        return String(cFormat: "%02d:%02d:%02d.%03d", tmv.tm_hour, tmv.tm_min, tmv.tm_sec, ms)
     }
 }
 

@@ -3,7 +3,9 @@ import BedrudMedia
 import BedrudNet
 import BedrudProtocol
 import BedrudRTC
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// What a `join` run should do once in the room.
@@ -434,7 +436,7 @@ final class RoomRun: Sendable {
         let participants = media.participants.map { p -> SessionSummary.Participant in
             let file = paths.first { if case .participant(let id, _) = $0.key { id == p.identity } else { false } }?.value
             return SessionSummary.Participant(
-                identity: p.identity, name: b.everyone[p.identity] ?? "", file: Nullable(file.map { ($0 as NSString).lastPathComponent }),
+                identity: p.identity, name: b.everyone[p.identity] ?? "", file: Nullable(file.map { PathText.lastComponent($0) }),
                 startOffsetMs: Nullable(b.fileStart[p.identity]), durationMs: p.fileDurationMillis, speakingMs: b.speakingMs[p.identity] ?? 0,
                 packets: p.packets, lost: p.lost, late: p.late, duplicates: p.duplicates, fecRecovered: p.fecRecovered,
                 concealedMs: p.concealedMillis, gapsMs: Dictionary(uniqueKeysWithValues: p.gapMillis.map { ($0.key.rawValue, $0.value) }),
@@ -445,7 +447,7 @@ final class RoomRun: Sendable {
             room: join.room.name, server: plan.instance.server,
             started: TranscriptWriter.iso(startUnixNanos), ended: TranscriptWriter.iso(startUnixNanos + durationMs * 1_000_000),
             durationMs: durationMs, endReason: ending.reason, exitCode: Int(code.rawValue), message: message,
-            participants: participants, files: files, roomFile: Nullable(paths[.room].map { ($0 as NSString).lastPathComponent }),
+            participants: participants, files: files, roomFile: Nullable(paths[.room].map { PathText.lastComponent($0) }),
             reconnects: b.reconnects, chatMessages: b.chatCount,
             network: Nullable(rtc.map { SessionSummary.Network($0, identities: router.identitiesBySid) }), onFinish: Nullable(nil))
     }

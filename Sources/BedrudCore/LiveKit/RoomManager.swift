@@ -1,6 +1,7 @@
 import BedrudNet
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Options of a ``RoomManager``.
 public struct RoomManagerOptions: Sendable {

@@ -1,5 +1,5 @@
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// A recording pipeline on its own threads: the media thread runs a ``MediaEngine`` over
@@ -268,9 +268,7 @@ final class MediaWorker: Sendable {
 
     init(name: String, batchMillis: Int) {
         let batch = UInt64(max(0, batchMillis)) * 1_000_000
-        let t = Thread { [self] in self.run(batchNanos: batch) }
-        t.name = name
-        t.start()
+        OSThread.start(name: name) { [self] in self.run(batchNanos: batch) }
     }
 
     var jobCount: Int { count.load(ordering: .relaxed) }

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Takes finished Ogg pages from the media thread. One stream id per output file.
@@ -82,7 +82,6 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
     private let finishedSignal = WakeSignal()
     private let syncIntervalNanos: UInt64
     private let maxWaitNanos: UInt64
-    private var thread: Thread?
     private let log = Logger("media.writer")
 
     private enum Kind: UInt32 { case page = 1, close = 2, closeClean = 3, skip = 4 }
@@ -110,10 +109,7 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
             shared.attach(self)
             return
         }
-        let t = Thread { [unowned self] in self.run() }
-        t.name = "bedrud.media.writer"
-        thread = t
-        t.start()
+        OSThread.start(name: "bedrud.media.writer") { [unowned self] in self.run() }
     }
 
     deinit { buffer.deallocate() }

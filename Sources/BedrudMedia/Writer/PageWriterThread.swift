@@ -34,7 +34,7 @@ public final class PageWriterThread: Sendable {
     /// - Parameter budget: entries (pages) one writer may write per turn.
     public init(name: String = "bedrud.writer", budget: Int = 64) {
         self.budget = max(1, budget)
-        PosixThread.start(name: name) { [self] in run() }
+        OSThread.start(name: name) { [self] in run() }
     }
 
     /// Writers currently attached.
@@ -86,45 +86,6 @@ public final class PageWriterThread: Sendable {
                 hasIncoming.load(ordering: .acquiring) || (writers.isEmpty && stopping.load(ordering: .acquiring))
                     || writers.contains { $0.hasWork }
             }
-        }
-    }
-}
-
-/// Starts a detached POSIX thread running `body` (no Foundation `Thread`), named through
-/// `/proc/thread-self/comm` (first 15 bytes). Once the `OSThread` helper of the
-/// FoundationEssentials work is on main, this is `OSThread.start(name:_:)`.
-enum PosixThread {
-    private final class Body {
-        let name: [UInt8]
-        let run: @Sendable () -> Void
-        init(_ name: String, _ run: @escaping @Sendable () -> Void) {
-            self.name = Array(name.utf8.prefix(15))
-            self.run = run
-        }
-    }
-
-    static func start(name: String, _ body: @escaping @Sendable () -> Void) {
-        let arg = Unmanaged.passRetained(Body(name, body)).toOpaque()
-        var attr = pthread_attr_t()
-        pthread_attr_init(&attr)
-        defer { pthread_attr_destroy(&attr) }
-        pthread_attr_setdetachstate(&attr, Int32(PTHREAD_CREATE_DETACHED))
-        var tid = pthread_t()
-        let rc = pthread_create(&tid, &attr, { raw in
-            guard let raw else { return nil }
-            let body = Unmanaged<Body>.fromOpaque(raw).takeRetainedValue()
-            let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-            if fd >= 0 {
-                _ = write(fd, body.name, body.name.count)
-                close(fd)
-            }
-            body.run()
-            return nil
-        }, arg)
-        if rc != 0 {
-            // Out of threads or memory: as Foundation's Thread.start() does, stop with a message.
-            Unmanaged<Body>.fromOpaque(arg).release()
-            fatalError("cannot start thread \(name): \(String(cString: strerror(rc)))")
         }
     }
 }

@@ -1,6 +1,6 @@
 import BedrudProtocol
 import CUsrsctp
-import Foundation
+import FoundationEssentials
 
 /// How often usrsctp's timers are driven on one loop, decided from the association
 /// activity seen there: every `busyIntervalMs` while packets come and go (retransmission,

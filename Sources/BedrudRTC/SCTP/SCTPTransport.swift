@@ -1,6 +1,7 @@
 import BedrudProtocol
 import CUsrsctp
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// A data channel on an SCTP association.
@@ -410,8 +411,8 @@ final class SCTPMailbox: @unchecked Sendable {
     // is written once on the loop thread before usrsctp can call back and read only there.
     let loop: GLibLoop
     weak var transport: SCTPTransport?
-    // NSLock (a pthread mutex) rather than Mutex: Thread Sanitizer sees it, and this is not the media path.
-    private let lock = NSLock()
+    // PosixLock (a pthread mutex) rather than Mutex: Thread Sanitizer sees it, and this is not the media path.
+    private let lock = PosixLock()
     private var inbox: [SCTPInboxItem] = []
     private var outbox: [[UInt8]] = []
     private let drainScheduled = Atomic<Bool>(false)
@@ -450,7 +451,7 @@ final class SCTPMailbox: @unchecked Sendable {
 enum USRSCTP {
     private final class Registry: @unchecked Sendable {
         // @unchecked: every field is guarded by `lock` (a pthread mutex Thread Sanitizer sees).
-        let lock = NSLock()
+        let lock = PosixLock()
         var initialized = false
         var next: UInt = 1
         var mailboxes: [UInt: SCTPMailbox] = [:]
@@ -459,7 +460,7 @@ enum USRSCTP {
         /// Serialises `usrsctp_handle_timers` (usrsctp expects one caller at a time) and
         /// guards `lastTimerNanos`. Never taken while `lock` is held: a timer's callbacks
         /// take `lock` (``USRSCTP/mailbox(for:)``).
-        let timerLock = NSLock()
+        let timerLock = PosixLock()
         var lastTimerNanos = MonotonicClock.nanos()
 
         func withLock<T>(_ body: (Registry) -> T) -> T { lock.withLock { body(self) } }
