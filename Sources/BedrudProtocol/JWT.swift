@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The claims of a JWT, read without checking its signature: the client only needs to
 /// know when a token expires and whom it names. Never logs or returns the token itself.
@@ -11,8 +11,8 @@ public struct JWTClaims: Sendable, Equatable {
     public init?(token: String) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let data = Self.base64URLDecode(String(parts[1])),
-              let obj = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
-        json = obj.compactMapValues(JSONValue.init)
+              case .object(let obj)? = try? JSONDecoder().decode(JSONValue.self, from: data) else { return nil }
+        json = obj
     }
 
     /// `exp` as Unix seconds.
@@ -31,7 +31,7 @@ public struct JWTClaims: Sendable, Equatable {
     }
 
     public static func base64URLDecode(_ s: String) -> Data? {
-        var b = s.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        var b = String(String.UnicodeScalarView(s.unicodeScalars.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 }))
         while b.count % 4 != 0 { b += "=" }
         return Data(base64Encoded: b)
     }
@@ -47,26 +47,44 @@ public enum JSONValue: Sendable, Equatable {
     case object([String: JSONValue])
     case null
 
-    public init?(_ any: Any) {
-        switch any {
-        case let s as String: self = .string(s)
-        case let n as NSNumber:
-            // NSNumber bridges both bools and numbers; tell them apart by objCType.
-            if String(cString: n.objCType) == "c" {
-                self = .bool(n.boolValue)
-            } else {
-                self = .number(n.doubleValue)
-            }
-        case let a as [Any]: self = .array(a.compactMap(JSONValue.init))
-        case let o as [String: Any]: self = .object(o.compactMapValues(JSONValue.init))
-        case is NSNull: self = .null
-        default: return nil
-        }
-    }
-
     public var string: String? { if case .string(let s) = self { s } else { nil } }
     public var number: Double? { if case .number(let n) = self { n } else { nil } }
     public var bool: Bool? { if case .bool(let b) = self { b } else { nil } }
     public var array: [JSONValue]? { if case .array(let a) = self { a } else { nil } }
     public var object: [String: JSONValue]? { if case .object(let o) = self { o } else { nil } }
+}
+
+extension JSONValue: Decodable {
+    /// Reads any JSON value. Numbers become doubles; `true`/`false` stay booleans (the
+    /// decoder never turns a number into a bool or back).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if c.decodeNil() {
+            self = .null
+        } else if let b = try? c.decode(Bool.self) {
+            self = .bool(b)
+        } else if let n = try? c.decode(Double.self) {
+            self = .number(n)
+        } else if let s = try? c.decode(String.self) {
+            self = .string(s)
+        } else if let a = try? c.decode([JSONValue].self) {
+            self = .array(a)
+        } else {
+            self = .object(try c.decode([String: JSONValue].self))
+        }
+    }
+}
+
+extension JSONValue {
+    /// The value as ``JSONWriter`` writes it (`[String: Any]`, `[Any]`, ``JSONNull``...).
+    public var anyValue: Any {
+        switch self {
+        case .string(let s): s
+        case .number(let n): n
+        case .bool(let b): b
+        case .array(let a): a.map(\.anyValue)
+        case .object(let o): o.mapValues(\.anyValue)
+        case .null: JSONNull()
+        }
+    }
 }

@@ -7,6 +7,7 @@
 #include <nice/agent.h>
 #include <glib.h>
 #include <glib-object.h>
+#include <sys/prctl.h>
 
 typedef void (*shim_state_changed_cb)(NiceAgent *agent, guint stream_id, guint component_id, guint state, gpointer user_data);
 typedef void (*shim_gathering_done_cb)(NiceAgent *agent, guint stream_id, gpointer user_data);
@@ -57,6 +58,9 @@ static inline void shim_source_remove(GMainContext *ctx, guint id) {
 static inline void shim_g_free(gpointer p) { g_free(p); }
 
 // --- BedrudRTC additions -------------------------------------------------------------
+/// Names the calling thread for the kernel (/proc/PID/task/TID/comm, perf, top -H): at most
+/// 15 bytes are kept. Foundation's Thread.name does not reach the kernel on Linux.
+static inline void shim_set_thread_name(const char *name) { prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0); }
 /// nice_agent_new_full with RFC 5245 compatibility; `flags` is an OR of NICE_AGENT_OPTION_*
 /// values passed as a plain guint so Swift needs no enum casts.
 static inline NiceAgent *shim_nice_agent_new(GMainContext *ctx, guint flags) {

@@ -1,5 +1,6 @@
 import BedrudBot
-import Foundation
+import FoundationEssentials
+import Glibc
 
 // The whole program lives in BedrudBot; this only hands over argv and the exit code.
 let code = await BedrudBotCLI.run(CommandLine.arguments, environment: ProcessInfo.processInfo.environment)

@@ -76,6 +76,16 @@ import TestSupport
         refusal.reason = .notAllowed
         TranscriptEvents.write(.requestRefused(RefusedRequest(refusal)), to: w, formatter: formatter)
         w.write("session_ended", ["reason": "left", "exit_code": 0, "detail": "left the room", "duration_ms": 1])
+        // Several rooms in one process (join A B --json): a room that never started, and the run's last line.
+        var rooms = RoomsOutcome(labels: ["standup", "nosuch"])
+        _ = rooms.handle(.finished("standup", .init(code: .success, endReason: .duration, detail: "duration of 5s reached", folder: dir)))
+        _ = rooms.handle(.finished("nosuch", .init(code: .notFound, endReason: nil, detail: "Room not found", folder: nil)))
+        let extra = [MultiRoomRun.notStartedLine(label: "nosuch", code: .notFound, detail: "Room not found", unixNanos: 1_764_583_200_000_000_000),
+                     MultiRoomRun.runEndedLine(rooms, startUnixNanos: 1_764_583_200_000_000_000, offsetMs: 5000)]
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: dir + "/events.jsonl"))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(extra.map { $0 + "\n" }.joined().utf8))
+        try handle.close()
 
         let r = try await EventSchema.run([dir])
         #expect(r.exitCode == 0, "\(r.stdout)\(r.stderr)")

@@ -1,6 +1,4 @@
 import BedrudProtocol
-import COpus
-import Foundation
 import Testing
 
 @testable import BedrudMedia
@@ -12,15 +10,17 @@ import Testing
     /// stretch moves to `mute` whole, and `noPackets` is 0, not -1 (2 + 2 ms added as
     /// rounded ms, 5 ms taken away).
     @Test func reattributedGapTimeNeverGoesNegative() {
-        let rec = VirtualRecording()
-        let p = ParticipantRecorder(
-            spec: MediaTrackSpec(trackSid: "TR_a", participantIdentity: "a", participantName: "a"), streamID: 0,
-            config: MediaPipelineConfig(), pan: 0)
-        p.fileStart = 0
-        rec.engine.fillGap(p, samples: 120, cause: .noPackets)
-        rec.engine.fillGap(p, samples: 120, cause: .noPackets)
-        rec.engine.fillGap(p, samples: 120, cause: .mute)
-        #expect(p.stats.gapMillis[.noPackets] == 0)
-        #expect(p.stats.gapMillis[.mute] == 7)
+        var t = ParticipantTimeline(settings: .init(config: MediaPipelineConfig(), startNanos: 0), addedAt: 0)
+        var actions: [TimelineAction] = []
+        t.startFile(at: 0, stereo: false) { actions.append($0) }
+        t.fill(samples: 120, cause: .noPackets) { actions.append($0) }
+        t.fill(samples: 120, cause: .noPackets) { actions.append($0) }
+        t.fill(samples: 120, cause: .mute) { actions.append($0) }
+        #expect(t.gapMillis[.noPackets] == 0)
+        #expect(t.gapMillis[.mute] == 7)
+        #expect(actions == [
+            .startFile(at: 0, audioStart: 0, stereo: false, segment: 1), .fill(samples: 120, fromGranule: 0, cause: .noPackets),
+            .fill(samples: 120, fromGranule: 120, cause: .noPackets), .fill(samples: 120, fromGranule: 240, cause: .mute),
+        ])
     }
 }

@@ -1,3 +1,4 @@
+import BedrudProtocol
 import Testing
 import TestSupport
 
@@ -5,25 +6,30 @@ import TestSupport
 
 @Suite struct JitterBufferTests {
     /// Inserts (seq, arrival ms) pairs and releases at each arrival; returns the
-    /// sequence of outputs as numbers (negative = that many lost).
+    /// sequence of outputs as numbers (negative = that many lost). The numbers are
+    /// unwrapped as the engine does (`RTPCounterUnwrapper`) and shown without its
+    /// first modulus, so 65535 is followed by 65536.
     func run(_ input: [(UInt16, UInt64)], wait: UInt64 = 60, until: UInt64 = 10_000, capacity: Int = 64) -> [Int64] {
         var jb = JitterBuffer(capacity: capacity, waitNanos: wait * 1_000_000)
+        var sequences = RTPCounterUnwrapper.sequenceNumbers()
+        var timestamps = RTPCounterUnwrapper.timestamps()
         var out: [Int64] = []
         let payload: [UInt8] = [0xF8, 0x01]
         func take(_ o: JitterOutput) {
             switch o {
             case .packet(let p, let bytes):
                 #expect(Array(bytes) == payload)
-                out.append(p.sequence)
+                out.append(p.sequence - 0x1_0000)
             case .lost(let n): out.append(-Int64(n))
             }
         }
         for (seq, ms) in input {
             let now = ms * 1_000_000
             jb.release(now: now, take)
-            let ts = jb.unwrapTimestamp(UInt32(seq) &* 960)
+            let ts = timestamps.unwrap(UInt32(seq) &* 960)
+            let unwrapped = sequences.unwrap(UInt32(seq))
             while case .needsRoom = payload.withUnsafeBytes({
-                jb.insert(sequence: seq, timestamp: ts, arrivalNanos: now, ssrc: 1, payload: $0)
+                jb.insert(sequence: unwrapped, timestamp: ts, arrivalNanos: now, ssrc: 1, payload: $0)
             }) { jb.forceReleaseOne(take) }
             jb.release(now: now, take)
         }
@@ -51,7 +57,7 @@ import TestSupport
         var out: [String] = []
         let p: [UInt8] = [1]
         for (s, t) in [(UInt16(1), UInt64(0)), (3, 20)] {
-            _ = p.withUnsafeBytes { jb.insert(sequence: s, timestamp: Int64(s) * 960, arrivalNanos: t * 1_000_000, ssrc: 1, payload: $0) }
+            _ = p.withUnsafeBytes { jb.insert(sequence: Int64(s), timestamp: Int64(s) * 960, arrivalNanos: t * 1_000_000, ssrc: 1, payload: $0) }
         }
         jb.release(now: 79_000_000) { o in if case .packet(let q, _) = o { out.append("p\(q.sequence)") } else { out.append("lost") } }
         #expect(out == ["p1"])
@@ -65,11 +71,20 @@ import TestSupport
     }
 
     @Test func counterUnwrapperHandles32BitTimestamps() {
-        var u = CounterUnwrapper(bits: 32)
-        #expect(u.unwrap(UInt32.max - 959) == Int64(UInt32.max) - 959)
-        #expect(u.unwrap(0) == Int64(UInt32.max) + 1)
-        #expect(u.unwrap(UInt32.max) == Int64(UInt32.max))  // a late packet from before the wrap
-        #expect(u.unwrap(960) == Int64(UInt32.max) + 961)
+        var u = RTPCounterUnwrapper.timestamps()
+        let m = Int64(1) << 32  // the first value is the counter plus one modulus
+        #expect(u.unwrap(UInt32.max - 959) == m + Int64(UInt32.max) - 959)
+        #expect(u.unwrap(0) == m + Int64(UInt32.max) + 1)
+        #expect(u.unwrap(UInt32.max) == m + Int64(UInt32.max))  // a late packet from before the wrap
+        #expect(u.unwrap(960) == m + Int64(UInt32.max) + 961)
+    }
+
+    /// The one loss count: a jump too far ahead to wait for (nothing held) is handed on
+    /// as `.lost` of exactly the skipped numbers, right before the packet behind it, as a
+    /// hole given up after the wait is.
+    @Test func aJumpAheadIsHandedOnAsLostBeforeThePacket() {
+        let out = run([(1, 0), (2, 20), (200, 40), (201, 60), (203, 80), (204, 100)])
+        #expect(out == [1, 2, -197, 200, 201, -1, 203, 204])
     }
 
     @Test func forcesReleaseWhenFull() {
@@ -116,8 +131,8 @@ import TestSupport
                 now += 3_000_000_000
             }
             now += 20_000_000
-            let ts = jb.unwrapTimestamp(UInt32(seq) &* 960)
-            while case .needsRoom = payload.withUnsafeBytes({ jb.insert(sequence: seq, timestamp: ts, arrivalNanos: now, ssrc: 7, payload: $0) }) {
+            let ts = Int64(seq) * 960
+            while case .needsRoom = payload.withUnsafeBytes({ jb.insert(sequence: Int64(seq), timestamp: ts, arrivalNanos: now, ssrc: 7, payload: $0) }) {
                 jb.forceReleaseOne { _ in }
             }
             jb.release(now: now) { _ in }

@@ -123,6 +123,12 @@ class ScriptedAudioTrack(MediaStreamTrack):
         self.dtx = False          # idle = send nothing (like Opus DTX / a paused sender)
         self.level = 0.0          # RMS of the last frame sent, for speaker detection
         self.frames_sent = 0
+        # Clip samples played so far, and every time the track fell behind the wall clock
+        # and jumped its pts forward without skipping clip samples: (clip samples played
+        # before the jump, samples of pts skipped). A room then carries the clip with those
+        # silences inserted, which is what a recorder should be compared with.
+        self.clip_samples_played = 0
+        self.catch_ups: list[tuple[int, int]] = []
 
     # MARK: control (scenario side)
 
@@ -170,7 +176,10 @@ class ScriptedAudioTrack(MediaStreamTrack):
             await asyncio.sleep(delay)
         elif delay < -0.2:
             # Fell behind (loaded machine): catch up instead of bursting.
-            self._frame_index = int((time.monotonic() - self._start) / FRAME_SECONDS)
+            behind = int((time.monotonic() - self._start) / FRAME_SECONDS)
+            if self._clips:
+                self.catch_ups.append((self.clip_samples_played, (behind - self._frame_index) * FRAME_SAMPLES))
+            self._frame_index = behind
         samples = self._next_samples()
         self.level = rms_level(samples)
         frame = AudioFrame.from_ndarray(samples.reshape(1, -1), format="s16", layout="stereo")
@@ -190,6 +199,7 @@ class ScriptedAudioTrack(MediaStreamTrack):
             out[filled:filled + take] = clip[self._pos:self._pos + take]
             filled += take
             self._pos += take
+            self.clip_samples_played += take
             if self._pos >= len(clip):
                 self._clips.popleft()
                 self._pos = 0

@@ -34,6 +34,12 @@ class ScriptedParticipant(Participant):
         else:
             self._sink = asyncio.ensure_future(_drain(self.track.subscribe()))
 
+    def dev_state(self) -> dict:
+        out = super().dev_state()
+        out["audio"] = {"framesSent": self.audio.frames_sent, "clipSamplesPlayed": self.audio.clip_samples_played,
+                        "catchUps": [{"atClipSample": at, "skippedSamples": n} for at, n in self.audio.catch_ups]}
+        return out
+
     def camera_on(self) -> None:
         """Publishes a camera (scenario `camera ID`): subscriber offers then carry video."""
         from .camera import CameraTrack

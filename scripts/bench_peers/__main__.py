@@ -31,6 +31,8 @@ import wave
 import av
 import numpy as np
 
+from .roomref import as_carried, catch_ups
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEVSERVER = os.path.join(REPO, "scripts", "devserver")
 BOT = os.environ.get("BEDRUD_BOT", os.path.join(REPO, ".build", "release", "bedrud-bot"))
@@ -371,7 +373,11 @@ def compare(decoded: np.ndarray, source: np.ndarray) -> dict:
     return {"correlation": corr, "offset_ms": lag / 48}
 
 
-def fidelity(files: list[str], sources: dict[str, np.ndarray]) -> dict[str, dict]:
+def fidelity(files: list[str], sources: dict[str, np.ndarray],
+             jumps: dict[str, list[tuple[int, int]]] | None = None) -> dict[str, dict]:
+    """Each file against what the room carried for its speaker (the clip with the pauses
+    of a speaker that fell behind inserted, see roomref.py); `clip_correlation` is the
+    figure against the bare clip."""
     out = {}
     for path in files:
         base = os.path.basename(path).split(".")[0]
@@ -381,7 +387,10 @@ def fidelity(files: list[str], sources: dict[str, np.ndarray]) -> dict[str, dict
             except (av.error.FFmpegError, OSError) as e:
                 out["(mix)"] = {"correlation": 0.0, "offset_ms": None, "duration_s": 0.0, "error": str(e)}
                 continue
-            total = np.sum(np.stack(list(sources.values())), axis=0)
+            carried = [as_carried(x, (jumps or {}).get(sid, [])) for sid, x in sources.items()]
+            total = np.zeros(max(len(c) for c in carried), dtype=np.float32)
+            for c in carried:
+                total[:len(c)] += c
             r = compare(x, total)
             r["duration_s"] = len(x) / RATE
             out["(mix)"] = r
@@ -393,7 +402,11 @@ def fidelity(files: list[str], sources: dict[str, np.ndarray]) -> dict[str, dict
         except (av.error.FFmpegError, OSError) as e:  # an empty or cut-off file is a result, not a crash
             out[base] = {"correlation": 0.0, "offset_ms": None, "duration_s": 0.0, "error": str(e)}
             continue
-        r = compare(x, sources[base])
+        jumped = (jumps or {}).get(base, [])
+        r = compare(x, as_carried(sources[base], jumped))
+        r["clip_correlation"] = compare(x, sources[base])["correlation"] if jumped else r["correlation"]
+        r["speaker_pauses_ms"] = sum(n for _, n in jumped) / 48
+        r["speaker_pauses"] = [[at, n] for at, n in jumped]
         r["duration_s"] = len(x) / RATE
         out[base] = r
     return out
@@ -549,18 +562,19 @@ def one_run(tool: str, n: int, seconds: float, keep: str | None) -> dict:
         srv = DevServer(work, path, server_pin())
         try:
             r = run_tool(tool, srv, work, seconds, (min(10.0, seconds / 3), seconds - 1) if not n else None)
+            jumps = catch_ups(srv.url) if n else {}
         finally:
             srv.stop()
         r["n"] = n
         r["seconds"] = seconds
         r["devserver_share"] = server_busy(r["devserver_cpu_s"], r["devserver_wait_s"], seconds)
         if n:
-            fid = fidelity(r["files"], sources)
+            fid = fidelity(r["files"], sources, jumps)
             r["mix_fidelity"] = fid.pop("(mix)", None)
             r["fidelity"] = fid
             r["tracks_recorded"] = sum(1 for f in fid.values() if "error" not in f)
             r["broken"] = r["exited_early"] or r["tracks_recorded"] < n
-            r["_voiced"] = voiced_seconds(sources, seconds)
+            r["_voiced"] = voiced_seconds({sid: as_carried(x, jumps.get(sid, [])) for sid, x in sources.items()}, seconds)
             r["not_realtime"] = realtime_verdict(r, n, seconds, pinned_cores())
             del r["_voiced"]
         else:

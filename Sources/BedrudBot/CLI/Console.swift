@@ -21,10 +21,34 @@ public final class Console: Sendable {
     private let lock = Mutex<TerminalBlock>(TerminalBlock())
     public let quiet: Bool
     public let jsonLogs: Bool
+    /// The room this console's lines belong to when one process records several rooms
+    /// (`join A B`): text lines start with `[label] `, JSON log lines carry `"room"`.
+    /// Nil for the process's own console.
+    public let label: String?
+    /// A labelled console writes through the process's console (one lock, one live block).
+    private let base: Console?
 
     public init(quiet: Bool = false, jsonLogs: Bool = false) {
         self.quiet = quiet
         self.jsonLogs = jsonLogs
+        label = nil
+        base = nil
+    }
+
+    private init(base: Console, label: String) {
+        quiet = base.quiet
+        jsonLogs = base.jsonLogs
+        self.label = TerminalText.sanitize(label)
+        self.base = base.base ?? base
+    }
+
+    /// A console whose lines say they belong to room `label` (sanitised), writing through this one.
+    public func labelled(_ label: String) -> Console { Console(base: self, label: label) }
+
+    /// `text` with `[label] ` before each of its lines (unchanged without a label).
+    private func tagged(_ text: String) -> String {
+        guard let label else { return text }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { "[\(label)] " + $0 }.joined(separator: "\n")
     }
 
     /// True when stdin and stderr are terminals: prompts are allowed.
@@ -34,7 +58,7 @@ public final class Console: Sendable {
     /// A line of results. Control characters in it become visible escapes
     /// (``TerminalText``): whatever a remote peer managed to get into the text, no escape
     /// sequence reaches the terminal. Line breaks and tabs are kept.
-    public func out(_ text: String) { write(1, TerminalText.sanitize(text, keepingLineBreaks: true) + "\n") }
+    public func out(_ text: String) { write(1, tagged(TerminalText.sanitize(text, keepingLineBreaks: true)) + "\n") }
     /// A JSON document or line of results: the original text, escaped by JSON
     /// (``TerminalText/escapingJSON(_:)``), so it decodes to exactly what the server sent.
     public func json(_ text: String) { write(1, TerminalText.escapingJSON(text) + "\n") }
@@ -42,7 +66,7 @@ public final class Console: Sendable {
     /// of level info with `--log-format json`).
     public func err(_ text: String) {
         if jsonLogs { return log(level: .info, category: "bedrud-bot", message: text) }
-        write(2, TerminalText.sanitize(text, keepingLineBreaks: true) + "\n")
+        write(2, tagged(TerminalText.sanitize(text, keepingLineBreaks: true)) + "\n")
     }
 
     /// The error that ends the command: `bedrud-bot: error: …`, or a JSON log line.
@@ -59,7 +83,7 @@ public final class Console: Sendable {
         gettimeofday(&t, nil)
         if jsonLogs {
             let record = LogRecord(time: TranscriptWriter.iso(Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_usec) * 1000),
-                                   level: level.name, category: category, message: message)
+                                   level: level.name, category: category, message: message, room: label)
             guard let line = try? JSONOutput.string(record, pretty: false) else { return }
             write(2, TerminalText.escapingJSON(line) + "\n")
             return
@@ -67,11 +91,11 @@ public final class Console: Sendable {
         var tmv = tm()
         var secs = t.tv_sec
         localtime_r(&secs, &tmv)
-        let stamp = String(format: "%02d:%02d:%02d.%03d", tmv.tm_hour, tmv.tm_min, tmv.tm_sec, Int(t.tv_usec / 1000))
-        let lv = level.name.padding(toLength: 7, withPad: " ", startingAt: 0)
+        let stamp = String(cFormat: "%02d:%02d:%02d.%03d", tmv.tm_hour, tmv.tm_min, tmv.tm_sec, Int(t.tv_usec / 1000))
+        let lv = level.name.padded(toLength: 7)
         // One line per message: a server's error text or a name inside it cannot start
         // a line of its own or send escape sequences.
-        write(2, "\(stamp) \(lv) \(category): \(TerminalText.sanitize(message))\n")
+        write(2, tagged("\(stamp) \(lv) \(category): \(TerminalText.sanitize(message))") + "\n")
     }
 
     /// A line of `--log-format json` (docs/CLI.md).
@@ -80,6 +104,8 @@ public final class Console: Sendable {
         var level: String
         var category: String
         var message: String
+        /// Only on a labelled console's lines (several rooms in one process); left out otherwise.
+        var room: String? = nil
     }
     /// Writes `text` as it is: only for the program's own control sequences (redrawing
     /// the status line) and for text already passed through ``TerminalText``.
@@ -103,6 +129,7 @@ public final class Console: Sendable {
     /// (``TerminalView``). Later writes to stdout, and to stderr when it is a terminal
     /// too, appear above the block.
     func showBlock(_ lines: [String]) {
+        if let base { return base.showBlock(lines) }
         lock.withLock { block in
             if block.terminalDescriptors.isEmpty { block.terminalDescriptors = isatty(2) != 0 ? [1, 2] : [1] }
             Self.writeAll(1, block.show(lines))
@@ -110,6 +137,7 @@ public final class Console: Sendable {
     }
 
     private func write(_ fd: Int32, _ text: String) {
+        if let base { return base.write(fd, text) }
         lock.withLock { block in
             let parts = block.around(text, fd: fd)
             Self.writeAll(1, parts.before)

@@ -34,6 +34,10 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     /// The recording disk ran low (below `record.min_free`) or a write to it failed: the
     /// session was stopped and its files finished while there was room.
     case diskLow = 15
+    /// `join` of several rooms: some rooms failed and others did not, or they failed in
+    /// different ways (each room's own code is in its summary). All failing alike exits
+    /// with their shared code; all succeeding with 0.
+    case roomsFailed = 16
     /// smoke: the API did not answer, or not as Bedrud (docs/SMOKE.md).
     case smokeAPI = 20
     /// smoke: a login (account or guest) failed.
@@ -75,6 +79,7 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
         case .fileProblems: "verify found a file with problems, or repair could not make it valid"
         case .nobodyCame: "nobody came within --wait-for-participants"
         case .diskLow: "recording disk low or full, or a recording write failed (files finished)"
+        case .roomsFailed: "join of several rooms: some rooms failed (each room's code is in its summary)"
         case .smokeAPI: "smoke: the API did not answer"
         case .smokeAuth: "smoke: login failed"
         case .smokeRoom: "smoke: no such room, or join token refused"

@@ -1,7 +1,9 @@
 import BedrudCore
 import BedrudNet
 import BedrudProtocol
+import Dispatch
 import FoundationEssentials
+import Glibc
 
 /// `bedrud-bot instance add|list|use|remove`: the servers bedrud-bot knows, kept as
 /// `[instance NAME]` sections of the config file.
@@ -56,7 +58,7 @@ enum InstanceCommands {
 
     /// `meet.example.com` → `https://meet.example.com`; a pasted meeting link → its server.
     static func normalizeServerURL(_ text: String) throws -> WebURL {
-        let t = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let t = text.trimmingWhitespaceScalars()
         let withScheme = t.contains("://") ? t : "https://" + t
         guard var url = WebURL(withScheme), url.scheme == "http" || url.scheme == "https" else {
             throw CommandFailure(.usage, "'\(text)' is not a server address; expected something like https://meet.example.com")
@@ -72,7 +74,7 @@ enum InstanceCommands {
     }
 
     static func defaultName(for url: WebURL) -> String {
-        var n = url.host.replacingOccurrences(of: ":", with: "-")
+        var n = url.host.replacingScalars(":", with: "-")
         if let p = url.explicitPort { n += "-\(p)" }
         return n
     }

@@ -1,7 +1,9 @@
 import BedrudCore
 import BedrudNet
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
+import Dispatch
+import Glibc
 
 /// How `join` gets into a room: which server, which account, which room.
 struct JoinPlan: Sendable {
@@ -82,6 +84,13 @@ enum JoinCommand {
             (200MiB) the session stops cleanly with exit code 15. --on-finish runs a command with
             the finished folder as its last argument (e.g. an upload).
 
+            Several rooms (join A B C --record) are joined at the same time by one process that
+            shares its media threads: each room gets its own session folder, summary and exit
+            code, and every option applies to each room. A failing room does not stop the others;
+            SIGTERM stops them all cleanly. Each room's lines start with [ROOM] (--json: each line
+            has session_room, and a last run_ended line sums up the rooms). Exit 0 when every room
+            succeeded, their shared code when all failed the same way, else 16.
+
             --dry-run resolves the room, logs in and asks the server for a LiveKit token, prints
             what it would join (never the token), and stops. --no-media joins the signalling only
             (no audio); LiveKit removes such a participant after about 60 s.
@@ -92,9 +101,11 @@ enum JoinCommand {
               bedrud-bot join standup --stats              # receive and show network figures
               bedrud-bot join standup --record --wait-for-participants 10m --on-finish /usr/local/bin/upload-recording
               bedrud-bot join standup --dry-run
+              bedrud-bot join standup retro planning --record --duration 1h   # three rooms, one process
               bedrud-bot join standup --json | jq -c 'select(.type == "chat")'
             """,
-        arguments: [ArgumentSpec("ROOM|LINK", help: "room name or meeting link")],
+        arguments: [ArgumentSpec("ROOM|LINK", help: "room name or meeting link"),
+                    ArgumentSpec("ROOM|LINK", optional: true, variadic: true, help: "more rooms, joined (and recorded) at the same time by this process")],
         options: [
             OptionSpec("record", short: "r", help: "Write the recording: per-participant and mixed Ogg Opus, events.jsonl, transcript.vtt, summary.json."),
             OptionSpec("output", short: "o", value: "DIR", help: "Recording folder root (default: record.output_dir, ~/.local/share/bedrud-bot/recordings)."),
@@ -168,7 +179,7 @@ enum JoinCommand {
     /// pipeline's default (see docs/CONFIG.md for why it is what it is).
     static func mixComplexity(_ text: String?) throws -> Int {
         guard let text else { return RoomRunOptions().mixComplexity }
-        guard let v = Int(text.trimmingCharacters(in: .whitespaces)), (0...10).contains(v) else {
+        guard let v = Int(text), (0...10).contains(v) else {
             throw CommandFailure(.config, "record.mix_complexity: expected a whole number from 0 to 10, got '\(text)'")
         }
         return v
@@ -230,14 +241,12 @@ enum JoinCommand {
                                            exclude: inv.arguments.all("exclude").flatMap(ConfigValues.list))
         options.json = inv.flag("json")
 
+        if inv.positionals.count > 1 {
+            try severalRoomsAllowed(inv)
+            return try await MultiRoomRun(ctx: ctx, targets: inv.positionals, options: options, console: inv.console, dryRun: inv.flag("dry-run")).run()
+        }
         let plan = try JoinPlan.make(ctx, target: inv.positionals[0])
-        let join = try await plan.requestToken()
-        let claims = JWTClaims(token: join.token)
-        let who = claims?.subject ?? "?"
-        let name = claims?.name.map { " '\($0)'" } ?? ""
-        let valid = claims?.expiresAt.map { " (token valid \(ConfigValues.formatDuration(max(0, ($0 - Date().timeIntervalSince1970).rounded()))))" } ?? ""
-        let via = plan.isThrowawayGuest ? " as a guest" : " via instance '\(plan.instance.name)'"
-        let summary = "Room '\(join.room.name)' on \(plan.instance.server)\(via): LiveKit at \(join.livekitHost), joining as \(who)\(name)\(valid)."
+        let (join, summary) = try await requestToken(plan)
         if inv.flag("dry-run") {
             inv.console.out(summary)
             return .success
@@ -254,6 +263,29 @@ enum JoinCommand {
             livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string, options: roomOptions,
             transport: nil, tokenProvider: { try await plan.requestToken().token })
         return try await follow(room, token: join.token, duration: duration, json: options.json, console: inv.console)
+    }
+
+    /// Asks for the room's LiveKit token; returns it with the line that says what is joined.
+    static func requestToken(_ plan: JoinPlan) async throws -> (JoinRoomResponse, String) {
+        let join = try await plan.requestToken()
+        let claims = JWTClaims(token: join.token)
+        let who = claims?.subject ?? "?"
+        let name = claims?.name.map { " '\($0)'" } ?? ""
+        let valid = claims?.expiresAt.map { " (token valid \(ConfigValues.formatDuration(max(0, ($0 - Date().timeIntervalSince1970).rounded()))))" } ?? ""
+        let via = plan.isThrowawayGuest ? " as a guest" : " via instance '\(plan.instance.name)'"
+        return (join, "Room '\(join.room.name)' on \(plan.instance.server)\(via): LiveKit at \(join.livekitHost), joining as \(who)\(name)\(valid).")
+    }
+
+    /// Several rooms (`join A B …`): every option applies to each room, except
+    /// `--no-media` (which follows one room's signalling) and a room given twice.
+    static func severalRoomsAllowed(_ inv: Invocation) throws {
+        if inv.flag("no-media") {
+            throw CommandFailure(.usage, "--no-media follows one room: give one ROOM|LINK, or drop --no-media")
+        }
+        var seen = Set<String>()
+        for target in inv.positionals where !seen.insert(target).inserted {
+            throw CommandFailure(.usage, "'\(target)' is given twice: each room is joined once")
+        }
     }
 
     /// Runs the room until it ends, `duration` passes or a signal arrives, printing events
@@ -298,7 +330,7 @@ enum JoinCommand {
         var tmv = tm()
         localtime_r(&t, &tmv)
         let ms = Int((d.timeIntervalSince1970 - floor(d.timeIntervalSince1970)) * 1000)
-        return String(format: "%02d:%02d:%02d.%03d", tmv.tm_hour, tmv.tm_min, tmv.tm_sec, ms)
+        return String(cFormat: "%02d:%02d:%02d.%03d", tmv.tm_hour, tmv.tm_min, tmv.tm_sec, ms)
     }
 }
 

@@ -1,7 +1,9 @@
 import BedrudMedia
-import BedrudRTC
 import BedrudProtocol
-import Foundation
+import BedrudRTC
+import Dispatch
+import FoundationEssentials
+import Glibc
 
 /// `verify`, `repair`, `bench`, and the hidden `dev-record` used by the crash test.
 enum MediaCommands {
@@ -111,9 +113,11 @@ enum MediaCommands {
     }
 
     static func startsLikeOgg(_ path: String) -> Bool {
-        guard let h = FileHandle(forReadingAtPath: path) else { return false }
-        defer { try? h.close() }
-        return (try? h.read(upToCount: 4)) == Data("OggS".utf8)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var head = [UInt8](repeating: 0, count: 4)
+        return read(fd, &head, 4) == 4 && head == Array("OggS".utf8)
     }
 
     static func json(path: String, _ r: OggOpusReport) -> String {
@@ -128,8 +132,7 @@ enum MediaCommands {
             o["vendor"] = t.vendor
             o["tags"] = Dictionary(t.comments.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
         }
-        let data = (try? JSONSerialization.data(withJSONObject: o, options: [.sortedKeys])) ?? Data()
-        return String(decoding: data, as: UTF8.self)
+        return JSONWriter.serialize(o) ?? ""
     }
 
     // MARK: - repair
@@ -169,7 +172,7 @@ enum MediaCommands {
             + (r.markedEndOfStream ? ", end of stream marked" : "") + (r.report.isValid ? "" : " (still has problems)")
     }
 
-    static func formatMillis(_ ms: Double) -> String { String(format: "%.3f s", ms / 1000) }
+    static func formatMillis(_ ms: Double) -> String { String(cFormat: "%.3f s", ms / 1000) }
 
     // MARK: - bench
 
@@ -202,12 +205,12 @@ enum MediaCommands {
                 throw CommandFailure(.usage, "\(wav) is not a 48 kHz 16-bit PCM WAV of at least a second (convert it with: sox IN -r 48000 -b 16 -c 1 OUT.wav)")
             }
             options.speech = pcm
-            options.speechName = (wav as NSString).lastPathComponent
+            options.speechName = PathText.lastComponent(wav)
         }
         if let t = try intOption(inv, "mix-talkers", 1...16) { options.mixTalkers = t }
         if let dir = inv.value("write-mix") {
-            var isDir: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else {
+            var st = stat()
+            guard stat(dir, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else {
                 throw CommandFailure(.notFound, "--write-mix: \(dir) is not a folder")
             }
             options.writeMixTo = dir
@@ -232,16 +235,16 @@ enum MediaCommands {
             // RTP parse, statistics and NACK bookkeeping, ring push (and the consumer's pop).
             let packets = inv.flag("quick") ? 50_000 : 200_000
             let r = await Task.detached { RTCBenchmark.receivePath(packets: packets, variants: [.evpgcm, .gcm, .none]) }.value
-            let parts = r.variants.map { String(format: "%@ %.0f ns", $0.name, $0.nanosPerPacket) }.joined(separator: ", ")
+            let parts = r.variants.map { $0.name + String(cFormat: " %.0f ns", $0.nanosPerPacket) }.joined(separator: ", ")
             lines.append("(g) WebRTC receive path per RTP packet (\(r.payloadBytes)-byte payloads): \(parts)")
             if r.variants.count == 3, case let (g, n) = (r.variants[0].nanosPerPacket, r.variants[2].nanosPerPacket), n > 0 {
-                networkRatio = String(format: " rx-ns/packet=%.0f srtp-gcm/plain=%.2f", g, g / n)
+                networkRatio = String(cFormat: " rx-ns/packet=%.0f srtp-gcm/plain=%.2f", g, g / n)
             }
             // (h) the send path per packet in the same run: ring pop, RTP build, SRTP protect, NACK history.
             let s = await Task.detached { RTCBenchmark.sendPath(packets: packets) }.value
-            let sparts = s.variants.map { String(format: "%@ %.0f ns", $0.name, $0.nanosPerPacket) }.joined(separator: ", ")
+            let sparts = s.variants.map { $0.name + String(cFormat: " %.0f ns", $0.nanosPerPacket) }.joined(separator: ", ")
             lines.append("(h) WebRTC send path per RTP packet (\(s.payloadBytes)-byte payloads): \(sparts)")
-            if let g = s.variants.first { networkRatio += String(format: " tx-ns/packet=%.0f", g.nanosPerPacket) }
+            if let g = s.variants.first { networkRatio += String(cFormat: " tx-ns/packet=%.0f", g.nanosPerPacket) }
         }
         lines.append(last + " " + allocRatio + networkRatio)
         for l in lines { inv.console.out(l) }
@@ -254,7 +257,7 @@ enum MediaCommands {
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let tmp = FileManager.default.temporaryDirectory.path
         func one(_ m: MediaBenchmark.Mode) -> String? {
-            MediaBenchmark.allocationsPerPacket(executable: exe, mode: m, temporaryDirectory: tmp).map { String(format: "%.3f", $0) }
+            MediaBenchmark.allocationsPerPacket(executable: exe, mode: m, temporaryDirectory: tmp).map { String(cFormat: "%.3f", $0) }
         }
         guard let p = one(.passthrough), let f = one(.full) else { return nil }
         return (p, f)

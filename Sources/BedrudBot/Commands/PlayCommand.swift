@@ -2,7 +2,9 @@ import BedrudCore
 import BedrudMedia
 import BedrudProtocol
 import BedrudRTC
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// `bedrud-bot play ROOM|LINK FILE`: joins, publishes an Ogg Opus file as it is (or a WAV
@@ -265,7 +267,7 @@ enum PlayCommand {
     /// `m:ss` (or `h:mm:ss`) for samples at 48 kHz.
     static func clock(_ samples: Int64) -> String {
         let s = max(0, samples) / 48_000
-        return s >= 3600 ? String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) : String(format: "%d:%02d", s / 60, s % 60)
+        return s >= 3600 ? String(cFormat: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) : String(cFormat: "%d:%02d", s / 60, s % 60)
     }
 }
 
@@ -277,19 +279,11 @@ enum Speech {
         guard let path else {
             throw CommandFailure(.config, "--speech needs espeak-ng, which is not installed (Debian/Ubuntu: apt-get install espeak-ng)")
         }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: path)
         // "--" so text starting with "-" is spoken, not read as an option.
-        p.arguments = ["--stdout", "--", text]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0, !data.isEmpty else {
-            throw CommandFailure(.failure, "espeak-ng failed (exit \(p.terminationStatus)) to speak the text")
+        let r = try ChildOutput.run(path, ["--stdout", "--", text])
+        guard r.status == 0, !r.stdout.isEmpty else {
+            throw CommandFailure(.failure, "espeak-ng failed (exit \(r.status)) to speak the text")
         }
-        return [UInt8](data)
+        return r.stdout
     }
 }

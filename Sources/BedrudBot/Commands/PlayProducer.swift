@@ -1,7 +1,9 @@
 import BedrudMedia
 import BedrudProtocol
 import BedrudRTC
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// Feeds a ``PlaySource``'s packets into a send ring on its own thread, each no more than
@@ -37,12 +39,10 @@ final class PlayProducer: Sendable {
 
     func run(startNanos: UInt64) async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let t = Thread { [self] in
+            OSThread.start(name: "bedrud-play") { [self] in
                 loop(pacer: RTPPacer(startNanos: startNanos, clockRate: 48_000))
                 c.resume()
             }
-            t.name = "bedrud-play"
-            t.start()
         }
     }
 

@@ -1,6 +1,8 @@
 import BedrudCore
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
+import Dispatch
+import Glibc
 
 /// `bedrud-bot say ROOM|LINK "text"`: joins, sends one Bedrud chat message on the
 /// publisher's reliable data channel, waits until the server has acknowledged it, leaves.

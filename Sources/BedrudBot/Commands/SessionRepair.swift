@@ -1,6 +1,8 @@
 import BedrudMedia
 import BedrudProtocol
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 
 /// `repair SESSION_DIR`: finishes a whole session left behind by a crash (`kill -9`,
 /// power loss). Every `*.opus.part` is repaired (``OggOpusRepair``), and `transcript.vtt`
@@ -60,7 +62,7 @@ enum SessionRepair {
                               message: "the recorder stopped without finishing (crash, kill -9 or power loss); finished by 'bedrud-bot repair'",
                               participants: [], files: [], reconnects: 0, chatMessages: 0,
                               repaired: Summary.Repair(eventLines: 0, eventLinesUnreadable: 0, filesRepaired: repairedFiles))
-        func int64(_ v: Any?) -> Int64? { (v as? NSNumber)?.int64Value }
+        func int64(_ v: Any?) -> Int64? { (v as? Double).flatMap { $0.isFinite && abs($0) < 9e18 ? Int64($0) : nil } }
         /// The event's participant and its non-empty name: an object `{identity, name}`, or,
         /// in transcripts written before it had one shape, an identity string and a `name` key.
         func participant(_ o: [String: Any]) -> (String, String?)? {
@@ -70,7 +72,7 @@ enum SessionRepair {
             return nil
         }
         for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
-            guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let type = o["type"] as? String else {
+            guard let o = (try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)))?.anyValue as? [String: Any], let type = o["type"] as? String else {
                 summary.repaired.eventLinesUnreadable += 1  // the half line a crash leaves
                 continue
             }
@@ -102,7 +104,7 @@ enum SessionRepair {
             case "session_ended":
                 // The session did end, only its last files were not written.
                 summary.endReason = o["end_reason"] as? String ?? o["reason"] as? String ?? "crashed"
-                summary.exitCode = (o["exit_code"] as? NSNumber)?.intValue
+                summary.exitCode = int64(o["exit_code"]).map { Int($0) }
                 summary.message = o["detail"] as? String ?? summary.message
             default:
                 break
@@ -127,8 +129,8 @@ enum SessionRepair {
     // MARK: - The shell
 
     static func isSession(_ path: String) -> Bool {
-        var isDir: ObjCBool = false
-        return FileManager.default.fileExists(atPath: path, isDirectory: &isDir) && isDir.boolValue
+        var isDir = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDir) && isDir
             && FileManager.default.fileExists(atPath: path + "/events.jsonl")
     }
 
@@ -147,7 +149,7 @@ enum SessionRepair {
         for name in (try fm.contentsOfDirectory(atPath: dir)).sorted() where name.hasSuffix(".opus.part") {
             do {
                 let r = try OggOpusRepair.repair(path: dir + "/" + name)
-                repaired.append((r.outputPath as NSString).lastPathComponent)
+                repaired.append(PathText.lastComponent(r.outputPath))
                 console.out(MediaCommands.describe(name, r))
             } catch {
                 console.err("bedrud-bot: cannot repair \(dir)/\(name): \(error)")

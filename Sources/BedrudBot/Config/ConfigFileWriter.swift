@@ -2,7 +2,8 @@
 import Glibc
 #endif
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
+import Dispatch
 
 /// Applies ``ConfigEditor`` changes to the config file on disk, atomically, keeping the
 /// file's permissions (new files are created 0600: they may name accounts and paths).
@@ -22,13 +23,13 @@ public enum ConfigFileWriter {
         } catch let e {
             throw ConfigError(file: path, line: e.line, "refusing to write a config file that would not parse: \(e.message)")
         }
-        let dir = (path as NSString).deletingLastPathComponent
+        let dir = PathText.deletingLastComponent(path)
         if !FileManager.default.fileExists(atPath: dir) {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
         var st = stat()
         let mode: mode_t = stat(path, &st) == 0 ? st.st_mode & 0o777 : 0o600
-        let tmp = dir + "/.\((path as NSString).lastPathComponent).\(getpid()).tmp"
+        let tmp = dir + "/.\(PathText.lastComponent(path)).\(getpid()).tmp"
         guard FileManager.default.createFile(atPath: tmp, contents: Data(editor.text.utf8), attributes: [.posixPermissions: Int(mode)]) else {
             throw ConfigError(file: path, "cannot write the config file (is the folder writable? use --config to pick another file)")
         }

@@ -1,6 +1,8 @@
 import BedrudNet
 import BedrudProtocol
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 
 /// Where a setting's effective value came from, for `config show`.
 public enum SettingOrigin: Sendable, Equatable, CustomStringConvertible {
@@ -84,7 +86,7 @@ public struct Configuration: Sendable {
     }
 
     static func home(_ environment: [String: String]) -> String {
-        environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? getpwuid(getuid()).flatMap { $0.pointee.pw_dir.map { String(cString: $0) } } ?? "/"
     }
 
     /// Reads, parses and checks the configuration. Unknown keys become warnings;

@@ -54,7 +54,7 @@ extension Configuration {
         for key in ["url", "display_name", "email", "password_file", "guest_name", "ca_file", "pin_sha256", "tls_insecure"] {
             let envName = "BEDRUD_BOT_" + key.uppercased()
             if let v = environment[envName], !v.isEmpty { values[key] = (v, .environment(envName)) }
-            let flag = key.replacingOccurrences(of: "_", with: "-")
+            let flag = key.replacingScalars("_", with: "-")
             if key != "url", let v = flags.value(flag) { values[key] = (v, .flag(flag)) }
             if key == "tls_insecure", flags.flag("tls-insecure") { values[key] = ("yes", .flag("tls-insecure")) }
         }

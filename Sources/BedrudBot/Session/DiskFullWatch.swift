@@ -3,7 +3,8 @@ import Glibc
 #endif
 import BedrudMedia
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
+import Dispatch
 import Synchronization
 
 /// Watches the recording's writes and says when a full disk should end the session.

@@ -2,7 +2,8 @@
 import Glibc
 #endif
 import Dispatch
-import Foundation
+import FoundationEssentials
+import BedrudProtocol
 
 /// `on_finish`: a command run once the session folder is complete.
 ///
@@ -27,7 +28,7 @@ enum FinishHook {
     static func run(_ command: String, folder: String, exitCode: Int32, timeout: Double, environment: [String: String]) async -> Result {
         await withCheckedContinuation { (k: CheckedContinuation<Result, Never>) in
             // Blocking waits, kept off the cooperative pool.
-            Thread.detachNewThread {
+            OSThread.start {
                 k.resume(returning: runBlocking(command, folder: folder, exitCode: exitCode, timeout: timeout, environment: environment))
             }
         }
@@ -70,7 +71,7 @@ enum FinishHook {
         let done = DispatchSemaphore(value: 0)
         let status = StatusBox()
         let child = pid
-        Thread.detachNewThread {
+        OSThread.start {
             var s: Int32 = 0
             while waitpid(child, &s, 0) < 0 && errno == EINTR {}
             status.value = s

@@ -1,4 +1,7 @@
-import Foundation
+import BedrudProtocol
+import Dispatch
+import FoundationEssentials
+import Glibc
 
 /// Where a session's files go: `<output_dir>/<path_template>` with `{room}`, `{instance}`,
 /// `{date}` and `{time}` (UTC) filled in. Pure: ``SessionFolder/create(base:directoryMode:fileMode:)``
@@ -8,14 +11,14 @@ enum RecordingLayout {
         var t = time_t(startUnixSeconds)
         var tmv = tm()
         gmtime_r(&t, &tmv)
-        let date = String(format: "%04d-%02d-%02d", tmv.tm_year + 1900, tmv.tm_mon + 1, tmv.tm_mday)
-        let time = String(format: "%02d%02d%02d", tmv.tm_hour, tmv.tm_min, tmv.tm_sec)
+        let date = String(cFormat: "%04d-%02d-%02d", tmv.tm_year + 1900, tmv.tm_mon + 1, tmv.tm_mday)
+        let time = String(cFormat: "%02d%02d%02d", tmv.tm_hour, tmv.tm_min, tmv.tm_sec)
         var relative = template
         for (k, v) in [("{room}", RecordingFileName.make(room, fallback: "room")), ("{instance}", RecordingFileName.make(instance, fallback: "instance")),
                        ("{date}", date), ("{time}", time)] {
-            relative = relative.replacingOccurrences(of: k, with: v)
+            relative = relative.replacingScalars(k, with: v)
         }
         let parts = relative.split(separator: "/").filter { $0 != ".." && $0 != "." && !$0.isEmpty }
-        return (outputDir as NSString).appendingPathComponent(parts.joined(separator: "/"))
+        return PathText.appending(parts.joined(separator: "/"), to: outputDir)
     }
 }

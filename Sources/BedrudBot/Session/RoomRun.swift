@@ -3,7 +3,9 @@ import BedrudMedia
 import BedrudNet
 import BedrudProtocol
 import BedrudRTC
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// What a `join` run should do once in the room.
@@ -45,6 +47,10 @@ struct RoomRunOptions: Sendable {
     /// `--split` / `--split-size`: rotate the files every so many seconds / at so many bytes.
     var split: Double?
     var splitBytes: Int64 = 0
+    /// Several rooms in one process (``MultiRoomRun``): the shared media threads, and the
+    /// link the process's signals come through (nil: a thread and a watcher of its own).
+    var pool: MediaThreadPool?
+    var signalLink: RoomSignalLink?
 }
 
 /// One joined room with media: the RoomManager (signalling), the WebRTC transport, the
@@ -68,7 +74,9 @@ final class RoomRun: Sendable {
     private let lastNetwork = Mutex<PeerConnectionStats?>(nil)
     /// Set by the first leave action: the room is left once.
     private let leaving = Atomic<Bool>(false)
-    private let logger = Logger("session")
+    private var logger: RoomLogger { RoomLogger("session", console: console) }
+    /// The session folder and the end reason, once known (read by ``MultiRoomRun``).
+    let ended = Mutex<(folder: String?, reason: EndReason?, detail: String)>((nil, nil, ""))
 
     struct Book: Sendable {
         var lifecycle: SessionLifecycle
@@ -158,6 +166,7 @@ final class RoomRun: Sendable {
         }
         defer { folder?.release() }
         let directory = folder?.path
+        ended.withLock { $0.folder = directory }
         let reserve = directory.map { DiskReserve(folder: $0) }  // room to finish the files on a full disk
         defer { reserve?.release() }
         let disk = DiskFullWatch(directory: directory ?? "")
@@ -172,7 +181,7 @@ final class RoomRun: Sendable {
         pc.fileJitterWaitMillis = options.fileJitterWaitMillis
         pc.alignToSession = options.alignToSession
         let sinks: RecordingSinkFactory & Sendable = folder ?? DiscardingSinkFactory()
-        let pipeline = MediaPipeline(config: pc, sinks: sinks)
+        let pipeline = MediaPipeline(config: pc, sinks: sinks, pool: options.pool)
         let transcript = try TranscriptWriter.make(directory: directory, json: options.json ? console : nil, startUnixNanos: startUnixNanos,
                                                    startMonotonicNanos: pipeline.startNanos, mode: options.fileMode)
         let router = MediaRouter(pipeline: pipeline, filter: options.filter)
@@ -206,7 +215,7 @@ final class RoomRun: Sendable {
         }
         let onHangup: @Sendable () -> Void = { [weak self] in self?.feed(.hangup) }
         let hangup = options.record ? onHangup : nil
-        let watcher = SignalWatcher(onSignal: { [weak self] sig in self?.feed(.signal(sig)) }, onHangup: hangup)
+        let watcher = RoomSignals.watch(options.signalLink, onSignal: { [weak self] sig in self?.feed(.signal(sig)) }, onHangup: hangup)
         defer { watcher.cancel() }
 
         // Free space is checked here, before joining: a disk that is already low never joins.
@@ -257,6 +266,7 @@ final class RoomRun: Sendable {
         var message = await detail(ending, reason: reason, room: room, transport: transport)
         // A full disk: the line also says whether every file could be finished.
         if let full = disk.finalMessage(pipeline: pipeline) { message = full }
+        ended.withLock { ($0.reason, $0.detail) = (ending.reason, message) }
         let media = pipeline.stats
         transcript?.write("session_ended", ["reason": reason.description, "end_reason": ending.reason.rawValue, "exit_code": Int(code.rawValue),
                                              "detail": message, "duration_ms": transcript?.offsetNow() ?? 0])
@@ -428,7 +438,7 @@ final class RoomRun: Sendable {
         let participants = media.participants.map { p -> SessionSummary.Participant in
             let file = paths.first { if case .participant(let id, _) = $0.key { id == p.identity } else { false } }?.value
             return SessionSummary.Participant(
-                identity: p.identity, name: b.everyone[p.identity] ?? "", file: Nullable(file.map { ($0 as NSString).lastPathComponent }),
+                identity: p.identity, name: b.everyone[p.identity] ?? "", file: Nullable(file.map { PathText.lastComponent($0) }),
                 startOffsetMs: Nullable(b.fileStart[p.identity]), durationMs: p.fileDurationMillis, speakingMs: b.speakingMs[p.identity] ?? 0,
                 packets: p.packets, lost: p.lost, late: p.late, duplicates: p.duplicates, fecRecovered: p.fecRecovered,
                 concealedMs: p.concealedMillis, gapsMs: Dictionary(uniqueKeysWithValues: p.gapMillis.map { ($0.key.rawValue, $0.value) }),
@@ -439,7 +449,7 @@ final class RoomRun: Sendable {
             room: join.room.name, server: plan.instance.server,
             started: TranscriptWriter.iso(startUnixNanos), ended: TranscriptWriter.iso(startUnixNanos + durationMs * 1_000_000),
             durationMs: durationMs, endReason: ending.reason, exitCode: Int(code.rawValue), message: message,
-            participants: participants, files: files, roomFile: Nullable(paths[.room].map { ($0 as NSString).lastPathComponent }),
+            participants: participants, files: files, roomFile: Nullable(paths[.room].map { PathText.lastComponent($0) }),
             reconnects: b.reconnects, chatMessages: b.chatCount,
             network: Nullable(rtc.map { SessionSummary.Network($0, identities: router.identitiesBySid) }), onFinish: Nullable(nil))
     }

@@ -1,7 +1,9 @@
 import BedrudCore
 import BedrudMedia
 import BedrudProtocol
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 
 /// Why a session ended: the summary's `end_reason`, one value per cause.
 public enum EndReason: String, Sendable, Codable, CaseIterable {
@@ -264,9 +266,9 @@ public struct SessionLifecycle: Sendable, Equatable {
     }
 
     static func formatBytes(_ n: Int64) -> String {
-        if n >= 1 << 30 { return String(format: "%.1f GiB", Double(n) / Double(1 << 30)) }
-        if n >= 1 << 20 { return String(format: "%.1f MiB", Double(n) / Double(1 << 20)) }
-        if n >= 1 << 10 { return String(format: "%.0f KiB", Double(n) / Double(1 << 10)) }
+        if n >= 1 << 30 { return String(cFormat: "%.1f GiB", Double(n) / Double(1 << 30)) }
+        if n >= 1 << 20 { return String(cFormat: "%.1f MiB", Double(n) / Double(1 << 20)) }
+        if n >= 1 << 10 { return String(cFormat: "%.0f KiB", Double(n) / Double(1 << 10)) }
         return "\(n) bytes"
     }
 }

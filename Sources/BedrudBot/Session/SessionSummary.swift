@@ -1,7 +1,9 @@
 import BedrudMedia
 import BedrudProtocol
 import BedrudRTC
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 
 /// `summary.json`, as typed values (docs/EVENTS.md lists every field). Keys are spelled
 /// out: they are the file's schema. Absent values are written as `null`, never left out.

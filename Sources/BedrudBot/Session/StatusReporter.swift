@@ -5,7 +5,8 @@ import BedrudCore
 import BedrudMedia
 import BedrudProtocol
 import BedrudRTC
-import Foundation
+import FoundationEssentials
+import Dispatch
 import Synchronization
 
 /// The live view of a run, fed once a second by the run's ticker. When stdout is a
@@ -32,7 +33,8 @@ final class StatusReporter: Sendable {
         self.console = console
         self.showStats = showStats
         self.interval = max(1, Int(interval))
-        live = !json && !console.jsonLogs
+        // Several rooms in one process (labelled consoles) would fight over one block: none.
+        live = !json && !console.jsonLogs && console.label == nil
             && TerminalCapabilities.liveBlock(stdoutIsTerminal: isatty(1) != 0, quiet: console.quiet, environment: environment)
         color = TerminalCapabilities.color(environment: environment)
     }
@@ -103,9 +105,10 @@ final class StatusReporter: Sendable {
         for t in s.tracks {
             let who = t.trackSID.flatMap { owner[$0] } ?? "ssrc \(t.ssrc)"
             let name = TerminalView.fit(TerminalText.sanitize(who), columns: 20, pad: " ")
-            out += "\n  " + name + String(format: " %-16@ %6d pkts %6.1f pkt/s lost %4d jitter %5.1f ms nacked %d recovered %d",
-                                            TerminalText.sanitize(t.trackSID ?? "?") as NSString, Int(t.packetsReceived), t.packetsPerSecond,
-                                            Int(t.packetsLost), t.jitterMs, Int(t.nackedPackets), Int(t.recoveredPackets))
+            let sid = TerminalText.sanitize(t.trackSID ?? "?")
+            out += "\n  " + name + " " + sid + String(repeating: " ", count: max(0, 16 - sid.utf16.count))
+                + String(cFormat: " %6ld pkts %6.1f pkt/s lost %4ld jitter %5.1f ms nacked %ld recovered %ld",
+                         Int(t.packetsReceived), t.packetsPerSecond, Int(t.packetsLost), t.jitterMs, Int(t.nackedPackets), Int(t.recoveredPackets))
         }
         return out
     }

@@ -73,7 +73,7 @@ enum TerminalView {
         case false?: "mic on  "
         }
         let spoken = duration(row.spokenSeconds.rounded(.down))
-        let loss = row.loss.map { String(format: "loss %.1f%%", $0 * 100) } ?? "loss -"
+        let loss = row.loss.map { String(cFormat: "loss %.1f%%", $0 * 100) } ?? "loss -"
         let rest = "  \(meter(row.levelDBFS, muted: row.muted != false))  \(mic)  \(pad(spoken, 6)) spoken  \(loss)"
         let plain = fit(" \(marker) \(name)\(rest)", columns: width, pad: " ", trimTrailing: true)
         guard style.color else { return plain }
@@ -92,15 +92,15 @@ enum TerminalView {
     static func duration(_ seconds: Double) -> String {
         let s = max(0, Int(seconds))
         if s < 60 { return "\(s)s" }
-        if s < 3600 { return "\(s / 60)m\(String(format: "%02d", s % 60))s" }
-        return "\(s / 3600)h\(String(format: "%02d", s / 60 % 60))m"
+        if s < 3600 { return "\(s / 60)m\(String(cFormat: "%02d", s % 60))s" }
+        return "\(s / 3600)h\(String(cFormat: "%02d", s / 60 % 60))m"
     }
 
     static func bytes(_ n: Int64) -> String {
         let d = Double(n)
-        if d < 1_000_000 { return String(format: "%.1f kB", d / 1000) }
-        if d < 1_000_000_000 { return String(format: "%.1f MB", d / 1_000_000) }
-        return String(format: "%.1f GB", d / 1_000_000_000)
+        if d < 1_000_000 { return String(cFormat: "%.1f kB", d / 1000) }
+        if d < 1_000_000_000 { return String(cFormat: "%.1f MB", d / 1_000_000) }
+        return String(cFormat: "%.1f GB", d / 1_000_000_000)
     }
 
     private static func pad(_ s: String, _ n: Int) -> String {

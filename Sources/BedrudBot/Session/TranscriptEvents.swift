@@ -1,7 +1,9 @@
 import BedrudCore
 import BedrudMedia
 import BedrudProtocol
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 
 /// Room and media events as lines of `events.jsonl` and of `join --json` (the schema is
 /// docs/EVENTS.md and docs/events.schema.json).
@@ -85,7 +87,7 @@ enum TranscriptEvents {
     /// Writes one media event; `name` gives the display name for an identity. Media events
     /// are reported after they happened, so their lines carry `written_ms`.
     static func write(_ event: MediaEvent, to w: TranscriptWriter, name: @escaping (String) -> String) {
-        let who = { (identity: String) -> Any in identity.isEmpty ? NSNull() : participant(identity, name: name(identity)) }
+        let who = { (identity: String) -> Any in identity.isEmpty ? JSONNull() : participant(identity, name: name(identity)) }
         switch event {
         case .fileStarted(let identity, let output, let start):
             w.write("file_started", offsetMs: start, ["participant": who(identity), "output": outputName(output)])

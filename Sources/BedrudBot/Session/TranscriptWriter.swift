@@ -4,7 +4,8 @@ import Glibc
 import BedrudCore
 import BedrudMedia
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
+import Dispatch
 import Synchronization
 
 /// Writes `events.jsonl`: one JSON object per line, each with the absolute UTC time and
@@ -81,7 +82,7 @@ public final class TranscriptWriter: Sendable {
         var tmv = tm()
         gmtime_r(&t, &tmv)
         let ms = Int((unixNanos / 1_000_000) % 1000)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tmv.tm_year + 1900, tmv.tm_mon + 1, tmv.tm_mday, tmv.tm_hour, tmv.tm_min, tmv.tm_sec, ms)
+        return String(cFormat: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tmv.tm_year + 1900, tmv.tm_mon + 1, tmv.tm_mday, tmv.tm_hour, tmv.tm_min, tmv.tm_sec, ms)
     }
 
     /// Appends one event and returns its offset. `offsetMs` defaults to now; events
@@ -102,7 +103,8 @@ public final class TranscriptWriter: Sendable {
         var bytes = Array(line.utf8)
         bytes.append(10)
         lock.withLock { notes in
-            echo?.json(line)
+            // Several rooms in one process: the line on stdout says which room it is of.
+            if let echo { echo.json(echo.label.flatMap { Self.line(obj.merging(["session_room": $0]) { a, _ in a }) } ?? line) }
             guard fd >= 0 else {
                 notes.lines += 1
                 return
@@ -127,8 +129,8 @@ public final class TranscriptWriter: Sendable {
     /// C1 controls and bidi overrides as \uXXXX too, so `cat events.jsonl` on a terminal
     /// is as safe as the bot's own output.
     static func line(_ object: [String: Any]) -> String? {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return nil }
-        return TerminalText.escapingJSON(String(decoding: data, as: UTF8.self))
+        guard let text = JSONWriter.serialize(object, escapingSlashes: false) else { return nil }
+        return TerminalText.escapingJSON(text)
     }
 
     /// Writes the lines kept in memory; true when none are left.
@@ -181,13 +183,13 @@ public final class TranscriptWriter: Sendable {
 
     static func vttTime(_ ms: Int64) -> String {
         let m = max(0, ms)
-        return String(format: "%02d:%02d:%02d.%03d", m / 3_600_000, (m / 60_000) % 60, (m / 1000) % 60, m % 1000)
+        return String(cFormat: "%02d:%02d:%02d.%03d", m / 3_600_000, (m / 60_000) % 60, (m / 1000) % 60, m % 1000)
     }
 
     /// Text for a cue: WebVTT's own markup escaped, then control characters and bidi
     /// overrides made visible (``TerminalText``), so a cue is always one line of plain text.
     static func vttEscape(_ s: String) -> String {
-        TerminalText.sanitize(s).replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")  // so no cue text holds "-->"
+        TerminalText.sanitize(s).replacingScalars("&", with: "&amp;").replacingScalars("<", with: "&lt;").replacingScalars(">", with: "&gt;")  // so no cue text holds "-->"
     }
 
     /// WebVTT of the speaking turns (`<v Name>`), with chat messages as short cues.

@@ -3,7 +3,9 @@ import BedrudMedia
 import BedrudNet
 import BedrudProtocol
 import BedrudRTC
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// `bedrud-bot smoke ROOM|LINK`: the end-to-end test of a Bedrud deployment. One process,
@@ -165,7 +167,7 @@ final class SmokeReceiver: TrackRouter, @unchecked Sendable {
     private let ssrcBox = Mutex<UInt32?>(nil)
     private let stopping = Atomic<Bool>(false)
     let detector: ToneBurstDetector
-    private var thread: Thread?
+    private var started = false
     private let done = Mutex<CheckedContinuation<Void, Never>?>(nil)
     private let finished = Atomic<Bool>(false)
 
@@ -190,7 +192,8 @@ final class SmokeReceiver: TrackRouter, @unchecked Sendable {
     }
 
     func start() {
-        let t = Thread { [self] in
+        started = true
+        OSThread.start(name: "bedrud-smoke-rx") { [self] in
             while true {
                 while ring.pop({ h, payload in
                     if h.kind == .rtp { detector.feed(payload, arrivalNanos: h.arrivalNanos) }
@@ -201,14 +204,11 @@ final class SmokeReceiver: TrackRouter, @unchecked Sendable {
             finished.store(true, ordering: .releasing)
             done.withLock { $0?.resume(); $0 = nil }
         }
-        t.name = "bedrud-smoke-rx"
-        thread = t
-        t.start()
     }
 
     /// Stops the consumer and waits for it; the detector may be read after.
     func stop() async {
-        guard thread != nil else { return }
+        guard started else { return }
         stopping.store(true, ordering: .releasing)
         wake.notify()
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
@@ -498,7 +498,7 @@ final class SmokeShell: @unchecked Sendable {
 /// The kind of an ICE pair from its description ("ip:port host/udp <-> ip:port host/udp").
 enum SmokePair {
     static func kind(_ description: String) -> String {
-        let sides = description.components(separatedBy: " <-> ").map { $0.split(separator: " ").last.map(String.init) ?? "?" }
+        let sides = description.split(separator: " <-> ", omittingEmptySubsequences: false).map { $0.split(separator: " ").last.map(String.init) ?? "?" }
         return sides.joined(separator: " ↔ ")
     }
 }

@@ -1,5 +1,7 @@
 import BedrudProtocol
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 
 /// The three renderings of a finished ``SmokeRun``: the terminal summary, one JSON
 /// object (`--json`) and a JUnit XML file (`--junit`). Pure text functions.
@@ -10,7 +12,7 @@ public enum SmokeReport {
         var lines = ["Smoke test of \(TerminalText.sanitize(target)):"]
         for r in run.results {
             let mark = r.outcome == .passed ? "✓" : r.outcome == .failed ? "✗" : "–"
-            var line = "  \(mark) \(r.stage.title.padding(toLength: 24, withPad: " ", startingAt: 0)) \(time(r))"
+            var line = "  \(mark) \(r.stage.title.padded(toLength: 24)) \(time(r))"
             if !r.measured.isEmpty { line += "  \(TerminalText.sanitize(r.measured))" }
             if !r.threshold.isEmpty { line += "  (\(r.threshold))" }
             lines.append(line)
@@ -25,7 +27,7 @@ public enum SmokeReport {
     }
 
     static func time(_ r: SmokeStageResult) -> String {
-        r.outcome == .skipped ? "      " : String(format: "%5.2fs", r.seconds)
+        r.outcome == .skipped ? "      " : String(cFormat: "%5.2fs", r.seconds)
     }
 
     /// `{"target", "passed", "exitCode", "failedStage", "thresholds", "stages": [...], "media": {...}}`.
@@ -41,20 +43,19 @@ public enum SmokeReport {
                 return s
             },
         ]
-        o["failedStage"] = run.firstFailure?.stage.rawValue ?? NSNull()
-        o["icePair"] = icePair ?? NSNull()
+        o["failedStage"] = run.firstFailure?.stage.rawValue ?? JSONNull()
+        o["icePair"] = icePair ?? JSONNull()
         if let m = media {
             var mj: [String: Any] = ["burstsSent": m.burstsSent, "burstsDetected": m.latenciesMs.count, "latenciesMs": m.latenciesMs.map { ($0 * 10).rounded() / 10 },
                                      "packetsReceived": m.packetsReceived, "packetsLost": m.packetsLost,
                                      "lossPercent": (m.lossPercent * 100).rounded() / 100, "jitterMs": (m.jitterMs * 100).rounded() / 100]
             mj["onsetsMs"] = onsetsMs
-            mj["latencyMaxMs"] = m.latenciesMs.max().map { ($0 * 10).rounded() / 10 } ?? NSNull()
+            mj["latencyMaxMs"] = m.latenciesMs.max().map { ($0 * 10).rounded() / 10 } ?? JSONNull()
             o["media"] = mj
         } else {
-            o["media"] = NSNull()
+            o["media"] = JSONNull()
         }
-        let data = (try? JSONSerialization.data(withJSONObject: o, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
+        return JSONWriter.serialize(o) ?? "{}"
     }
 
     /// One `<testsuite name="bedrud-bot smoke">` with a `<testcase>` per stage: failures
@@ -85,7 +86,7 @@ public enum SmokeReport {
         return x
     }
 
-    static func secs(_ s: Double) -> String { String(format: "%.3f", s) }
+    static func secs(_ s: Double) -> String { String(cFormat: "%.3f", s) }
 
     /// XML attribute/text escaping; control characters (not allowed in XML 1.0) become U+FFFD.
     static func xml(_ s: String) -> String {

@@ -1,5 +1,7 @@
 import BedrudProtocol
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 
 /// One step of `bedrud-bot smoke`, in the order they run.
 public enum SmokeStage: String, CaseIterable, Sendable, Equatable {
@@ -55,7 +57,7 @@ public struct SmokeThresholds: Sendable, Equatable {
     /// Applies `key=value[,key=value]` (keys latency, loss, jitter; `ms`/`s` and `%` optional).
     public mutating func apply(_ text: String) throws(SmokeThresholdError) {
         for item in text.split(separator: ",") {
-            let kv = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            let kv = item.split(separator: "=", maxSplits: 1).map { $0.trimmingWhitespaceScalars(newlines: false) }
             guard kv.count == 2 else { throw SmokeThresholdError(text: String(item)) }
             switch kv[0] {
             case "latency": latencyMs = try Self.milliseconds(kv[1])

@@ -1,5 +1,7 @@
 import BedrudProtocol
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 
 /// Turns a participant's display name (or a room name) into a file or folder name.
 ///
@@ -16,7 +18,9 @@ public enum RecordingFileName {
 
     public static func make(_ name: String, fallback: String = "participant") -> String {
         var out = String.UnicodeScalarView()
-        for s in name.precomposedStringWithCanonicalMapping.unicodeScalars {
+        // NFC, as Foundation's precomposedStringWithCanonicalMapping (the standard library's
+        // own normalizer; Foundation is not imported, see OSThread).
+        for s in String(decoding: name._nfcCodeUnits, as: UTF8.self).unicodeScalars {
             out.append(isForbidden(s) ? "_" : s)
         }
         var text = Substring(String(out))

@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import FoundationEssentials
+import BedrudProtocol
+import Dispatch
 
 /// File operations for secrets: owner-only permissions, atomic replacement, and a
 /// refusal to read a secret that other users could read.
@@ -35,9 +37,9 @@ public enum SecureFiles {
 
     /// Creates `path` (and parents) with mode 0700 if missing; checks it if present.
     public static func ensurePrivateDirectory(_ path: String) throws {
-        var isDir: ObjCBool = false
+        var isDir = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDir) {
-            guard isDir.boolValue else { throw CocoaError(.fileWriteFileExists, userInfo: [NSFilePathErrorKey: path]) }
+            guard isDir else { throw CocoaError(.fileWriteFileExists, userInfo: ["NSFilePath": path]) }
             try checkPrivate(path)
             return
         }
@@ -55,8 +57,8 @@ public enum SecureFiles {
     /// Writes `data` to `path` atomically with mode 0600: a temporary file in the same
     /// folder, fsync, rename over the old one, fsync the folder.
     public static func writePrivate(_ data: Data, to path: String) throws {
-        let dir = (path as NSString).deletingLastPathComponent
-        let tmp = dir + "/.\((path as NSString).lastPathComponent).\(getpid()).tmp"
+        let dir = PathText.deletingLastComponent(path)
+        let tmp = dir + "/.\(PathText.lastComponent(path)).\(getpid()).tmp"
         let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         var ok = true

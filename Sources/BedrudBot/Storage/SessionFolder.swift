@@ -3,7 +3,8 @@ import Glibc
 #endif
 import BedrudMedia
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
+import Dispatch
 import Synchronization
 
 /// One recording session's folder, owned by one writer for its whole life.
@@ -43,7 +44,7 @@ public final class SessionFolder: RecordingSinkFactory, Sendable {
     /// Creates a new session folder at `base` (or `base-2`, `base-3`, … when taken),
     /// with any missing parents, and locks it.
     public static func create(base: String, directoryMode: mode_t, fileMode: mode_t) throws -> SessionFolder {
-        let parent = (base as NSString).deletingLastPathComponent
+        let parent = PathText.deletingLastComponent(base)
         try makeParents(parent.isEmpty ? "." : parent, mode: directoryMode)
         var candidate = base
         var n = 2
@@ -89,12 +90,12 @@ public final class SessionFolder: RecordingSinkFactory, Sendable {
     }
 
     static func makeParents(_ dir: String, mode: mode_t) throws {
-        var isDir: ObjCBool = false
+        var isDir = false
         if FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) {
-            guard isDir.boolValue else { throw CommandFailure(.config, "cannot record into \(dir): it is not a folder") }
+            guard isDir else { throw CommandFailure(.config, "cannot record into \(dir): it is not a folder") }
             return
         }
-        try makeParents((dir as NSString).deletingLastPathComponent, mode: mode)
+        try makeParents(PathText.deletingLastComponent(dir), mode: mode)
         if mkdir(dir, mode) != 0 && errno != EEXIST {
             throw CommandFailure(.config, "cannot create the recording folder \(dir): \(String(cString: strerror(errno)))")
         }
@@ -165,7 +166,7 @@ public final class SessionFolder: RecordingSinkFactory, Sendable {
         for i in 1...100 {
             // A participant whose name is `Alice.002` took that name first: `Alice.002-2`.
             let stem = i == 1 ? wanted : "\(wanted)-\(i)"
-            let name = (stem as NSString).lastPathComponent.lowercased()
+            let name = PathText.lastComponent(stem).lowercased()
             guard state.withLock({ $0.used.insert(name).inserted }) else { continue }
             let file = stem + ".opus"
             do {
@@ -176,13 +177,13 @@ public final class SessionFolder: RecordingSinkFactory, Sendable {
                 continue
             }
         }
-        throw CommandFailure(.failure, "no free file name for segment \(segment) of \((first as NSString).lastPathComponent)")
+        throw CommandFailure(.failure, "no free file name for segment \(segment) of \(PathText.lastComponent(first))")
     }
 
     /// `…/Alice.opus` → `…/Alice.002.opus`.
     public static func segmentPath(_ first: String, segment: Int) -> String {
         let stem = first.hasSuffix(".opus") ? String(first.dropLast(5)) : first
-        return stem + "." + (segment < 1000 ? String(format: "%03d", segment) : String(segment)) + ".opus"
+        return stem + "." + (segment < 1000 ? String(cFormat: "%03d", segment) : String(segment)) + ".opus"
     }
 
     /// Creates `name` in the folder for writing (`O_EXCL`, ``fileMode``). The caller owns

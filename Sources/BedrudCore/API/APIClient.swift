@@ -1,6 +1,6 @@
 import BedrudNet
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
 
 /// JSON over HTTP to one Bedrud server: `<server>/api` + endpoint.
 ///
@@ -98,12 +98,12 @@ public final class APIClient: Sendable {
     /// The server's `{"error": "..."}` text, or a short description of what it sent.
     static func errorMessage(_ resp: HTTPResponse) -> String {
         if resp.body.isEmpty { return "empty body" }
-        if let obj = try? JSONSerialization.jsonObject(with: Data(resp.body)) as? [String: Any] {
-            if let e = obj["error"] as? String { return e }
-            if let e = obj["message"] as? String { return e }
+        if case .object(let obj)? = try? JSONDecoder().decode(JSONValue.self, from: Data(resp.body)) {
+            if let e = obj["error"]?.string { return e }
+            if let e = obj["message"]?.string { return e }
             return "no error text in the JSON body"
         }
-        let text = resp.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = resp.text.trimmingWhitespaceScalars()
         if looksLikeHTML(text) { return "the server answered with an HTML page" }
         let oneLine = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
         return oneLine.count > 200 ? String(oneLine.prefix(200)) + "…" : oneLine
@@ -115,9 +115,9 @@ public final class APIClient: Sendable {
     }
 
     static func describeUnexpected(_ resp: HTTPResponse, decodingError: any Error) -> String {
-        let text = resp.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = resp.text.trimmingWhitespaceScalars()
         if looksLikeHTML(text) { return "an HTML page instead of JSON (a web server or proxy at this URL?)" }
-        guard (try? JSONSerialization.jsonObject(with: Data(resp.body), options: [.fragmentsAllowed])) != nil else {
+        guard (try? JSONDecoder().decode(JSONValue.self, from: Data(resp.body))) != nil else {
             return "not JSON (\(text.prefix(60).filter { !$0.isNewline })…)"
         }
         switch decodingError {

@@ -1,6 +1,7 @@
 import BedrudNet
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Options of a ``RoomManager``.
 public struct RoomManagerOptions: Sendable {
@@ -154,7 +155,7 @@ public actor RoomManager {
         case .restartICE(let target):
             enqueueTransport { t, _ in await t.restartICE(target) }
         case .setLocalTrackMuted:
-            break  // nothing published yet
+            break  // the sender acts on the .localTrackMutedByServer event emitted with it (PlayCommand)
         case .emit(let event): emit(event)
         }
     }

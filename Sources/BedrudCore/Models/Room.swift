@@ -1,3 +1,4 @@
+import BedrudProtocol
 /// A room's feature flags. Bedrud stores and echoes them but enforces none.
 public struct RoomSettings: Codable, Sendable, Equatable {
     public var allowChat: Bool
@@ -101,7 +102,7 @@ public struct JoinRoomResponse: Decodable, Sendable {
 /// lowercasing: 3–63 bytes of lowercase letters, digits and single inner hyphens.
 public enum RoomName {
     public static func normalize(_ s: String) -> String {
-        s.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        s.trimmingWhitespaceScalars().lowercased()
     }
 
     /// The server's error text for an invalid name, or nil when valid.

@@ -34,7 +34,7 @@ final class RoomMixer {
     private(set) var granuleBase: Int64 = 0
     /// First session sample not yet encoded.
     private(set) var cursor: Int64 = 0
-    private var envelope: Float = 0
+    private(set) var envelope: Float = 0
     private let threshold: Float = 0.89  // ≈ −1 dBFS
     private let release: Float
     private(set) var lateSamplesDropped = 0
@@ -142,23 +142,43 @@ final class RoomMixer {
         return cursor
     }
 
+    /// True when the ring holds only zeros (±0) for the frame at `cursor`.
+    private func frameIsZero() -> Bool {
+        let start = Int(cursor & Int64(mask))
+        let first = min(Self.frame, ringFrames - start)
+        var bits: UInt32 = 0
+        for k in (start * channels)..<((start + first) * channels) { bits |= ring[k].bitPattern & 0x7FFF_FFFF }
+        for k in 0..<((Self.frame - first) * channels) { bits |= ring[k].bitPattern & 0x7FFF_FFFF }
+        return bits == 0
+    }
+
     private func encodeFrame(eos: Bool, granuleEnd: Int64?) {
         let f = Self.frame
         var limited = false
         var peak: Float = 0
-        for i in 0..<f {
-            let j = Int((cursor + Int64(i)) & Int64(mask)) * channels
-            var m: Float = 0
-            for c in 0..<channels { m = max(m, abs(ring[j + c])) }
-            peak = max(peak, m)
-            envelope = m > envelope ? m : envelope * release + m * (1 - release)
-            let g: Float = envelope > threshold ? threshold / envelope : 1
-            if g < 1 { limited = true }
-            for c in 0..<channels {
-                let y = ring[j + c] * g
-                frameBuffer[i * channels + c] = max(-1, min(1, y))
-                ring[j + c] = 0
+        if envelope == 0, frameIsZero() {
+            // Digital silence with nothing left to release (an empty room): the pass below
+            // would only copy zeros and leave the envelope at 0. Same result, no pass.
+            frameBuffer.update(repeating: 0, count: f * channels)
+        } else {
+            for i in 0..<f {
+                let j = Int((cursor + Int64(i)) & Int64(mask)) * channels
+                var m: Float = 0
+                for c in 0..<channels { m = max(m, abs(ring[j + c])) }
+                peak = max(peak, m)
+                envelope = m > envelope ? m : envelope * release + m * (1 - release)
+                let g: Float = envelope > threshold ? threshold / envelope : 1
+                if g < 1 { limited = true }
+                for c in 0..<channels {
+                    let y = ring[j + c] * g
+                    frameBuffer[i * channels + c] = max(-1, min(1, y))
+                    ring[j + c] = 0
+                }
             }
+            // The gain depends only on envelope > threshold; far below it the release would
+            // end in a denormal that never reaches 0 (and is slow on every later silent
+            // sample). Flush it.
+            if envelope < 1e-20 { envelope = 0 }
         }
         if limited { limitedFrames += 1 }
         cursor += Int64(f)

@@ -1,28 +1,3 @@
-/// Unwraps a 16- or 32-bit RTP counter into a monotonic 64-bit one (RFC 3550 §A.1 style):
-/// a step is taken as the shortest signed distance from the highest value seen.
-struct CounterUnwrapper {
-    let bits: Int
-    private(set) var highest: Int64?
-
-    init(bits: Int) { self.bits = bits }
-
-    mutating func unwrap(_ raw: UInt32) -> Int64 {
-        guard let h = highest else {
-            highest = Int64(raw)
-            return Int64(raw)
-        }
-        let modulus = Int64(1) << Int64(bits)
-        let half = modulus >> 1
-        var delta = (Int64(raw) - (h & (modulus - 1))) & (modulus - 1)
-        if delta >= half { delta -= modulus }
-        let v = h + delta
-        if v > h { highest = v }
-        return v
-    }
-
-    mutating func reset() { highest = nil }
-}
-
 /// One packet held by the jitter buffer; the payload lives in the buffer's arena.
 struct BufferedPacket {
     var sequence: Int64 = 0
@@ -38,16 +13,21 @@ struct BufferedPacket {
 enum JitterOutput {
     /// The next packet; its payload is valid only during the callback.
     case packet(BufferedPacket, UnsafeRawBufferPointer)
-    /// `count` packets in a row were given up as lost.
+    /// `count` sequence numbers in a row were given up (lost, or skipped by a jump ahead,
+    /// or sent during an outage of our connection): the next packet follows them.
     case lost(count: Int)
 }
 
 /// The reorder/jitter buffer of one track (one SSRC at a time).
 ///
-/// Orders packets by unwrapped sequence number, drops duplicates and packets that come
-/// after their slot was released, and waits at most `waitNanos` (measured from the
-/// arrival of the first packet behind a hole) for a missing packet before declaring it
-/// lost. Slots and payload arena are allocated once; nothing allocates per packet.
+/// Orders packets by unwrapped sequence number (the caller unwraps, once for both of a
+/// participant's windows), drops duplicates and packets that come after their slot was
+/// released, and waits at most `waitNanos` (measured from the arrival of the first packet
+/// behind a hole) for a missing packet before declaring it lost. It is the one place
+/// that counts loss: every sequence number skipped between two released packets is
+/// handed on as `.lost` just before the packet behind it (a jump ahead included), and
+/// counted in `lostPackets` unless an outage of our own connection covers it.
+/// Slots and payload arena are allocated once; nothing allocates per packet.
 ///
 /// Thread contract: owned by the media thread.
 struct JitterBuffer: ~Copyable {
@@ -57,8 +37,6 @@ struct JitterBuffer: ~Copyable {
     private let arena: UnsafeMutableRawPointer
     let arenaSize: Int
     private var arenaCursor = 0
-    private var sequences = CounterUnwrapper(bits: 16)
-    private var timestamps = CounterUnwrapper(bits: 32)
     /// Next sequence number to release; nil until the first packet.
     private(set) var nextSequence: Int64?
     private var highestSequence: Int64 = 0
@@ -84,6 +62,8 @@ struct JitterBuffer: ~Copyable {
     private var outageRange: Range<Int64>?
     private(set) var forcedReleases = 0
     private(set) var resets = 0
+    /// Numbers skipped by a jump ahead, handed on as `.lost` before the next packet.
+    private var skippedAhead = 0
 
     init(capacity: Int = 64, arenaBytes: Int = 32 * 1024, waitNanos: UInt64 = 60_000_000) {
         var c = 8
@@ -105,14 +85,10 @@ struct JitterBuffer: ~Copyable {
 
     var isEmpty: Bool { buffered == 0 }
 
-    /// Unwraps the timestamp of a packet of the current SSRC without storing it.
-    mutating func unwrapTimestamp(_ ts: UInt32) -> Int64 { timestamps.unwrap(ts) }
-
-    /// Forgets sequence and timestamp history (new SSRC). Call `drain` first.
+    /// Forgets the stream's history (new SSRC). Call `drain` first.
     mutating func resetStream(ssrc: UInt32) {
-        sequences.reset()
-        timestamps.reset()
         nextSequence = nil
+        skippedAhead = 0
         currentSSRC = ssrc
         resets += 1
         outageAfter = nil
@@ -139,13 +115,13 @@ struct JitterBuffer: ~Copyable {
 
     enum InsertResult { case stored, duplicate, late, needsRoom }
 
-    /// Stores a packet whose timestamp was already unwrapped by `unwrapTimestamp`.
+    /// Stores a packet whose sequence number and timestamp were unwrapped by the caller
+    /// (`RTPCounterUnwrapper`, reset with `resetStream`).
     /// `.needsRoom` means the packet is too far ahead of the oldest buffered one: the
     /// caller must `forceRelease` and insert again.
     mutating func insert(
-        sequence raw: UInt16, timestamp: Int64, arrivalNanos: UInt64, ssrc: UInt32, payload: UnsafeRawBufferPointer
+        sequence seq: Int64, timestamp: Int64, arrivalNanos: UInt64, ssrc: UInt32, payload: UnsafeRawBufferPointer
     ) -> InsertResult {
-        let seq = sequences.unwrap(UInt32(raw))
         if let after = outageAfter, seq > after {
             // The first packet after the outage marks its end.
             outageRange = (after + 1)..<seq
@@ -166,6 +142,7 @@ struct JitterBuffer: ~Copyable {
             // is too large to be loss (a restarted sender).
             let lost = giveUp(next..<seq)
             if lost < 3000 { lostPackets += lost } else { resets += 1 }
+            skippedAhead += Int(seq - next)
             nextSequence = seq
         }
         if !arenaHasRoom(for: payload.count, seq: seq) {
@@ -280,6 +257,10 @@ struct JitterBuffer: ~Copyable {
     }
 
     private mutating func emit(_ i: Int, _ body: (JitterOutput) -> Void) {
+        if skippedAhead > 0 {
+            body(.lost(count: skippedAhead))
+            skippedAhead = 0
+        }
         let p = slots[i]
         slots[i].occupied = false
         buffered -= 1

@@ -1,20 +1,59 @@
 import BedrudProtocol
 
-// The participant's file: its start, the RFC 7845 §4.1 gap filling, and its end.
+// The participant's file as the timeline decides it: the shell that performs a
+// ``ParticipantTimeline``'s actions (its start, the RFC 7845 §4.1 filler, gap events,
+// its end) on the Ogg writer and the event stream.
 extension MediaEngine {
-    func startFile(_ p: ParticipantRecorder, at audioStart: Int64, stereo: Bool) {
-        // Aligned, the file's sample 0 is the session's; the stretch before the first
-        // audio is written as padding below.
-        // A later segment (rotation) starts where the previous one ended, never padded.
-        let pos = config.alignToSession && p.segment == 1 ? 0 : audioStart
-        p.fileStart = pos
-        p.writtenEnd = pos
-        p.stereo = stereo
-        let serial = Self.serial(config.serialSeed &+ UInt32(truncatingIfNeeded: p.streamID) &* 0x9E37_79B9, segment: p.segment)
+    /// Hands `event` to `p`'s timeline and performs what it decides.
+    func send(_ p: ParticipantRecorder, _ event: TimelineEvent) {
+        p.timeline.handle(event) { action in perform(p, action) }
+    }
+
+    /// Performs one action of `p`'s timeline. Never touches `p.timeline` (it is being
+    /// mutated while this runs).
+    func perform(_ p: ParticipantRecorder, _ action: TimelineAction, rotation: RotationCause = .duration) {
+        switch action {
+        case .startFile(let at, let audioStart, let stereo, let segment):
+            openFile(p, at: at, audioStart: audioStart, stereo: stereo, segment: segment)
+        case .fill(let samples, let fromGranule, _):
+            // Concealment packets; the decoder never sees them (the live path conceals
+            // on its own window).
+            guard let w = p.writer else { return }
+            var granule = fromGranule
+            ConcealmentPackets.fill(samples: samples, previousTOC: p.lastTOC) { pkt, dur in
+                granule += Int64(dur)
+                w.packet(pkt, granule: granule, samples: dur)
+            }
+        case .gap(let start, let samples, let cause):
+            emit(.gap(identity: p.identity, trackSid: p.trackSid, startMillis: Self.millis(start),
+                      durationMillis: Self.millis(samples), cause: cause))
+        case .endFile(let granule, let playable, let start):
+            guard let w = p.writer else { return }
+            // EOS rides on a 2.5 ms concealment packet whose overhang end trimming
+            // (RFC 7845 §4.4) removes, so the file ends exactly where the timeline says.
+            var eos = ConcealmentPackets.endOfStream(previousTOC: p.lastTOC)
+            withUnsafeBytes(of: &eos) { w.packet($0, granule: granule, samples: 120, eos: true) }
+            pages.close(p.streamID, clean: true)
+            emit(.fileFinished(identity: p.identity, output: .participant(identity: p.identity, name: p.name),
+                               startOffsetMillis: Self.millis(start), durationMillis: Self.millis(playable)))
+        case .rotated(let segment, let at):
+            p.writer = nil
+            emit(.fileRotated(identity: p.identity, output: .participant(identity: p.identity, name: p.name), segment: segment,
+                              atMillis: Self.millis(at), cause: rotation))
+        case .liveSilence(let n):
+            liveSilence(p, samples: n)
+        case .write, .dropCorrupt, .dropOverlap, .conceal, .decode:
+            break  // packet actions: performed where the packet is (`write`, `decodeLive`)
+        }
+    }
+
+    /// Opens segment `segment` of `p`'s file: sink, OpusHead and OpusTags.
+    private func openFile(_ p: ParticipantRecorder, at pos: Int64, audioStart: Int64, stereo: Bool, segment: Int) {
+        let serial = Self.serial(config.serialSeed &+ UInt32(truncatingIfNeeded: p.streamID) &* 0x9E37_79B9, segment: segment)
         let w = OggStreamWriter(serial: serial, streamID: p.streamID, consumer: pages, flushSamples: flushSamples)
         let output = RecordingOutput.participant(identity: p.identity, name: p.name)
         do {
-            pages.open(p.streamID, sink: try p.segment == 1 ? sinks.makeSink(for: output) : sinks.makeSink(for: output, segment: p.segment))
+            pages.open(p.streamID, sink: try segment == 1 ? sinks.makeSink(for: output) : sinks.makeSink(for: output, segment: segment))
         } catch {
             emit(.warning("No file for \(p.name.isEmpty ? p.identity : p.name): \(error)"))
         }
@@ -27,128 +66,27 @@ extension MediaEngine {
             ("TRACK_SID", p.trackSid),
             ("START_TIME", iso8601UTC(unixNanos: config.sessionStartUnixNanos + offsetNanos)),
             ("START_OFFSET_MS", String(Self.millis(pos))),
-        ] + (config.alignToSession && p.segment == 1 ? [("AUDIO_START_OFFSET_MS", String(Self.millis(max(0, audioStart))))] : [])
-            + (p.segment > 1 ? [("SEGMENT", String(p.segment))] : [])
+        ] + (config.alignToSession && segment == 1 ? [("AUDIO_START_OFFSET_MS", String(Self.millis(max(0, audioStart))))] : [])
+            + (segment > 1 ? [("SEGMENT", String(segment))] : [])
         w.writeHeaders(
             head: OpusHead(channelCount: stereo ? 2 : 1, preSkip: UInt16(Self.senderPreSkip)).bytes,
             tags: OpusTags(vendor: "bedrud-bot", comments: tags).bytes)
         p.writer = w
-        if audioStart > pos { padToAudioStart(p, w, audioStart) }
         emit(.fileStarted(identity: p.identity, output: output, startOffsetMillis: Self.millis(pos)))
     }
 
-    /// `record.align = session`: fills the file from session sample 0 up to the first audio
-    /// (rounded to 2.5 ms) with concealment packets, which decode to silence on a decoder
-    /// that has heard nothing yet (RFC 7845 §4.1). Two bytes per 120 ms: a minute of
-    /// padding is 1 KB of packets in 60 pages, 3.3 KB in all. It is not a gap: no gap event, no
-    /// gap time, nothing fed to the decoder or the mix.
-    func padToAudioStart(_ p: ParticipantRecorder, _ w: OggStreamWriter, _ audioStart: Int64) {
-        guard let fileStart = p.fileStart else { return }
-        let n = Int((audioStart - p.writtenEnd + 60) / 120 * 120)
-        ConcealmentPackets.fill(samples: n, previousTOC: p.lastTOC) { pkt, dur in
-            p.writtenEnd += Int64(dur)
-            w.packet(pkt, granule: p.writtenEnd - fileStart, samples: dur)
-        }
+    /// Starts `p`'s file with its first audio at session sample `audioStart` (tests; the
+    /// engine starts files through the timeline's own decisions).
+    func startFile(_ p: ParticipantRecorder, at audioStart: Int64, stereo: Bool) {
+        p.timeline.startFile(at: audioStart, stereo: stereo) { action in perform(p, action) }
     }
 
-    /// Writes `samples` (rounded to 2.5 ms) of concealment packets at the end of the file.
-    /// The decoder never sees them: the live path conceals on its own window.
-    func fillGap(_ p: ParticipantRecorder, samples: Int64, cause: GapCause, roundDown: Bool = false) {
-        let n = Int((samples + (roundDown ? 0 : 60)) / 120 * 120)
-        guard n > 0, let fileStart = p.fileStart else { return }
-        let start = p.writtenEnd
-        if let w = p.writer {
-            ConcealmentPackets.fill(samples: n, previousTOC: p.lastTOC) { pkt, dur in
-                p.writtenEnd += Int64(dur)
-                w.packet(pkt, granule: p.writtenEnd - fileStart, samples: dur)
-            }
-        } else {
-            p.writtenEnd += Int64(n)
-        }
-        // Gap time is counted in samples and only shown in ms: adding each fill's ms
-        // rounded down and then moving the whole stretch's ms to another cause took away
-        // more than was added (two 2.5 ms fills add 2 + 2 ms, their 240 samples move 5 ms),
-        // which left `noPackets` at -1 ms.
-        p.gapSamples[cause, default: 0] += Int64(n)
-        if let o = p.openGap, o.end == start, o.cause == cause || o.cause == .noPackets {
-            // A stretch filled while nothing was known gets the cause learned at its end.
-            if o.cause != cause {
-                let known = min(o.end - o.start, p.gapSamples[.noPackets, default: 0])
-                p.gapSamples[.noPackets, default: 0] -= known
-                p.gapSamples[cause, default: 0] += known
-                p.stats.gapMillis[.noPackets] = Self.millis(p.gapSamples[.noPackets, default: 0])
-            }
-            p.openGap = (o.start, p.writtenEnd, cause)
-        } else {
-            closeGap(p)
-            p.openGap = (start, p.writtenEnd, cause)
-        }
-        p.stats.gapMillis[cause] = Self.millis(p.gapSamples[cause, default: 0])
-        // A loss short enough for a player's concealment (PLC) to bridge.
-        if cause == .loss && n <= config.concealMaxMillis * 48 { p.stats.concealedMillis += Int64(n / 48) }
-    }
-
-    func closeGap(_ p: ParticipantRecorder) {
-        guard let g = p.openGap else { return }
-        p.openGap = nil
-        if g.end - g.start >= Int64(config.gapEventMinMillis) * 48 {
-            emit(.gap(identity: p.identity, trackSid: p.trackSid, startMillis: Self.millis(g.start),
-                      durationMillis: Self.millis(g.end - g.start), cause: g.cause))
-        }
-    }
-
-    /// Keeps a silent participant's file growing up to the mix edge. A participant who
-    /// sends nothing at all (joined muted) gets a file from when their track was added.
-    func liveFill(_ p: ParticipantRecorder, now: UInt64) {
-        if p.fileStart == nil && !p.everReceived
-            && now >= p.addedAt &+ UInt64(config.startHoldMillis + config.liveFillAfterMillis) * 1_000_000
-        {
-            startFile(p, at: sessionSample(p.addedAt), stereo: false)
-        }
-        // While we are cut off nobody knows whether they are still here: no filler.
-        guard p.contactLostAt == nil else { return }
-        if p.live.isEmpty, let le = p.liveEnd {
-            let liveEdge = sessionSample(now) - config.mixLatencySamples
-            if liveEdge - le >= Int64(config.liveFillAfterMillis) * 48 { liveSilence(p, upTo: liveEdge) }
-        }
-        // The file is filled only behind its own (longer) window: a retransmission on its
-        // way still finds its place.
-        guard p.fileStart != nil, p.jitter.isEmpty else { return }
-        let edge = sessionSample(now) - config.fileLatencySamples
-        guard edge - p.writtenEnd >= Int64(config.liveFillAfterMillis) * 48 else { return }
-        let cause: GapCause = p.pendingCause ?? (p.muted || p.mutedSinceLastPacket ? .mute : .noPackets)
-        fillGap(p, samples: edge - p.writtenEnd, cause: cause)
-    }
-
+    /// Ends `p`'s file at session sample `requestedEnd` (or where they were last known to
+    /// be here), and their speech turns.
     func finishParticipant(_ p: ParticipantRecorder, at requestedEnd: Int64) {
-        guard !p.finished else { return }
-        p.finished = true
-        // Ended during an outage, or found gone after a rejoin: the file ends where they
-        // were last known to be here, not at the end of the outage.
-        let end = p.contactLostAt.map { min(requestedEnd, max($0, p.writtenEnd)) } ?? requestedEnd
+        guard !p.timeline.finished else { return }
+        send(p, .end(at: requestedEnd))
         let identity = p.identity
-        if let fileStart = p.fileStart, let w = p.writer {
-            // Audio captured up to `end` leaves the decoder `senderPreSkip` samples later.
-            let target = end + Int64(Self.senderPreSkip)
-            if target - p.writtenEnd >= 120 {
-                let cause: GapCause = p.pendingCause ?? (p.muted || p.mutedSinceLastPacket ? .mute : .noPackets)
-                fillGap(p, samples: target - p.writtenEnd, cause: cause, roundDown: true)
-            }
-            closeGap(p)
-            // EOS rides on a 2.5 ms concealment packet whose overhang end trimming
-            // (RFC 7845 §4.4) removes, so the file ends exactly where the participant did.
-            let finalGranule = max(target, p.writtenEnd) - fileStart
-            var eos = ConcealmentPackets.endOfStream(previousTOC: p.lastTOC)
-            withUnsafeBytes(of: &eos) { w.packet($0, granule: finalGranule, samples: 120, eos: true) }
-            p.writtenEnd = fileStart + finalGranule
-            pages.close(p.streamID, clean: true)
-            let playable = finalGranule - Int64(Self.senderPreSkip)
-            p.stats.fileDurationMillis = Self.millis(p.earlierSegmentsSamples + playable)
-            emit(.fileFinished(identity: identity, output: .participant(identity: identity, name: p.name),
-                               startOffsetMillis: Self.millis(fileStart), durationMillis: Self.millis(playable)))
-        }
-        liveSilence(p, upTo: end)
         p.vad.finish { s, e in self.emit(.speakingTurn(identity: identity, startMillis: Self.millis(s), endMillis: Self.millis(e))) }
     }
-
 }

@@ -15,25 +15,13 @@ extension MediaEngine {
         Int32(bitPattern: base &+ UInt32(truncatingIfNeeded: segment - 1) &* 0x85EB_CA6B)
     }
 
-    /// Ends `p`'s current segment where it is written up to and starts the next there.
-    /// A segment shorter than a frame past its pre-skip is not split off.
+    /// Ends `p`'s current segment where it is written up to and starts the next there
+    /// (the timeline decides; a segment shorter than a frame past its pre-skip is not
+    /// split off).
     func rotate(_ p: ParticipantRecorder, cause: RotationCause) {
-        guard !p.finished, let fileStart = p.fileStart, let w = p.writer else { return }
-        let granule = p.writtenEnd - fileStart
-        let playable = granule - Int64(Self.senderPreSkip)
-        guard playable >= 960 else { return }
-        var eos = ConcealmentPackets.endOfStream(previousTOC: p.lastTOC)
-        withUnsafeBytes(of: &eos) { w.packet($0, granule: granule, samples: 120, eos: true) }
-        pages.close(p.streamID, clean: true)
-        let output = RecordingOutput.participant(identity: p.identity, name: p.name)
-        emit(.fileFinished(identity: p.identity, output: output, startOffsetMillis: Self.millis(fileStart), durationMillis: Self.millis(playable)))
-        p.earlierSegmentsSamples += playable
-        p.segment += 1
-        p.writer = nil
-        emit(.fileRotated(identity: p.identity, output: output, segment: p.segment, atMillis: Self.millis(p.writtenEnd), cause: cause))
-        startFile(p, at: p.writtenEnd, stereo: p.stereo)
+        guard p.writer != nil else { return }
+        p.timeline.handle(.rotate) { action in perform(p, action, rotation: cause) }
     }
-
     /// Ends room.opus's current segment after the frames encoded so far and continues
     /// in the next; the encoder is not restarted.
     func rotateMix(cause: RotationCause) {

@@ -52,16 +52,15 @@ public final class MediaEngine {
     private var finished = false
     var warnLog = RateLimitedLog(Logger("media"))
     /// Monotonic arrival minus sender-report NTP time, minimum over every SR-mapped
-    /// packet of the session. LiveKit's SFU writes the sender reports of all downstream
-    /// tracks from its own clock, so one offset maps every track's NTP time onto the
-    /// session, independent of each track's own network delay.
+    /// packet of the session, shared by every participant's timeline (see
+    /// ``ParticipantTimeline/arrive(ssrc:sequenceNumber:rtpTimestamp:arrivalNanos:ntpOffset:)``).
     private var ntpToMonotonicNanos: Int64?
     let flushSamples: Int
     /// Pre-skip of passthrough files: the sender's encoder delay. WebRTC senders use
     /// libopus, whose 48 kHz lookahead is 312 samples (6.5 ms); with it, file sample 0 is
     /// the audio captured at the first packet's RTP timestamp, and decoded audio is
     /// placed in the mix at capture time.
-    static let senderPreSkip = 312
+    static let senderPreSkip = Int(ParticipantTimeline.senderPreSkip)
 
     /// - Parameters:
     ///   - startNanos: monotonic time of session sample 0.
@@ -134,12 +133,12 @@ public final class MediaEngine {
         guard !finished else { return }
         switch control {
         case .addTrack(let spec, let ring):
-            if let i = byIdentity[spec.participantIdentity], !participants[i].finished {
+            if let i = byIdentity[spec.participantIdentity], !participants[i].timeline.finished {
                 let p = participants[i]
                 detach(p, now: now)
                 p.ring = ring
                 p.trackSid = spec.trackSid
-                if p.everReceived && p.pendingCause == nil { p.pendingCause = p.muted ? .mute : .reconnect }
+                send(p, .trackReplaced)
             } else {
                 let index = participants.count
                 let pan: Float = {
@@ -147,45 +146,28 @@ public final class MediaEngine {
                     let steps: [Float] = [0, -0.8, 0.8, -0.4, 0.4, -0.6, 0.6, -0.2, 0.2]
                     return steps[index % steps.count]
                 }()
-                let p = ParticipantRecorder(spec: spec, streamID: nextStreamID, config: config, pan: pan)
+                let p = ParticipantRecorder(
+                    spec: spec, streamID: nextStreamID, config: config, pan: pan, startNanos: startNanos, addedAt: now)
                 nextStreamID += 1
                 p.ring = ring
-                p.addedAt = now
                 byIdentity[spec.participantIdentity] = index
                 participants.append(p)
             }
         case .removeTrack(let sid):
-            for p in participants where p.trackSid == sid && !p.finished { detach(p, now: now) }
+            for p in participants where p.trackSid == sid && !p.timeline.finished { detach(p, now: now) }
         case .setMuted(let identity, let muted):
-            if let i = byIdentity[identity] {
-                let p = participants[i]
-                p.muted = muted
-                if muted { p.mutedSinceLastPacket = true }
-            }
+            if let i = byIdentity[identity] { send(participants[i], .setMuted(muted)) }
         case .participantReconnecting(let identity):
             if let i = byIdentity[identity] {
                 let p = participants[i]
-                p.pendingCause = .reconnect
                 p.jitter.connectionLost()
                 p.live.connectionLost()
-                if p.contactLostAt == nil { p.contactLostAt = max(p.writtenEnd, sessionSample(now)) }
+                send(p, .connectionLost(now: now))
             }
         case .participantPresent(let identity):
-            if let i = byIdentity[identity], participants[i].contactLostAt != nil {
+            if let i = byIdentity[identity] {
                 let p = participants[i]
-                p.contactLostAt = nil
-                // The outage so far is the reconnect gap. It stays open until their media
-                // is back (the first packet ends it, as one gap), unless they are muted:
-                // then what follows is the mute's.
-                let edge = sessionSample(now) - config.mixLatencySamples
-                if p.fileStart != nil, p.jitter.isEmpty, edge - p.writtenEnd >= 120 {
-                    fillGap(p, samples: edge - p.writtenEnd, cause: .reconnect, roundDown: true)
-                }
-                if p.live.isEmpty { liveSilence(p, upTo: edge) }
-                if p.muted {
-                    closeGap(p)
-                    p.pendingCause = .mute
-                }
+                send(p, .contactRestored(now: now, fileWindowEmpty: p.jitter.isEmpty, liveWindowEmpty: p.live.isEmpty))
             }
         case .participantLeft(let identity):
             if let i = byIdentity[identity] {
@@ -194,7 +176,7 @@ public final class MediaEngine {
                 finishParticipant(p, at: sessionSample(now))
             }
         case .rotate(let cause):
-            for p in participants where !p.finished { rotate(p, cause: cause) }
+            for p in participants where !p.timeline.finished { rotate(p, cause: cause) }
             rotateMix(cause: cause)
         }
     }
@@ -218,11 +200,11 @@ public final class MediaEngine {
     public func process(now: UInt64) -> Int {
         guard !finished else { return 0 }
         var taken = 0
-        for p in participants where !p.finished {
+        for p in participants where !p.timeline.finished {
             if let r = p.ring { taken += drainRing(p, r) }
             if p.decoder != nil { p.live.release(now: now) { out in self.handleLive(p, out) } }
             p.jitter.release(now: now) { out in self.handle(p, out) }
-            liveFill(p, now: now)
+            send(p, .tick(now: now, fileWindowEmpty: p.jitter.isEmpty, liveWindowEmpty: p.live.isEmpty))
         }
         if let m = mixer { m.advance(to: sessionSample(now) - config.mixLatencySamples) }
         return taken
@@ -230,7 +212,7 @@ public final class MediaEngine {
 
     /// True when a ring holds packets the engine has not taken yet.
     public var hasPendingInput: Bool {
-        for p in participants where !p.finished {
+        for p in participants where !p.timeline.finished {
             if let r = p.ring, !r.isEmpty { return true }
         }
         return false
@@ -241,12 +223,10 @@ public final class MediaEngine {
     /// (`idleTurnMillis`), which grows silent files and finalizes the mix in batches.
     public func nextDueNanos(now: UInt64) -> UInt64 {
         var due = now &+ UInt64(max(1, config.idleTurnMillis)) * 1_000_000
-        for p in participants where !p.finished {
+        for p in participants where !p.timeline.finished {
             if let r = p.jitter.nextReleaseNanos() { due = min(due, r) }
             if p.decoder != nil, let r = p.live.nextReleaseNanos() { due = min(due, r) }
-            if p.fileStart == nil && !p.everReceived {
-                due = min(due, p.addedAt &+ UInt64(config.startHoldMillis + config.liveFillAfterMillis) * 1_000_000)
-            }
+            if let r = p.timeline.fileDueNanos { due = min(due, r) }
         }
         return due
     }
@@ -260,57 +240,31 @@ public final class MediaEngine {
 
     private func ingest(_ p: ParticipantRecorder, _ h: MediaPacketHeader, _ payload: UnsafeRawBufferPointer) {
         if h.kind == .senderReport {
-            if h.ssrc == p.ssrc || p.ssrc == nil {
-                // NTP (RFC 3550 §4): seconds since 1900 in the high word, fraction in the low.
-                let sec = Int64(h.ntpTimestamp >> 32)
-                let frac = Int64(h.ntpTimestamp & 0xFFFF_FFFF)
-                p.senderReport = (h.rtpTimestamp, sec * 1_000_000_000 + (frac * 1_000_000_000) >> 32)
-            }
+            p.timeline.senderReport(ssrc: h.ssrc, rtpTimestamp: h.rtpTimestamp, ntpTimestamp: h.ntpTimestamp)
             return
         }
-        if p.ssrc != h.ssrc {
-            if p.ssrc != nil {
+        if p.timeline.beginsStream(h.ssrc) {
+            if p.timeline.ssrc != nil {
+                // What the windows still hold belongs to the old stream.
                 p.live.drain { out in self.handleLive(p, out) }
                 p.jitter.drain { out in self.handle(p, out) }
-                if p.pendingCause == nil { p.pendingCause = p.muted || p.mutedSinceLastPacket ? .mute : .reconnect }
-                p.clock.startSegment()
-                p.senderReport = nil
-                p.lastSequence = nil
-                p.liveLastSequence = nil
             }
             p.jitter.resetStream(ssrc: h.ssrc)
             p.live.resetStream(ssrc: h.ssrc)
-            p.ssrc = h.ssrc
         }
-        if !p.everReceived {
-            p.everReceived = true
-            p.jitter.holdUntilNanos = h.arrivalNanos &+ UInt64(config.startHoldMillis) * 1_000_000
-            p.live.holdUntilNanos = p.jitter.holdUntilNanos
+        let a = p.timeline.arrive(
+            ssrc: h.ssrc, sequenceNumber: h.sequenceNumber, rtpTimestamp: h.rtpTimestamp, arrivalNanos: h.arrivalNanos,
+            ntpOffset: &ntpToMonotonicNanos)
+        if let hold = a.holdUntilNanos {
+            p.jitter.holdUntilNanos = hold
+            p.live.holdUntilNanos = hold
         }
-        p.lastPacketArrival = h.arrivalNanos
-        let ts = p.jitter.unwrapTimestamp(h.rtpTimestamp)
-        if p.decoder != nil { _ = p.live.unwrapTimestamp(h.rtpTimestamp) }
-        var placeNanos = h.arrivalNanos
-        if let sr = p.senderReport {
-            // RFC 3550 §6.4.1: the SR pairs an NTP time with an RTP timestamp of the same instant.
-            let delta = Int64(Int32(bitPattern: h.rtpTimestamp &- sr.rtp))
-            let ntp = sr.ntpNanos + delta * 1_000_000_000 / 48000
-            let d = Int64(bitPattern: h.arrivalNanos) &- ntp
-            if ntpToMonotonicNanos.map({ d < $0 }) ?? true { ntpToMonotonicNanos = d }
-            if let o = ntpToMonotonicNanos {
-                // A report that would move the packet more than 5 s from its arrival is
-                // nonsense (a bad SR, a sender clock step): arrival time wins.
-                let candidate = ntp &+ o
-                if abs(candidate &- Int64(bitPattern: h.arrivalNanos)) <= 5_000_000_000 { placeNanos = UInt64(bitPattern: candidate) }
-            }
-        }
-        p.clock.observe(timestamp: ts, sessionSample: sessionSample(placeNanos), arrivalNanos: h.arrivalNanos)
         // The same packet goes to both windows: the live one (short) feeds the decoder,
         // the file's (long) the passthrough writer. Each copies it into its own arena.
         if p.decoder != nil {
             insertLoop: while true {
                 switch p.live.insert(
-                    sequence: h.sequenceNumber, timestamp: ts, arrivalNanos: h.arrivalNanos, ssrc: h.ssrc, payload: payload)
+                    sequence: a.sequence, timestamp: a.timestamp, arrivalNanos: h.arrivalNanos, ssrc: h.ssrc, payload: payload)
                 {
                 case .stored, .duplicate, .late: break insertLoop
                 case .needsRoom: p.live.forceReleaseOne { out in self.handleLive(p, out) }
@@ -319,7 +273,7 @@ public final class MediaEngine {
         }
         while true {
             switch p.jitter.insert(
-                sequence: h.sequenceNumber, timestamp: ts, arrivalNanos: h.arrivalNanos, ssrc: h.ssrc, payload: payload)
+                sequence: a.sequence, timestamp: a.timestamp, arrivalNanos: h.arrivalNanos, ssrc: h.ssrc, payload: payload)
             {
             case .stored, .duplicate, .late: return
             case .needsRoom: p.jitter.forceReleaseOne { out in self.handle(p, out) }
@@ -329,56 +283,42 @@ public final class MediaEngine {
 
     private func handle(_ p: ParticipantRecorder, _ out: JitterOutput) {
         switch out {
-        case .lost: p.lossSinceLastPacket = true
+        case .lost: p.timeline.handle(.fileLost) { _ in }
         case .packet(let bp, let payload): write(p, bp, payload)
         }
     }
 
     private func handleLive(_ p: ParticipantRecorder, _ out: JitterOutput) {
         switch out {
-        case .lost: p.liveLossSinceLastPacket = true
+        case .lost(let n): p.timeline.handle(.liveLost(count: n)) { _ in }
         case .packet(let bp, let payload): decodeLive(p, bp, payload)
         }
     }
 
     // MARK: - Writing one packet
 
+    /// The file's window released a packet: the timeline places it (and what comes
+    /// before it), this writes it.
     private func write(_ p: ParticipantRecorder, _ bp: BufferedPacket, _ payload: UnsafeRawBufferPointer) {
-        let lostBefore: Int64 = p.lastSequence.map { bp.sequence - $0 - 1 } ?? 0
-        p.lastSequence = bp.sequence
-        if lostBefore > 0 { p.lossSinceLastPacket = true }
-        guard let info = OpusPacketInfo.parse(payload), var pos = p.clock.position(of: bp.timestamp) else {
-            p.stats.corrupt += 1
-            p.lossSinceLastPacket = true
-            warnLog.log(.warning, now: bp.arrivalNanos, "dropped a corrupt Opus packet from \(p.identity)")
-            return
+        let info = OpusPacketInfo.parse(payload)
+        p.timeline.handle(
+            .filePacket(timestamp: bp.timestamp, arrivalNanos: bp.arrivalNanos, samples: info?.samples, stereo: info?.isStereo ?? false)
+        ) { action in
+            switch action {
+            case .write(let granule, let samples):
+                p.stats.packets += 1
+                p.stats.payloadBytes += payload.count
+                p.writer?.packet(payload, granule: granule, samples: samples)
+                if info?.isConcealmentRequest == false, let b = payload.baseAddress { p.lastTOC = b.load(as: UInt8.self) }
+            case .dropCorrupt:
+                p.stats.corrupt += 1
+                warnLog.log(.warning, now: bp.arrivalNanos, "dropped a corrupt Opus packet from \(p.identity)")
+            case .dropOverlap:
+                p.stats.overlapDropped += 1
+            default:
+                perform(p, action)
+            }
         }
-        // Nothing is placed more than a second after it arrived, or more than three
-        // seconds before (a backlog burst is younger than that): a timestamp that says
-        // otherwise is wrong, and believing it would fill hours of gap.
-        let arrived = sessionSample(bp.arrivalNanos)
-        if pos > arrived + 48000 || pos < arrived - 3 * 48000 {
-            p.clock.force(timestamp: bp.timestamp, sessionSample: sessionSample(bp.arrivalNanos))
-            pos = sessionSample(bp.arrivalNanos)
-        }
-        if p.fileStart == nil { startFile(p, at: pos, stereo: info.isStereo) }
-        let gap = pos - p.writtenEnd
-        if gap >= 60 {
-            fillGap(p, samples: gap, cause: gapCause(p))
-        } else if gap < -Int64(info.samples / 2) {
-            p.stats.overlapDropped += 1
-            return
-        }
-        closeGap(p)
-        p.pendingCause = nil
-        p.contactLostAt = nil
-        p.lossSinceLastPacket = false
-        p.mutedSinceLastPacket = p.muted
-        p.stats.packets += 1
-        p.stats.payloadBytes += payload.count
-        p.writtenEnd += Int64(info.samples)
-        p.writer?.packet(payload, granule: p.writtenEnd - (p.fileStart ?? 0), samples: info.samples)
-        if !info.isConcealmentRequest, let b = payload.baseAddress { p.lastTOC = b.load(as: UInt8.self) }
     }
 
     // MARK: - Decoding one packet (the live path)
@@ -387,39 +327,24 @@ public final class MediaEngine {
     /// mix and the speech detector. A hole before it is concealed (FEC when exactly one
     /// packet is missing and the packet carries LBRR) or, when it is not loss, silence.
     private func decodeLive(_ p: ParticipantRecorder, _ bp: BufferedPacket, _ payload: UnsafeRawBufferPointer) {
-        let lostBefore: Int64 = p.liveLastSequence.map { bp.sequence - $0 - 1 } ?? 0
-        p.liveLastSequence = bp.sequence
-        if lostBefore > 0 { p.liveLossSinceLastPacket = true }
-        guard let d = p.decoder, let info = OpusPacketInfo.parse(payload), var pos = p.clock.position(of: bp.timestamp) else {
-            p.liveLossSinceLastPacket = true
-            return
-        }
-        // As the file's rule: a timestamp far from the arrival is not believed.
-        let arrived = sessionSample(bp.arrivalNanos)
-        if pos > arrived + 48000 || pos < arrived - 3 * 48000 { pos = arrived }
-        var at = p.liveEnd ?? pos
-        let gap = pos - at
-        if gap >= 60 {
-            let n = (gap + 60) / 120 * 120
-            let loss = p.liveLossSinceLastPacket && p.pendingCause == nil && !p.muted && !p.mutedSinceLastPacket
-            if loss && n <= Int64(config.concealMaxMillis) * 48 {
-                if concealLive(p, d, samples: Int(n), at: at, next: lostBefore == 1 ? payload : nil) { p.stats.fecRecovered += 1 }
-            } else {
-                liveSilence(p, samples: n)
+        guard let d = p.decoder else { return }
+        let info = OpusPacketInfo.parse(payload)
+        p.timeline.handle(.livePacket(timestamp: bp.timestamp, arrivalNanos: bp.arrivalNanos, samples: info?.samples)) { action in
+            switch action {
+            case .conceal(let n, let at, let fec):
+                if concealLive(p, d, samples: n, at: at, next: fec ? payload : nil) { p.stats.fecRecovered += 1 }
+            case .decode(let at):
+                var n = d.decode(payload, into: pcm, maxSamples: Self.pcmCapacity)
+                if n < 0 {
+                    p.stats.corrupt += 1
+                    n = d.conceal(into: pcm, samples: min(info?.samples ?? 0, Self.pcmCapacity))
+                }
+                guard n > 0 else { return }
+                analyze(p, count: n, at: at - Int64(Self.senderPreSkip))
+            default:
+                perform(p, action)
             }
-            at += n
-        } else if gap < -Int64(info.samples / 2) {
-            return
         }
-        p.liveLossSinceLastPacket = false
-        p.liveEnd = at + Int64(info.samples)
-        var n = d.decode(payload, into: pcm, maxSamples: Self.pcmCapacity)
-        if n < 0 {
-            p.stats.corrupt += 1
-            n = d.conceal(into: pcm, samples: min(info.samples, Self.pcmCapacity))
-        }
-        guard n > 0 else { return }
-        analyze(p, count: n, at: at - Int64(Self.senderPreSkip))
     }
 
     /// Conceals `samples` of loss at `at` on the live path: FEC from `next` when it
@@ -457,14 +382,6 @@ public final class MediaEngine {
         }
     }
 
-    /// Moves the live path up to `edge` (rounded to 2.5 ms) with silence, once it has begun.
-    func liveSilence(_ p: ParticipantRecorder, upTo edge: Int64) {
-        guard let end = p.liveEnd, edge - end >= 120 else { return }
-        let n = (edge - end) / 120 * 120
-        liveSilence(p, samples: n)
-        p.liveEnd = end + n
-    }
-
     func analyze(_ p: ParticipantRecorder, count n: Int, at: Int64) {
         mixer?.add(pcm, count: n, at: at, pan: p.pan)
         let identity = p.identity
@@ -473,21 +390,14 @@ public final class MediaEngine {
         }
     }
 
-    private func gapCause(_ p: ParticipantRecorder) -> GapCause {
-        if let c = p.pendingCause { return c }
-        if p.muted || p.mutedSinceLastPacket { return .mute }
-        if p.lossSinceLastPacket { return .loss }
-        return .dtx
-    }
-
     /// Ends the session at `now`: drains every ring and jitter buffer, ends every file at
     /// the same instant, finishes the mix. Nothing is processed afterwards.
     public func finish(now: UInt64) {
         guard !finished else { return }
         let end = sessionSample(now)
-        for p in participants where !p.finished {
+        for p in participants where !p.timeline.finished {
             detach(p, now: now)
-            finishParticipant(p, at: max(end, p.writtenEnd))
+            finishParticipant(p, at: max(end, p.timeline.writtenEnd))
         }
         if let m = mixer, let w = mixWriter {
             m.finish(at: max(end, 0))
@@ -512,10 +422,7 @@ public final class MediaEngine {
             return
         }
         guard let p = participants.first(where: { $0.streamID == streamID }) else { return }
-        let start = (p.fileStart ?? 0) + startGranule
-        p.gapSamples[.writeError, default: 0] += samples
-        p.stats.gapMillis[.writeError] = Self.millis(p.gapSamples[.writeError, default: 0])
-        emit(.gap(identity: p.identity, trackSid: p.trackSid, startMillis: Self.millis(start), durationMillis: Self.millis(samples), cause: .writeError))
+        send(p, .writeGap(startGranule: startGranule, endGranule: endGranule))
     }
 
     // MARK: - Stats
@@ -531,11 +438,11 @@ public final class MediaEngine {
             ps.levelDBFS = p.vad.levelDBFS
             ps.peakDBFS = p.vad.peakDBFS
             ps.speaking = p.vad.isSpeaking
-            ps.clockAdjustments = p.clock.adjustments
+            ps.clockAdjustments = p.timeline.clock.adjustments
             ps.ringDropped = p.stats.ringDropped + (p.ring?.droppedCount ?? 0)
-            if !p.finished, let fs = p.fileStart {
-                ps.fileDurationMillis = Self.millis(p.earlierSegmentsSamples + p.writtenEnd - fs - Int64(Self.senderPreSkip))
-            }
+            ps.gapMillis = p.timeline.gapMillis
+            ps.concealedMillis = p.timeline.concealedMillis
+            ps.fileDurationMillis = p.timeline.fileDurationSamples.map(Self.millis) ?? 0
             s.participants.append(ps)
         }
         if let m = mixer {

@@ -1,5 +1,5 @@
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// A recording pipeline on its own threads: the media thread runs a ``MediaEngine`` over
@@ -47,7 +47,7 @@ public final class MediaPipeline: Sendable {
         syncIntervalSeconds: Double = 5, recoveryLimits: PageStreamRecovery.Limits = .init()
     ) {
         (events, continuation) = AsyncStream.makeStream(of: MediaEvent.self, bufferingPolicy: .bufferingNewest(4096))
-        writer = ThreadedPageWriter(syncIntervalSeconds: syncIntervalSeconds, recoveryLimits: recoveryLimits)
+        writer = ThreadedPageWriter(syncIntervalSeconds: syncIntervalSeconds, recoveryLimits: recoveryLimits, thread: pool?.pickWriterThread())
         let start = MonotonicClock.nanos()
         startNanos = start
         let worker = pool?.pickWorker() ?? MediaWorker(name: "bedrud.media", batchMillis: batchMillis)
@@ -216,25 +216,38 @@ final class MediaJob: @unchecked Sendable {
     }
 }
 
-/// Media threads shared by several pipelines (one process recording several rooms).
-/// Each pipeline is pinned to the worker with the fewest pipelines when it starts.
+/// Media and writer threads shared by several pipelines (one process recording several
+/// rooms). Each pipeline is pinned to the worker with the fewest pipelines when it starts,
+/// and its page writer to the writer thread with the fewest writers.
 ///
 /// Thread contract: `attach` (via ``MediaPipeline/init``) and `shutdown` from any thread.
 public final class MediaThreadPool: Sendable {
     private let workers: [MediaWorker]
+    private let writers: [PageWriterThread]
 
-    /// - Parameter batchMillis: see ``MediaWorker``.
-    public init(threads: Int = 1, batchMillis: Int = 20) {
+    /// - Parameters:
+    ///   - batchMillis: see ``MediaWorker``.
+    ///   - writerThreads: threads writing the pipelines' pages to their files.
+    public init(threads: Int = 1, batchMillis: Int = 20, writerThreads: Int = 1) {
         workers = (0..<max(1, threads)).map { MediaWorker(name: "bedrud.media.\($0)", batchMillis: batchMillis) }
+        writers = (0..<max(1, writerThreads)).map { PageWriterThread(name: "bedrud.writer.\($0)") }
     }
+
+    /// Page writers currently on each writer thread.
+    public var writerLoad: [Int] { writers.map(\.writerCount) }
+
+    func pickWriterThread() -> PageWriterThread { writers.min { $0.writerCount < $1.writerCount } ?? writers[0] }
 
     /// Pipelines currently running on each worker.
     public var load: [Int] { workers.map(\.jobCount) }
 
     func pickWorker() -> MediaWorker { workers.min { $0.jobCount < $1.jobCount } ?? workers[0] }
 
-    /// Ends the workers once their pipelines have stopped.
-    public func shutdown() { for w in workers { w.shutdown() } }
+    /// Ends the workers and writer threads once their pipelines have stopped.
+    public func shutdown() {
+        for w in workers { w.shutdown() }
+        for w in writers { w.shutdown() }
+    }
 }
 
 /// One media thread running the turns of its pipelines.
@@ -255,9 +268,7 @@ final class MediaWorker: Sendable {
 
     init(name: String, batchMillis: Int) {
         let batch = UInt64(max(0, batchMillis)) * 1_000_000
-        let t = Thread { [self] in self.run(batchNanos: batch) }
-        t.name = name
-        t.start()
+        OSThread.start(name: name) { [self] in self.run(batchNanos: batch) }
     }
 
     var jobCount: Int { count.load(ordering: .relaxed) }

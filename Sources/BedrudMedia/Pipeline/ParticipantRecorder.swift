@@ -1,8 +1,10 @@
 import BedrudProtocol
 
 /// Everything the media thread keeps for one participant: the ring of the current
-/// track, the jitter buffer, the clock, the passthrough Ogg stream, the decoder and the
-/// speech detector. All buffers are allocated when the participant is added.
+/// track, the two reorder windows, the passthrough Ogg stream, the decoder and the
+/// speech detector — the shell's parts — and the ``ParticipantTimeline``, which decides
+/// where each packet lands and why there is no audio where there is none. All buffers
+/// are allocated when the participant is added.
 ///
 /// The participant's file runs from its first packet to when it leaves (or the session
 /// stops). Every stretch without packets is written as concealment packets
@@ -19,46 +21,18 @@ final class ParticipantRecorder {
     /// The live path's reorder buffer (`jitterWaitMillis`): what it releases is decoded
     /// for the mix and speech detection. Unused (and minimal) when nothing is decoded.
     var live: JitterBuffer
-    /// Session sample up to which the live path has decoded (nil before its first packet).
-    var liveEnd: Int64?
-    var liveLastSequence: Int64?
-    var liveLossSinceLastPacket = false
-    var clock: TrackClock
+    var timeline: ParticipantTimeline
     var writer: OggStreamWriter?
     let decoder: OpusDecoderBox?
     var vad = VoiceActivityDetector()
     let pan: Float
-
-    var ssrc: UInt32?
-    var senderReport: (rtp: UInt32, ntpNanos: Int64)?
-    var fileStart: Int64?
-    /// Session sample where the file currently ends.
-    var writtenEnd: Int64 = 0
-    var lastSequence: Int64?
+    /// The last audio packet's TOC byte: concealment packets copy its mode and bandwidth.
     var lastTOC: UInt8 = 31 << 3  // CELT FB 20 ms until a packet says otherwise
-    var muted = false
-    var mutedSinceLastPacket = false
-    var pendingCause: GapCause?
-    /// Session sample where our connection was lost while reconnecting (the last moment
-    /// the participant was known to be in the room); nil while in contact.
-    var contactLostAt: Int64?
-    var lossSinceLastPacket = false
-    var lastPacketArrival: UInt64 = 0
-    var everReceived = false
-    /// When the participant's first track was added (monotonic ns).
-    var addedAt: UInt64 = 0
-    var openGap: (start: Int64, end: Int64, cause: GapCause)?
-    /// Gap time per cause in samples; `stats.gapMillis` is derived from it, never summed in ms.
-    var gapSamples: [GapCause: Int64] = [:]
+    /// Packet counters; the timeline's (gaps, concealment, file duration) are added by
+    /// ``MediaEngine/stats()``.
     var stats: ParticipantMediaStats
-    var finished = false
-    /// Rotation: the number of the file segment being written (1 = the first file),
-    /// its channel count, and the played samples of the segments already finished.
-    var segment = 1
-    var stereo = false
-    var earlierSegmentsSamples: Int64 = 0
 
-    init(spec: MediaTrackSpec, streamID: Int, config: MediaPipelineConfig, pan: Float) {
+    init(spec: MediaTrackSpec, streamID: Int, config: MediaPipelineConfig, pan: Float, startNanos: UInt64 = 0, addedAt: UInt64 = 0) {
         identity = spec.participantIdentity
         name = spec.participantName
         trackSid = spec.trackSid
@@ -69,9 +43,11 @@ final class ParticipantRecorder {
         live = JitterBuffer(
             capacity: config.decode ? config.jitterSlots : 8, arenaBytes: config.decode ? config.liveArenaBytes : 0,
             waitNanos: UInt64(config.jitterWaitMillis) * 1_000_000)
-        clock = TrackClock(settleNanos: UInt64(config.startHoldMillis) * 1_000_000)
         decoder = config.decode ? OpusDecoderBox(channels: 1) : nil
         decoder?.timeCalls = config.timeCodecCalls
+        var settings = ParticipantTimeline.Settings(config: config, startNanos: startNanos)
+        settings.decodes = decoder != nil
+        timeline = ParticipantTimeline(settings: settings, addedAt: addedAt)
         self.pan = pan
         stats = ParticipantMediaStats(identity: identity)
     }

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import BedrudProtocol
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Takes finished Ogg pages from the media thread. One stream id per output file.
@@ -49,7 +49,9 @@ public final class DirectPageWriter: PageConsumer {
 public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
     // @unchecked: `buffer` bytes are written by the producer before `tail` is published
     // (release) and read by the writer thread after it loads `tail` (acquire); `head`
-    // returns space the same way. `sinks` is behind a Mutex. Other fields are immutable.
+    // returns space the same way. `sinks` is behind a Mutex. `loop` is only touched by the
+    // writer thread (its own, or the one shared ``PageWriterThread`` it is attached to).
+    // Other fields are immutable.
     private let capacity: Int
     private let buffer: UnsafeMutableRawPointer
     private let head = Atomic<Int>(0)
@@ -75,12 +77,11 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
     /// queued, so the new sink waits behind the old one.
     private let sinks = Mutex<[Int: [SinkHandOff]]>([:])
     /// Pages waiting (woken by the producer), room freed (woken by the writer), done.
-    private let pagesWaiting = WakeSignal()
+    private let pagesWaiting: WakeSignal
     private let roomFreed = WakeSignal()
     private let finishedSignal = WakeSignal()
     private let syncIntervalNanos: UInt64
     private let maxWaitNanos: UInt64
-    private var thread: Thread?
     private let log = Logger("media.writer")
 
     private enum Kind: UInt32 { case page = 1, close = 2, closeClean = 3, skip = 4 }
@@ -91,18 +92,24 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
     ///   - syncIntervalSeconds: fsync every open file this often (0 = only at close).
     ///   - recoveryLimits: how much of a stream whose writes fail is kept in memory.
     ///   - retryIntervalMillis: how often failed writes are tried again.
+    ///   - thread: a writer thread shared with other writers (one process recording several
+    ///     rooms); nil = a thread of its own, ended by `finish`.
     public init(capacityBytes: Int = 4 << 20, syncIntervalSeconds: Double = 5, maxWaitMillis: Int = 500,
-                recoveryLimits: PageStreamRecovery.Limits = .init(), retryIntervalMillis: Int = 250) {
+                recoveryLimits: PageStreamRecovery.Limits = .init(), retryIntervalMillis: Int = 250, thread shared: PageWriterThread? = nil) {
         self.recoveryLimits = recoveryLimits
         retryIntervalNanos = UInt64(max(1, retryIntervalMillis)) * 1_000_000
         capacity = max(1 << 16, (capacityBytes + 15) & ~15)
         buffer = .allocate(byteCount: capacity, alignment: 16)
         syncIntervalNanos = UInt64(max(0, syncIntervalSeconds) * 1e9)
         maxWaitNanos = UInt64(maxWaitMillis) * 1_000_000
-        let t = Thread { [unowned self] in self.run() }
-        t.name = "bedrud.media.writer"
-        thread = t
-        t.start()
+        loop = LoopState(failLog: RateLimitedLog(Logger("media.writer")))
+        // A shared thread sleeps on one signal for all its writers: producers wake it.
+        pagesWaiting = shared?.signal ?? WakeSignal()
+        if let shared {
+            shared.attach(self)
+            return
+        }
+        OSThread.start(name: "bedrud.media.writer") { [unowned self] in self.run() }
     }
 
     deinit { buffer.deallocate() }
@@ -218,69 +225,102 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
         (buffer + o + 8).storeBytes(of: Int64(length), as: Int64.self)
     }
 
-    private func run() {
+    /// The writer thread's own state (only the writer thread touches it).
+    private struct LoopState {
         var open: [Int: PageStreamRecovery] = [:]
         var dirty = Set<Int>()
         var failing = Set<Int>()
         var lastSync = MonotonicClock.nanos()
         var lastRetry: UInt64 = 0
-        var failLog = RateLimitedLog(log)
-        // Gathers a stream's reports and keeps `failing` and `failingSince` current.
-        func account(_ id: Int, _ r: PageStreamRecovery, now: UInt64) {
-            if r.isFailing {
-                if failing.isEmpty { failingSince.store(now, ordering: .releasing) }
-                failing.insert(id)
-                lastErrno.store(r.lastErrno, ordering: .relaxed)
-            } else if failing.remove(id) != nil, failing.isEmpty {
-                failingSince.store(0, ordering: .releasing)
-            }
-            let reports = r.takeReports()
-            guard !reports.isEmpty else { return }
-            for rep in reports {
-                switch rep {
-                case .failing: failLog.log(.warning, now: now, "cannot write recording pages (\(String(cString: strerror(r.lastErrno)))); keeping them in memory")
-                case .recovered: log.info("recording pages are being written again")
-                case .gap(let a, let b): log.warning("\(Double(b - a) / 48000) s of a recording could not be written; marked as a gap")
-                }
-            }
-            reportList.withLock { list in for rep in reports { list.append((id, rep)) } }
-            reportCount.add(reports.count, ordering: .releasing)
-        }
-        func retryFailing(now: UInt64) {
-            lastRetry = now
-            for id in failing {
-                guard let r = open[id] else { continue }
-                let before = r.bytesWritten
-                r.retry()
-                written.add(r.bytesWritten - before, ordering: .relaxed)
-                account(id, r, now: now)
+        var failLog: RateLimitedLog
+    }
+    private var loop: LoopState
+
+    /// A thread of its own: one writer, parked on its signal while there is nothing to do.
+    private func run() {
+        while true {
+            switch step(budget: .max) {
+            case .finished: return
+            case .busy: continue
+            case .idle(let due): pagesWaiting.park(untilNanos: due) { hasWork }
             }
         }
+    }
+
+    /// True when a step now would find something to do (asked before parking).
+    var hasWork: Bool {
+        tail.load(ordering: .acquiring) != head.load(ordering: .relaxed) || stopping.load(ordering: .acquiring)
+            || retryRequested.load(ordering: .acquiring)
+    }
+
+    /// Gathers a stream's reports and keeps `failing` and `failingSince` current.
+    private func account(_ id: Int, _ r: PageStreamRecovery, now: UInt64) {
+        if r.isFailing {
+            if loop.failing.isEmpty { failingSince.store(now, ordering: .releasing) }
+            loop.failing.insert(id)
+            lastErrno.store(r.lastErrno, ordering: .relaxed)
+        } else if loop.failing.remove(id) != nil, loop.failing.isEmpty {
+            failingSince.store(0, ordering: .releasing)
+        }
+        let reports = r.takeReports()
+        guard !reports.isEmpty else { return }
+        for rep in reports {
+            switch rep {
+            case .failing: loop.failLog.log(.warning, now: now, "cannot write recording pages (\(String(cString: strerror(r.lastErrno)))); keeping them in memory")
+            case .recovered: log.info("recording pages are being written again")
+            case .gap(let a, let b): log.warning("\(Double(b - a) / 48000) s of a recording could not be written; marked as a gap")
+            }
+        }
+        reportList.withLock { list in for rep in reports { list.append((id, rep)) } }
+        reportCount.add(reports.count, ordering: .releasing)
+    }
+
+    private func retryFailing(now: UInt64) {
+        loop.lastRetry = now
+        for id in loop.failing {
+            guard let r = loop.open[id] else { continue }
+            let before = r.bytesWritten
+            r.retry()
+            written.add(r.bytesWritten - before, ordering: .relaxed)
+            account(id, r, now: now)
+        }
+    }
+
+    /// One turn of the writer: writes up to `budget` queued entries (a thread shared by
+    /// several writers takes turns, ``PageWriterThread``), fsyncs and retries when due.
+    /// `.idle` says until when there is nothing to do; `.finished` comes once, after
+    /// `finish` and the last queued entry.
+    func step(budget: Int) -> WriterStep {
+        var handled = 0
         while true {
             let h = head.load(ordering: .relaxed)
             let t = tail.load(ordering: .acquiring)
             let now0 = MonotonicClock.nanos()
-            if !failing.isEmpty, retryRequested.exchange(false, ordering: .acquiring) || now0 &- lastRetry >= retryIntervalNanos {
+            if !loop.failing.isEmpty, retryRequested.exchange(false, ordering: .acquiring) || now0 &- loop.lastRetry >= retryIntervalNanos {
                 retryFailing(now: now0)
             }
             if h == t {
-                if stopping.load(ordering: .acquiring) && head.load(ordering: .relaxed) == tail.load(ordering: .acquiring) { break }
+                if stopping.load(ordering: .acquiring) && head.load(ordering: .relaxed) == tail.load(ordering: .acquiring) {
+                    finishedFlag.store(true, ordering: .releasing)
+                    finishedSignal.notify()
+                    return .finished
+                }
                 let now = MonotonicClock.nanos()
-                if syncIntervalNanos > 0, now - lastSync >= syncIntervalNanos, !dirty.isEmpty {
-                    for id in dirty where !failing.contains(id) { do { try open[id]?.sink.sync() } catch { failed.add(1, ordering: .relaxed) } }
-                    dirty.removeAll(keepingCapacity: true)
-                    lastSync = now
+                if syncIntervalNanos > 0, now - loop.lastSync >= syncIntervalNanos, !loop.dirty.isEmpty {
+                    for id in loop.dirty where !loop.failing.contains(id) {
+                        do { try loop.open[id]?.sink.sync() } catch { failed.add(1, ordering: .relaxed) }
+                    }
+                    loop.dirty.removeAll(keepingCapacity: true)
+                    loop.lastSync = now
                 }
                 // Asleep until pages are queued, the writer is told to finish, the next
                 // fsync, or the next retry of failed writes.
-                var due: UInt64? = syncIntervalNanos > 0 && !dirty.isEmpty ? lastSync &+ syncIntervalNanos : nil
-                if !failing.isEmpty { due = min(due ?? .max, lastRetry &+ retryIntervalNanos) }
-                pagesWaiting.park(untilNanos: due) {
-                    tail.load(ordering: .acquiring) != head.load(ordering: .relaxed) || stopping.load(ordering: .acquiring)
-                        || retryRequested.load(ordering: .acquiring)
-                }
-                continue
+                var due: UInt64? = syncIntervalNanos > 0 && !loop.dirty.isEmpty ? loop.lastSync &+ syncIntervalNanos : nil
+                if !loop.failing.isEmpty { due = min(due ?? .max, loop.lastRetry &+ retryIntervalNanos) }
+                return .idle(until: due)
             }
+            if handled >= budget { return .busy }
+            handled += 1
             let o = h % capacity
             let kind = Kind(rawValue: (buffer + o).load(as: UInt32.self)) ?? .skip
             if kind == .skip {
@@ -290,15 +330,15 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
             }
             let id = Int((buffer + o + 4).load(as: UInt32.self))
             let len = Int((buffer + o + 8).load(as: Int64.self))
-            if open[id] == nil, let s = sinks.withLock({ list -> SinkHandOff? in
+            if loop.open[id] == nil, let s = sinks.withLock({ list -> SinkHandOff? in
                 guard var queue = list[id], !queue.isEmpty else { return nil }
                 let first = queue.removeFirst()
                 list[id] = queue.isEmpty ? nil : queue
                 return first
-            }) { open[id] = PageStreamRecovery(sink: s.sink, limits: recoveryLimits) }
+            }) { loop.open[id] = PageStreamRecovery(sink: s.sink, limits: recoveryLimits) }
             switch kind {
             case .page:
-                if let r = open[id] {
+                if let r = loop.open[id] {
                     let wasFailing = r.isFailing
                     let before = (r.bytesWritten, r.pagesDropped)
                     r.page(UnsafeMutableRawBufferPointer(start: buffer + o + Self.entryHeader, count: len))
@@ -308,11 +348,11 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
                         if !wasFailing { failed.add(1, ordering: .relaxed) }
                         account(id, r, now: MonotonicClock.nanos())
                     } else {
-                        dirty.insert(id)
+                        loop.dirty.insert(id)
                     }
                 }
             case .close, .closeClean:
-                if let r = open.removeValue(forKey: id) {
+                if let r = loop.open.removeValue(forKey: id) {
                     let before = r.bytesWritten
                     do {
                         let finished = try r.close(clean: kind == .closeClean)
@@ -324,7 +364,7 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
                     } catch {
                         if kind == .closeClean { unfinished.add(1, ordering: .relaxed) }
                         failed.add(1, ordering: .relaxed)
-                        failLog.log(.warning, now: MonotonicClock.nanos(), "cannot finish recording file: \(error)")
+                        loop.failLog.log(.warning, now: MonotonicClock.nanos(), "cannot finish recording file: \(error)")
                     }
                     written.add(r.bytesWritten - before, ordering: .relaxed)
                     let reports = r.takeReports().filter { if case .gap = $0 { true } else { false } }
@@ -332,16 +372,14 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
                         reportList.withLock { list in for rep in reports { list.append((id, rep)) } }
                         reportCount.add(reports.count, ordering: .releasing)
                     }
-                    if failing.remove(id) != nil, failing.isEmpty { failingSince.store(0, ordering: .releasing) }
+                    if loop.failing.remove(id) != nil, loop.failing.isEmpty { failingSince.store(0, ordering: .releasing) }
                 }
-                dirty.remove(id)
+                loop.dirty.remove(id)
             case .skip: break
             }
             head.store(h + ((Self.entryHeader + len + 15) & ~15), ordering: .releasing)
             roomFreed.notify()
         }
-        finishedFlag.store(true, ordering: .releasing)
-        finishedSignal.notify()
     }
 }
 

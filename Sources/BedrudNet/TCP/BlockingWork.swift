@@ -1,4 +1,5 @@
-import Foundation
+import BedrudProtocol
+import FoundationEssentials
 import Synchronization
 
 /// Runs blocking socket work on its own thread so it never blocks Swift's cooperative
@@ -10,11 +11,9 @@ enum BlockingWork {
     ) async throws -> T {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (cont: CheckedContinuation<T, any Error>) in
-                let thread = Thread {
+                OSThread.start(name: name) {
                     cont.resume(with: Result { try work() })
                 }
-                thread.name = name
-                thread.start()
             }
         } onCancel: {
             slot.cancel()

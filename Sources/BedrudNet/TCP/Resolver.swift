@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import BedrudProtocol
+import Dispatch
+import FoundationEssentials
 import Synchronization
 
 /// One resolved socket address (IPv4 or IPv6).
@@ -39,7 +41,7 @@ public enum Resolver {
             let done = DispatchSemaphore(value: 0)
         }
         let box = Box()
-        let thread = Thread {
+        OSThread.start(name: "bedrud-resolve") {
             do {
                 box.result = .success(try lookup(host: host, port: port, numericOnly: false))
             } catch let e as NetworkError {
@@ -49,7 +51,6 @@ public enum Resolver {
             }
             box.done.signal()
         }
-        thread.start()
         let ms = Int(deadline.remainingMilliseconds)
         if box.done.wait(timeout: .now() + .milliseconds(ms)) == .timedOut {
             throw NetworkError(.timedOut, endpoint: endpoint, detail: "name resolution")

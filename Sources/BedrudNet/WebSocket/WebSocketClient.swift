@@ -1,6 +1,7 @@
 import BedrudProtocol
 import COpenSSL
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Synchronization
 
 /// Limits and timeouts of a ``WebSocketClient``.
@@ -122,11 +123,11 @@ public final class WebSocketClient: Sendable {
                 throw NetworkError(.protocolViolation, endpoint: stream.endpoint, detail: "no answer to the WebSocket upgrade")
             }
             guard head.status == 101 else {
-                let text = String(decoding: parser.body.prefix(500), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                let text = String(decoding: parser.body.prefix(500), as: UTF8.self).trimmingWhitespaceScalars()
                 throw WebSocketHandshakeError(status: head.status, body: text, endpoint: shown)
             }
             guard head.headers["Upgrade"]?.lowercased() == "websocket",
-                  head.headers["Connection"]?.lowercased().split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == "upgrade" }) == true else {
+                  head.headers["Connection"]?.lowercased().split(separator: ",").contains(where: { $0.trimmingWhitespaceScalars(newlines: false) == "upgrade" }) == true else {
                 throw NetworkError(.protocolViolation, endpoint: stream.endpoint, detail: "101 without Upgrade: websocket")
             }
             guard head.headers["Sec-WebSocket-Accept"] == acceptValue(for: key) else {
@@ -166,12 +167,8 @@ public final class WebSocketClient: Sendable {
         continuation.onTermination = { [weak self] reason in
             if case .cancelled = reason { self?.abort() }
         }
-        let reader = Thread { [self] in readLoop(leftover: leftover) }
-        reader.name = "ws-read"
-        reader.start()
-        let writer = Thread { [self] in writeLoop() }
-        writer.name = "ws-write"
-        writer.start()
+        OSThread.start(name: "ws-read") { [self] in readLoop(leftover: leftover) }
+        OSThread.start(name: "ws-write") { [self] in writeLoop() }
     }
 
     // MARK: - Sending
@@ -306,7 +303,7 @@ public final class WebSocketClient: Sendable {
             wake.signal()
             var spins = 0
             while !state.withLock({ $0.writerStopped }) && spins < 200 {
-                Thread.sleep(forTimeInterval: 0.005)
+                OSThread.sleep(seconds: 0.005)
                 spins += 1
                 if spins == 100 { stream.shutdown(); wake.signal() }
             }
@@ -330,7 +327,7 @@ public final class WebSocketClient: Sendable {
                             // Give the writer a moment to send the echo before dropping the link.
                             var waited = 0
                             while waited < 100 && state.withLock({ !$0.queue.isEmpty && $0.dead == nil }) {
-                                Thread.sleep(forTimeInterval: 0.005)
+                                OSThread.sleep(seconds: 0.005)
                                 waited += 1
                             }
                         }
@@ -352,7 +349,7 @@ public final class WebSocketClient: Sendable {
         } catch let e as WebSocketProtocolError {
             logger.warning("protocol error from \(stream.endpoint): \(e.message); closing with \(e.closeCode)")
             enqueueInternal(Self.closeFrame(code: e.closeCode, reason: ""), isClose: true)
-            Thread.sleep(forTimeInterval: 0.05)
+            OSThread.sleep(seconds: 0.05)
             let ne = NetworkError(.protocolViolation, endpoint: stream.endpoint, detail: "WebSocket: \(e.message)")
             fail(ne)
             continuation.finish(throwing: ne)

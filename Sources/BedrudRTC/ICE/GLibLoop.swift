@@ -1,5 +1,7 @@
+import BedrudProtocol
 import CNice
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Synchronization
 
 /// A GLib main loop with its own `GMainContext`, running on a dedicated thread.
@@ -17,7 +19,7 @@ public final class GLibLoop: SerialExecutor, @unchecked Sendable {
     let context: OpaquePointer
     private let loop: OpaquePointer
     private let finished = Mutex<Bool>(false)
-    private let finishedCondition = NSCondition()
+    private let finishedSignal = DispatchSemaphore(value: 0)
     public let name: String
 
     public init(name: String = "bedrud-ice") {
@@ -25,15 +27,12 @@ public final class GLibLoop: SerialExecutor, @unchecked Sendable {
         context = g_main_context_new()
         loop = g_main_loop_new(context, 0)
         let handles = LoopHandles(context: context, loop: loop, owner: self)
-        let thread = Thread {
+        OSThread.start(name: name, stackSize: 1 << 20) {
             g_main_context_push_thread_default(handles.context)
             g_main_loop_run(handles.loop)
             g_main_context_pop_thread_default(handles.context)
             handles.finish()
         }
-        thread.name = name
-        thread.stackSize = 1 << 20
-        thread.start()
     }
 
     deinit {
@@ -47,19 +46,14 @@ public final class GLibLoop: SerialExecutor, @unchecked Sendable {
     public func shutdown(timeoutSeconds: Double = 5) {
         precondition(!isCurrent, "GLibLoop.shutdown() called on its own thread")
         g_main_loop_quit(loop)
-        let deadline = Date(timeIntervalSinceNow: timeoutSeconds)
-        finishedCondition.lock()
-        while !finished.withLock({ $0 }) {
-            if !finishedCondition.wait(until: deadline) { break }
-        }
-        finishedCondition.unlock()
+        if finished.withLock({ $0 }) { return }
+        // Passed on after waking, so a second caller does not wait out its timeout.
+        if finishedSignal.wait(timeout: .now() + max(0, timeoutSeconds)) == .success { finishedSignal.signal() }
     }
 
     fileprivate func markFinished() {
-        finishedCondition.lock()
         finished.withLock { $0 = true }
-        finishedCondition.broadcast()
-        finishedCondition.unlock()
+        finishedSignal.signal()
     }
 
     /// True on the loop's thread.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A parsed ICE candidate line (RFC 8839 §5.1):
 /// `candidate:<foundation> <component> <transport> <priority> <address> <port> typ <type> [raddr <a>] [rport <p>] [name value]…`

@@ -1,5 +1,7 @@
 import BedrudProtocol
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 
 /// Turns ``ICEServer`` URLs into IP literals for libnice. IP literals pass through; host
 /// names are resolved with `getaddrinfo` (which blocks) on short-lived threads, all at
@@ -62,12 +64,11 @@ enum ICEServerResolver {
         let found: [String: String] = await withCheckedContinuation { (c: CheckedContinuation<[String: String], Never>) in
             gather.set(c)
             for name in missing {
-                let t = Thread {
+                OSThread.start(name: "bedrud-ice-dns") {
                     let ip = lookup(name)
                     if let ip { cache.put(name, ip) }
                     gather.answer(name, ip)
                 }
-                t.start()
             }
             DispatchQueue.global().asyncAfter(deadline: .now() + timeoutSeconds) { gather.finish() }
         }
@@ -111,7 +112,7 @@ enum ICEServerResolver {
 /// name has answered or at the deadline, whichever comes first.
 private final class Gather: @unchecked Sendable {
     // @unchecked: all state is guarded by `lock`.
-    private let lock = NSLock()
+    private let lock = PosixLock()
     private var continuation: CheckedContinuation<[String: String], Never>?
     private var found: [String: String] = [:]
     private var left: Int
@@ -151,7 +152,7 @@ private final class Gather: @unchecked Sendable {
 /// Name → address with an expiry; thread-safe.
 final class AddressCache: @unchecked Sendable {
     // @unchecked: all state is guarded by `lock`.
-    private let lock = NSLock()
+    private let lock = PosixLock()
     private var entries: [String: (ip: String, until: Date)] = [:]
     private let cacheSeconds: Double
 

@@ -4,6 +4,9 @@ import BedrudProtocol
 protocol MediaReceiverDelegate: AnyObject {
     func mediaUnknownSSRC(_ ssrc: UInt32, payloadType: UInt8)
     func mediaBye(_ ssrc: UInt32)
+    /// A track has missing packets and the NACK timer is not running: start it (it calls
+    /// ``MediaReceiver/sendNACKs(nowNanos:)`` until that returns false).
+    func mediaNACKPending()
 }
 
 /// Per-SSRC receive state. Touched only on the loop thread.
@@ -53,6 +56,10 @@ final class MediaReceiver {
     let cname: [UInt8]
     private let nackConfig: NACKTracker.Configuration
     private var badInput = RateLimitedLog(Logger("rtc.media"))
+    /// True from ``MediaReceiverDelegate/mediaNACKPending()`` until the timer stops: while
+    /// nothing is missing no timer runs, so an idle or loss-free connection never wakes the
+    /// loop for NACKs.
+    private(set) var nackTimerRunning = false
 
     init(maxDatagram: Int, nack: NACKTracker.Configuration) {
         self.maxDatagram = max(256, maxDatagram)
@@ -148,7 +155,13 @@ final class MediaReceiver {
             return
         }
         let r = s.stats.record(sequenceNumber: h.sequenceNumber, rtpTimestamp: h.timestamp, payloadBytes: h.payloadLength, arrivalNanos: nowNanos)
-        if s.track.nack { s.nack.packetArrived(r.extended, nowNanos: nowNanos) }
+        if s.track.nack {
+            s.nack.packetArrived(r.extended, nowNanos: nowNanos)
+            if !nackTimerRunning, s.nack.pendingCount > 0 {
+                nackTimerRunning = true
+                delegate?.mediaNACKPending()
+            }
+        }
         // Padding-only packets (bandwidth probes, keep-alives) carry no media: counted in the
         // statistics above, not handed to the media thread.
         guard h.payloadLength > 0 else {
@@ -228,10 +241,16 @@ final class MediaReceiver {
         } while i < active.count
     }
 
-    /// Sends generic NACKs for packets that are due.
-    func sendNACKs(nowNanos: UInt64) {
+    /// Sends generic NACKs for packets that are due (one tick of the NACK timer).
+    /// - Returns: whether some track still has missing packets, i.e. whether the timer
+    ///   must keep running; when false the timer stops, until the next gap.
+    @discardableResult
+    func sendNACKs(nowNanos: UInt64) -> Bool {
+        counters.nackTimerTicks &+= 1
+        var pending = false
         for s in streams.values where s.track.nack && s.nack.pendingCount > 0 {
             let n = s.nack.collectDue(nowNanos: nowNanos, into: nackScratch)
+            if s.nack.pendingCount > 0 { pending = true }
             guard n > 0 else { continue }
             var w = RTCPWriter(buffer: UnsafeMutableRawBufferPointer(start: sendBuffer, count: Self.sendCapacity))
             // RFC 4585 feedback goes in a compound starting with an RR unless reduced-size
@@ -241,7 +260,12 @@ final class MediaReceiver {
             w.appendNACK(senderSSRC: localSSRC, mediaSSRC: s.track.ssrc, lost: UnsafeBufferPointer(rebasing: nackScratch[0..<n]))
             if sendRTCP(length: w.count) { counters.nacksSent &+= 1 }
         }
+        nackTimerRunning = pending
+        return pending
     }
+
+    /// The NACK timer was cancelled (close, failure); the next gap starts it again.
+    func nackTimerStopped() { nackTimerRunning = false }
 
     /// Sends a sender report (+ SDES CNAME) for every published track that has sent.
     func sendSenderReports(nowNanos: UInt64, unixNanos: UInt64) {

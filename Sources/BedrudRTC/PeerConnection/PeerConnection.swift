@@ -165,6 +165,9 @@ public actor PeerConnection {
     /// Counters and per-track statistics.
     public func stats() -> PeerConnectionStats { core.stats() }
 
+    /// The period of the loop's SCTP timer driver, nil without an association (for tests).
+    func sctpTimerIntervalMs() -> UInt32? { core.sctpTimerIntervalMs }
+
     /// Closes the connection (DTLS close_notify, SCTP abort) and ends ``events``. Idempotent.
     public func close() { core.close() }
 }

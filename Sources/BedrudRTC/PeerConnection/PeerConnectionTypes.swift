@@ -230,6 +230,9 @@ public struct TransportStats: Sendable, Equatable {
     /// Packets that could not be built, protected or handed to ICE.
     public var rtpSendFailures: UInt64 = 0
     public var nacksSent: UInt64 = 0
+    /// Firings of the NACK timer, which runs only while some track has missing packets:
+    /// zero on a loss-free connection.
+    public var nackTimerTicks: UInt64 = 0
     public var rtcpSendFailures: UInt64 = 0
     public var dtlsDroppedDatagrams: UInt64 = 0
     public var sctpDroppedPackets: UInt64 = 0

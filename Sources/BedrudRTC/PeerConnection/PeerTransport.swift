@@ -191,12 +191,8 @@ final class PeerTransport {
         case .localDescription(let text):
             return text
         case .startMediaTimers:
+            // The NACK timer starts when a gap appears (mediaNACKPending), not here.
             scheduleReport()
-            nackTimer = loop.addTimer(intervalMs: 20) { [weak self] in
-                guard let self, state == .connected else { return false }
-                receiver.sendNACKs(nowNanos: MonotonicClock.nanos())
-                return true
-            }
         case .connected:
             emit(.connected(srtpProfile: srtpProfile))
             resumeWaiters(nil)
@@ -268,6 +264,8 @@ final class PeerTransport {
             pendingChannels.append((label, reliability))
         }
     }
+
+    var sctpTimerIntervalMs: UInt32? { sctp?.timerIntervalMs }
 
     func send(_ data: [UInt8], label: String, binary: Bool) -> Bool {
         guard let sctp, let ch = channelsByLabel[label] else { return false }
@@ -386,6 +384,7 @@ final class PeerTransport {
         connectTimer = 0
         reportTimer = 0
         nackTimer = 0
+        receiver.nackTimerStopped()
     }
 
     /// Stops everything; idempotent. Sends DTLS close_notify and an SCTP ABORT if connected.
@@ -539,4 +538,17 @@ extension PeerTransport: SCTPTransportDelegate {
 extension PeerTransport: MediaReceiverDelegate {
     func mediaUnknownSSRC(_ ssrc: UInt32, payloadType: UInt8) { emit(.unknownSSRC(ssrc, payloadType: payloadType)) }
     func mediaBye(_ ssrc: UInt32) { emit(.remoteBye(ssrc)) }
+
+    /// Every 20 ms while some track has missing packets (the tracker's reorder window and
+    /// retry interval are multiples of it); stops itself when nothing is pending.
+    func mediaNACKPending() {
+        guard nackTimer == 0, !isFinished else { return }
+        nackTimer = loop.addTimer(intervalMs: 20) { [weak self] in
+            guard let self else { return false }
+            if state == .connected, receiver.sendNACKs(nowNanos: MonotonicClock.nanos()) { return true }
+            nackTimer = 0
+            receiver.nackTimerStopped()
+            return false
+        }
+    }
 }

@@ -1,34 +1,14 @@
-// Receiver-side statistics of one RTP stream: 64-bit sequence unwrapping, loss
-// (RFC 3550 §6.4.1, A.3), interarrival jitter (A.8), and the report block for an RR.
+import BedrudProtocol
 
-/// Unwraps 16-bit RTP sequence numbers into a monotonic 64-bit space: each value is
-/// placed nearest to the last one returned, so wraps and reordering both work.
-public struct SequenceUnwrapper: Sendable {
-    private var last: Int64?
-
-    public init() {}
-
-    /// The 64-bit value of `seq` (the first value is `seq` itself, plus 2^16 so that
-    /// early reordered packets stay positive).
-    @inline(__always)
-    public mutating func unwrap(_ seq: UInt16) -> Int64 {
-        guard let l = last else {
-            let v = Int64(seq) + 0x1_0000
-            last = v
-            return v
-        }
-        let delta = Int64(Int16(bitPattern: seq &- UInt16(truncatingIfNeeded: l)))
-        let v = l + delta
-        if v > l { last = v }
-        return v
-    }
-}
+// Receiver-side statistics of one RTP stream: 64-bit sequence unwrapping (the shared
+// `RTPCounterUnwrapper`), loss (RFC 3550 §6.4.1, A.3), interarrival jitter (A.8), and the
+// report block for an RR.
 
 /// Loss and jitter bookkeeping for one incoming SSRC. Value type, updated in place by
 /// the network thread; ``makeReportBlock(ssrc:nowNanos:)`` is called by the RTCP timer on the same thread.
 public struct RTPReceiveStatistics: Sendable {
     public let clockRate: Int
-    private var unwrapper = SequenceUnwrapper()
+    private var unwrapper = RTPCounterUnwrapper.sequenceNumbers()
     public private(set) var baseSequence: Int64 = 0
     public private(set) var highestSequence: Int64 = -1
     /// Packets accepted (retransmissions and late packets included).
@@ -54,7 +34,7 @@ public struct RTPReceiveStatistics: Sendable {
     /// - Returns: its 64-bit extended sequence number, and whether it advanced the highest one.
     @inline(__always)
     public mutating func record(sequenceNumber: UInt16, rtpTimestamp: UInt32, payloadBytes: Int, arrivalNanos: UInt64) -> (extended: Int64, inOrder: Bool) {
-        let ext = unwrapper.unwrap(sequenceNumber)
+        let ext = unwrapper.unwrap(UInt32(sequenceNumber))
         packetsReceived &+= 1
         bytesReceived &+= UInt64(payloadBytes)
         if highestSequence < 0 {

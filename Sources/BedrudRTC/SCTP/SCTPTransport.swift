@@ -1,6 +1,7 @@
 import BedrudProtocol
 import CUsrsctp
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// A data channel on an SCTP association.
@@ -28,11 +29,12 @@ protocol SCTPTransportDelegate: AnyObject {
 /// SCTP over DTLS with usrsctp in AF_CONN mode (RFC 8261), data channels with DCEP
 /// (RFC 8831, RFC 8832).
 ///
-/// usrsctp calls back from its own timer thread as well as from ours, so both of its
-/// callbacks only copy and hand over: received messages and notifications are queued
-/// and processed on the loop; outgoing packets go straight to DTLS when produced on the
-/// loop thread and are queued otherwise. Data channels are not the media path; the
-/// copies here are fine.
+/// usrsctp has no threads of its own here (``SCTPTimerDriver``): it calls back from the
+/// loop threads, and a timer that fires on one loop may concern another loop's
+/// association, so both of its callbacks only copy and hand over: received messages and
+/// notifications are queued and processed on the loop; outgoing packets go straight to
+/// DTLS when produced on the owning loop's thread and are queued otherwise. Data channels
+/// are not the media path; the copies here are fine.
 ///
 /// Thread contract: every method is called on the loop thread.
 final class SCTPTransport {
@@ -56,6 +58,8 @@ final class SCTPTransport {
     private var earlyBytes = 0
     private var nextStream: UInt16
     private let mailbox: SCTPMailbox
+    /// Runs usrsctp's timers on this loop (shared with the loop's other associations).
+    private let timers: SCTPTimerDriver
     private var closed = false
     private let log = Logger("rtc.sctp")
     private var badInput = RateLimitedLog(Logger("rtc.sctp"))
@@ -74,6 +78,7 @@ final class SCTPTransport {
         self.nextStream = isDTLSClient ? 0 : 1
         mailbox = SCTPMailbox(loop: loop)
         token = USRSCTP.register(mailbox)
+        timers = USRSCTP.timerDriver(for: loop)
         mailbox.transport = self
     }
 
@@ -148,6 +153,7 @@ final class SCTPTransport {
             badInput.log(.warning, now: MonotonicClock.nanos(), "SCTP packet dropped: \(error)")
             return
         }
+        timers.activity()
         usrsctp_conninput(token, base, packet.count, 0)
         drain()
     }
@@ -192,6 +198,9 @@ final class SCTPTransport {
         _ = shim_sctp_reset_stream(s, id)
     }
 
+    /// The period at which usrsctp's timers are driven on this loop now.
+    var timerIntervalMs: UInt32 { timers.intervalMs }
+
     var openChannels: [DataChannelInfo] { channels.values.sorted { $0.id < $1.id } }
 
     /// DATA chunks queued or sent but not yet acknowledged by the peer (SCTP_STATUS), so a
@@ -220,6 +229,7 @@ final class SCTPTransport {
             spa.sendv_prinfo.pr_policy = UInt16(SCTP_PR_SCTP_TTL)
             spa.sendv_prinfo.pr_value = t
         }
+        timers.activity()
         let n = data.withUnsafeBytes { d in
             usrsctp_sendv(s, d.baseAddress, d.count, nil, 0, &spa, socklen_t(MemoryLayout<sctp_sendv_spa>.size), UInt32(SCTP_SENDV_SPA), 0)
         }
@@ -231,6 +241,7 @@ final class SCTPTransport {
 
     /// An outgoing packet produced on the loop thread: send it now, after anything queued earlier.
     fileprivate func outputNow(_ packet: UnsafeRawBufferPointer) {
+        timers.activity()
         flushOutbox()
         delegate?.sctpSend(packet)
     }
@@ -400,8 +411,8 @@ final class SCTPMailbox: @unchecked Sendable {
     // is written once on the loop thread before usrsctp can call back and read only there.
     let loop: GLibLoop
     weak var transport: SCTPTransport?
-    // NSLock (a pthread mutex) rather than Mutex: Thread Sanitizer sees it, and this is not the media path.
-    private let lock = NSLock()
+    // PosixLock (a pthread mutex) rather than Mutex: Thread Sanitizer sees it, and this is not the media path.
+    private let lock = PosixLock()
     private var inbox: [SCTPInboxItem] = []
     private var outbox: [[UInt8]] = []
     private let drainScheduled = Atomic<Bool>(false)
@@ -440,10 +451,17 @@ final class SCTPMailbox: @unchecked Sendable {
 enum USRSCTP {
     private final class Registry: @unchecked Sendable {
         // @unchecked: every field is guarded by `lock` (a pthread mutex Thread Sanitizer sees).
-        let lock = NSLock()
+        let lock = PosixLock()
         var initialized = false
         var next: UInt = 1
         var mailboxes: [UInt: SCTPMailbox] = [:]
+        /// One timer driver per loop with associations (weak: the transports own them).
+        var drivers: [ObjectIdentifier: WeakDriver] = [:]
+        /// Serialises `usrsctp_handle_timers` (usrsctp expects one caller at a time) and
+        /// guards `lastTimerNanos`. Never taken while `lock` is held: a timer's callbacks
+        /// take `lock` (``USRSCTP/mailbox(for:)``).
+        let timerLock = PosixLock()
+        var lastTimerNanos = MonotonicClock.nanos()
 
         func withLock<T>(_ body: (Registry) -> T) -> T { lock.withLock { body(self) } }
     }
@@ -453,7 +471,9 @@ enum USRSCTP {
     static func register(_ mailbox: SCTPMailbox) -> UnsafeMutableRawPointer {
         let id = registry.withLock { r -> UInt in
             if !r.initialized {
-                usrsctp_init(0, sctpOutputCallback, nil)
+                // No timer thread and no raw-socket receive threads: SCTPTimerDriver runs the
+                // timers on the loops, and AF_CONN input comes through usrsctp_conninput.
+                usrsctp_init_nothreads(0, sctpOutputCallback, nil)
                 usrsctp_sysctl_set_sctp_ecn_enable(0)
                 usrsctp_sysctl_set_sctp_blackhole(2)
                 r.initialized = true
@@ -468,6 +488,31 @@ enum USRSCTP {
         return token
     }
 
+    /// The timer driver of `loop`, created with its first association. Called on that loop.
+    static func timerDriver(for loop: GLibLoop) -> SCTPTimerDriver {
+        registry.withLock { r in
+            if let d = r.drivers[ObjectIdentifier(loop)]?.driver { return d }
+            r.drivers = r.drivers.filter { $0.value.driver != nil }
+            let d = SCTPTimerDriver(loop: loop)
+            r.drivers[ObjectIdentifier(loop)] = WeakDriver(driver: d)
+            return d
+        }
+    }
+
+    /// Advances usrsctp's clock by the milliseconds since the last call (from any loop) and
+    /// runs the timers that are due. Called on a loop thread, never with `lock` held.
+    static func handleTimers() {
+        let r = registry
+        r.timerLock.lock()
+        defer { r.timerLock.unlock() }
+        let now = MonotonicClock.nanos()
+        if now < r.lastTimerNanos { r.lastTimerNanos = now }
+        let ms = (now - r.lastTimerNanos) / 1_000_000
+        guard ms > 0 else { return }
+        r.lastTimerNanos += ms * 1_000_000
+        usrsctp_handle_timers(UInt32(min(ms, 600_000)))
+    }
+
     static func deregister(token: UnsafeMutableRawPointer) {
         let id = UInt(bitPattern: token)
         registry.withLock { _ = $0.mailboxes.removeValue(forKey: id) }
@@ -479,6 +524,10 @@ enum USRSCTP {
         let id = UInt(bitPattern: token)
         return registry.withLock { $0.mailboxes[id] }
     }
+}
+
+private struct WeakDriver {
+    weak var driver: SCTPTimerDriver?
 }
 
 private let sctpOutputCallback: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, Int, UInt8, UInt8) -> Int32 = {

@@ -1,5 +1,6 @@
+import BedrudProtocol
 import CSRTP
-import Foundation
+import FoundationEssentials
 
 /// ``SRTPTransform`` on libsrtp2: one inbound session (`ssrc_any_inbound`, replay window
 /// 1024) and one outbound (`ssrc_any_outbound`).
@@ -93,7 +94,7 @@ public final class LibSRTPTransform: SRTPTransform {
 enum LibSRTP {
     private final class State: @unchecked Sendable {
         // @unchecked: `done` is guarded by `lock`.
-        let lock = NSLock()
+        let lock = PosixLock()
         var done = false
     }
     private static let state = State()

@@ -8,8 +8,10 @@ struct MediaReceiverTests {
     final class Events: MediaReceiverDelegate {
         var unknown: [(UInt32, UInt8)] = []
         var byes: [UInt32] = []
+        var nackTimerStarts = 0
         func mediaUnknownSSRC(_ ssrc: UInt32, payloadType: UInt8) { unknown.append((ssrc, payloadType)) }
         func mediaBye(_ ssrc: UInt32) { byes.append(ssrc) }
+        func mediaNACKPending() { nackTimerStarts += 1 }
     }
 
     func track(_ ssrc: UInt32, nack: Bool = true) -> RemoteTrack {
@@ -106,5 +108,47 @@ struct MediaReceiverTests {
         r.setTracks([track(10), track(40)])
         #expect(r.trackStats().map(\.ssrc) == [10, 40])
         #expect(r.trackStats().first?.packetsReceived == 6 && r.trackStats().first?.attached == true)
+    }
+
+    @Test("The NACK timer is asked for only when a gap opens, keeps running while packets are missing, and stops when none are")
+    func nackTimerOnlyWhileMissing() throws {
+        let (sender, receiverSRTP) = try srtpPair(.aeadAES128GCM)
+        let r = MediaReceiver(maxDatagram: 1500, nack: .init())
+        let events = Events()
+        r.delegate = events
+        r.sendDatagram = { _, _ in true }
+        r.srtp = receiverSRTP
+        r.setTracks([track(10), track(20, nack: false)])
+        var now: UInt64 = 1_000_000_000
+        func feed(_ seq: UInt16, ssrc: UInt32 = 10) throws {
+            let p = try #require(protect(sender, makeRTP(seq: seq, ts: UInt32(seq) * 960, ssrc: ssrc)))
+            p.withUnsafeBytes { r.handle($0.baseAddress!, count: $0.count, isRTCP: false, nowNanos: now) }
+            now += 20_000_000
+        }
+        // In order, and a gap on a track without NACK: no timer.
+        for seq: UInt16 in 1...50 { try feed(seq) }
+        for seq: UInt16 in [1, 2, 5] { try feed(seq, ssrc: 20) }
+        #expect(events.nackTimerStarts == 0 && !r.nackTimerRunning)
+        // 51 is lost: one start, however many packets follow while it is running.
+        for seq: UInt16 in 52...55 { try feed(seq) }
+        #expect(events.nackTimerStarts == 1 && r.nackTimerRunning)
+        #expect(r.sendNACKs(nowNanos: now))
+        #expect(r.counters.nacksSent == 1)
+        // The retransmission arrives: nothing is missing, the next tick stops the timer.
+        try feed(51)
+        #expect(!r.sendNACKs(nowNanos: now) && !r.nackTimerRunning)
+        #expect(r.counters.nackTimerTicks == 2)
+        for seq: UInt16 in 56...80 { try feed(seq) }
+        #expect(events.nackTimerStarts == 1)
+        // A loss that is never repaired: requested up to maxRetries, then given up; the timer stops then.
+        try feed(82)
+        #expect(events.nackTimerStarts == 2)
+        var ticks = 0
+        while r.sendNACKs(nowNanos: now), ticks < 1000 {
+            now += 20_000_000
+            ticks += 1
+        }
+        #expect(!r.nackTimerRunning && r.counters.nacksSent == 4)
+        #expect(ticks < 60, "the timer ran \(ticks) ticks for one lost packet")
     }
 }

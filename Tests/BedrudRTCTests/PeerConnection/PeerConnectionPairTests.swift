@@ -110,6 +110,40 @@ struct PeerConnectionPairTests {
         }
     }
 
+    @Test("usrsctp runs without threads of its own: a quiet association slows its timer to 500 ms, a message brings it back to 20 ms and is delivered and acknowledged")
+    func sctpTimersOnTheLoop() async throws {
+        try await PeerPair.run { p in
+            await p.offerer.createDataChannel(label: "_reliable")
+            try await p.negotiate()
+            try await p.answerer.waitUntilConnected(timeoutSeconds: 20)
+            _ = try await p.offererEvents.first(where: isOpened("_reliable"), timeout: 20, "DCEP ACK")
+            // usrsctp_init_nothreads: none of usrsctp's timer or raw-socket receive threads exist.
+            let names = Self.threadNames()
+            #expect(!names.contains("SCTP timer") && !names.contains { $0.hasPrefix("SCTP/IP") }, "threads: \(names)")
+            #expect(names.contains("pair-ice"))
+            #expect(await p.offerer.sctpTimerIntervalMs() == 20)
+            // Quiet after 2 s without SCTP packets (the delayed SACK goes out within 200 ms).
+            let deadline = ContinuousClock.now + .seconds(10)
+            while await p.offerer.sctpTimerIntervalMs() != 500, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(await p.offerer.sctpTimerIntervalMs() == 500)
+            #expect(await p.offerer.send(Array("after quiet".utf8), label: "_reliable", binary: false))
+            #expect(await p.offerer.sctpTimerIntervalMs() == 20)
+            _ = try await p.answererEvents.first(where: isMessage("_reliable", Array("after quiet".utf8)), timeout: 10)
+            #expect(await p.answerer.send([7], label: "_reliable"))
+            _ = try await p.offererEvents.first(where: isMessage("_reliable", [7]), timeout: 10)
+            // Acknowledged (SACK, delayed by at most 200 ms + one 20 ms tick).
+            #expect(await p.offerer.waitUntilDataSent(timeoutSeconds: 5))
+        }
+    }
+
+    static func threadNames() -> [String] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+    }
+
     @Test("ICE-TCP only (RFC 6544) connects on loopback")
     func iceTCP() async throws {
         try await PeerPair.run(configure: { c in

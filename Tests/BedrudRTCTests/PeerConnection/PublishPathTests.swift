@@ -75,6 +75,8 @@ struct PublishPathTests {
             let r = await p.answerer.stats()
             #expect(r.tracks.first?.packetsReceived == UInt64(count))
             #expect(r.tracks.first?.packetsLost == 0)
+            // Nothing was missing, so the NACK timer never ran (it used to tick every 20 ms).
+            #expect(r.transport.nackTimerTicks == 0)
         }
     }
 

@@ -1,3 +1,4 @@
+import BedrudProtocol
 import Testing
 @testable import BedrudRTC
 
@@ -106,19 +107,19 @@ struct RTPHeaderTests {
 struct RTPStatisticsTests {
     @Test("Sequence numbers unwrap to 64 bits across wraps and reordering")
     func unwrap() {
-        var u = SequenceUnwrapper()
+        var u = RTPCounterUnwrapper.sequenceNumbers()
         let a = u.unwrap(65534)
         #expect(u.unwrap(65535) == a + 1)
         #expect(u.unwrap(0) == a + 2)
         #expect(u.unwrap(65535) == a + 1)  // late packet from before the wrap
         #expect(u.unwrap(1) == a + 3)
-        var v = SequenceUnwrapper()
+        var v = RTPCounterUnwrapper.sequenceNumbers()
         let b = v.unwrap(10)
         #expect(v.unwrap(9) == b - 1)
-        var w = SequenceUnwrapper()
+        var w = RTPCounterUnwrapper.sequenceNumbers()
         var last = w.unwrap(0)
         for i in 1...200_000 {
-            let x = w.unwrap(UInt16(truncatingIfNeeded: i))
+            let x = w.unwrap(UInt32(UInt16(truncatingIfNeeded: i)))
             #expect(x == last + 1)
             last = x
             if x != last { break }

@@ -7,34 +7,16 @@ Each test checks one part of its report.
 """
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 
-from .helpers import REPO
+from .helpers import run_sdk_probe
 
-NETNS_RUN = os.path.join(REPO, "scripts", "netns-run")
-BOT = os.path.join(REPO, ".build", "release", "bedrud-bot")
 RATE = 48000
 
 
 @pytest.fixture(scope="module")
 def report() -> dict:
-    if not os.access(BOT, os.X_OK):
-        pytest.fail(f"{BOT} is missing: run scripts/bootstrap")
-    check = subprocess.run([NETNS_RUN, "true"], capture_output=True, text=True, timeout=60)
-    if check.returncode != 0:
-        pytest.fail("scripts/netns-run cannot create a network namespace (run as root): " + check.stderr.strip())
-    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "scripts"))
-    proc = subprocess.run([NETNS_RUN, sys.executable, "-m", "bedrud_devserver.tests.sdk_record_probe"],
-                          capture_output=True, text=True, timeout=180, env=env, cwd=REPO)
-    lines = [l for l in proc.stdout.splitlines() if l.startswith("SDK-RECORD-REPORT ")]
-    assert proc.returncode == 0 and lines, f"probe failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
-    data = json.loads(lines[-1][len("SDK-RECORD-REPORT "):])
-    assert "error" not in data, data["error"] + "\n" + "\n".join(data["devserver_stderr"])
+    data = run_sdk_probe("sdk_record_probe", "SDK-RECORD-REPORT", timeout=180)
     assert data["bot_exit"] == 0, data["bot_stderr"]
     return data
 

@@ -111,3 +111,32 @@ def test_sdp_edit_adds_msid_and_strips_what_livekit_does_not_send():
     assert "a=ssrc:42 cname:PA_x|TR_y\r\na=ssrc:42 msid:PA_x|TR_y TR_y" in e.sdp
     assert "extmap" not in e.sdp and "a=candidate" not in e.sdp and "sha-512" not in e.sdp
     assert e.candidates == ["candidate:1 1 udp 2130706431 127.0.0.1 40000 typ host"] and e.first_mid == "0"
+
+
+def test_a_scripted_track_that_falls_behind_logs_its_pts_jump_and_keeps_the_clip_whole():
+    """Behind the wall clock by more than 200 ms, the track jumps its pts (the room hears
+    a pause) but plays on from where the clip was: the log says where and how long, so a
+    benchmark can compare a recording with what the room really carried."""
+    import asyncio
+
+    import numpy as np
+
+    from ..media import FRAME_SAMPLES, ScriptedAudioTrack
+
+    async def go() -> None:
+        mic = ScriptedAudioTrack()
+        clip = np.arange(FRAME_SAMPLES * 10 * 2, dtype=np.int16).reshape(-1, 2) % 1000
+        mic.play(clip)
+        first = await mic.recv()
+        second = await mic.recv()
+        assert (first.pts, second.pts) == (0, FRAME_SAMPLES)
+        mic._start -= 0.5  # the loop stalled for half a second
+        third = await mic.recv()
+        jumped = third.pts // FRAME_SAMPLES - 2
+        assert jumped >= 24 and mic.catch_ups == [(2 * FRAME_SAMPLES, jumped * FRAME_SAMPLES)]
+        # the third frame carries the clip's third 20 ms, not a later stretch
+        assert np.array_equal(third.to_ndarray().reshape(-1, 2), clip[2 * FRAME_SAMPLES:3 * FRAME_SAMPLES])
+        assert mic.clip_samples_played == 3 * FRAME_SAMPLES
+        mic.stop()
+
+    asyncio.run(asyncio.wait_for(go(), 10))

@@ -1,0 +1,110 @@
+import BedrudProtocol
+import Foundation
+import Testing
+
+@testable import BedrudMedia
+
+/// Issue 12 "Several rooms in one process": the page writers of several rooms on one
+/// shared writer thread (``PageWriterThread``), each with its own queue and files.
+@Suite struct PageWriterThreadTests {
+    /// An Ogg page of stream `serial` (header with one 200-byte segment; the writer reads
+    /// only the header's fields, not its CRC), its body distinct per writer and page, so a
+    /// page in the wrong file shows.
+    static func page(serial: Int, sequence: Int, _ n: Int) -> (header: [UInt8], body: [UInt8]) {
+        var h: [UInt8] = [0x4F, 0x67, 0x67, 0x53, 0, sequence == 0 ? 2 : 0]
+        h += withUnsafeBytes(of: Int64(n * 960).littleEndian, Array.init)
+        h += withUnsafeBytes(of: Int32(serial).littleEndian, Array.init)
+        h += withUnsafeBytes(of: UInt32(sequence).littleEndian, Array.init)
+        h += [0, 0, 0, 0, 1, 200]
+        return (h, (0..<200).map { UInt8(truncatingIfNeeded: $0 &+ n &* 7 &+ serial) })
+    }
+
+    @Test func twoWritersOnOneThreadKeepTheirOwnFilesAndFinishApart() throws {
+        let thread = PageWriterThread(name: "test.writer", budget: 4)
+        defer { thread.shutdown() }
+        let writers = (0..<2).map { _ in ThreadedPageWriter(syncIntervalSeconds: 0, thread: thread) }
+        #expect(thread.writerCount == 2)
+        let sinks = (0..<2).map { _ in (MemorySink(), MemorySink()) }
+        var expected: [[UInt8]] = Array(repeating: [], count: 4)
+        for (w, writer) in writers.enumerated() {
+            writer.open(1, sink: sinks[w].0)
+            writer.open(2, sink: sinks[w].1)
+        }
+        // More pages than one turn's budget, interleaved: the thread takes turns.
+        for n in 0..<300 {
+            for (w, writer) in writers.enumerated() {
+                let stream = 1 + n % 2
+                let p = Self.page(serial: w * 10 + stream, sequence: n / 2, n)
+                p.header.withUnsafeBytes { h in p.body.withUnsafeBytes { b in writer.writePage(stream, header: h, body: b) } }
+                expected[w * 2 + n % 2] += p.header + p.body
+            }
+            if n % 50 == 0 { for w in writers { w.notifyIfPending() } }
+        }
+        for w in writers {
+            w.close(1, clean: true)
+            w.close(2, clean: false)
+            w.notifyIfPending()
+        }
+        // The first writer finishes while the second one's pages may still be queued.
+        writers[0].finish()
+        #expect(sinks[0].0.isClosed && sinks[0].0.closedCleanly && sinks[0].1.isClosed && !sinks[0].1.closedCleanly)
+        #expect(sinks[0].0.bytes == expected[0] && sinks[0].1.bytes == expected[1])
+        writers[1].finish()
+        #expect(sinks[1].0.bytes == expected[2] && sinks[1].1.bytes == expected[3])
+        for w in writers {
+            #expect(w.droppedPages == 0 && w.failedOperations == 0)
+            #expect(w.bytesWritten == 300 * 228)
+        }
+        #expect(Self.eventually { thread.writerCount == 0 }, "finished writers leave the thread")
+    }
+
+    /// True once `condition` holds, checked for up to 5 s (the thread drops a finished
+    /// writer just after `finish` returned).
+    static func eventually(_ condition: () -> Bool) -> Bool {
+        let deadline = MonotonicClock.nanos() + 5_000_000_000
+        while !condition() {
+            if MonotonicClock.nanos() > deadline { return false }
+            WakeSignal.sleep(nanos: 2_000_000)
+        }
+        return true
+    }
+
+    /// Two rooms' pipelines on one pool: one media thread and one writer thread for both,
+    /// and both rooms' files are complete and valid.
+    @Test func twoRoomsShareTheWriterThreadOfTheirPool() async throws {
+        let pool = MediaThreadPool(threads: 1, batchMillis: 2)
+        defer { pool.shutdown() }
+        let opus = TestEncoder.encode(TestSignal.speech(seconds: 1, seed: 62))
+        var rooms: [(MediaPipeline, PacketRing, String)] = []
+        for room in ["r1", "r2"] {
+            let dir = try temporaryDirectory()
+            var config = MediaPipelineConfig()
+            config.room = room
+            config.startHoldMillis = 100
+            let p = MediaPipeline(config: config, sinks: DirectorySinkFactory(directory: dir), pool: pool)
+            let ring = PacketRing(capacity: 64)
+            p.send(.addTrack(MediaTrackSpec(trackSid: "TR", participantIdentity: "x", participantName: "x"), ring))
+            rooms.append((p, ring, dir))
+        }
+        #expect(pool.writerLoad == [2])
+        let t0 = MonotonicClock.nanos()
+        for (i, pkt) in opus.enumerated() {
+            let due = t0 + UInt64(i) * 20_000_000
+            while MonotonicClock.nanos() < due { try await Task.sleep(nanoseconds: 1_000_000) }
+            for (_, ring, _) in rooms {
+                let h = MediaPacketHeader(ssrc: 9, sequenceNumber: UInt16(i), rtpTimestamp: UInt32(i * 960), arrivalNanos: MonotonicClock.nanos())
+                pkt.withUnsafeBytes { _ = ring.push(h, payload: $0) }
+            }
+        }
+        for (p, _, _) in rooms { await p.stop() }
+        #expect(Self.eventually { pool.writerLoad == [0] }, "each pipeline's writer left the shared thread when it stopped")
+        for (_, _, dir) in rooms {
+            let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+            #expect(files == ["room.opus", "x.opus"])
+            for f in files {
+                let r = try OggOpusVerifier.verify(path: dir + "/" + f)
+                #expect(r.isValid && r.durationMillis > 800, "\(f): \(r.problems) \(r.durationMillis) ms")
+            }
+        }
+    }
+}
