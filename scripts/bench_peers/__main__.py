@@ -71,9 +71,9 @@ def write_wav(path: str, x: np.ndarray) -> None:
         w.writeframes((np.clip(x, -1, 1) * 32767).astype("<i2").tobytes())
 
 
-def scenario(work: str, n: int, seconds: float) -> tuple[str, dict[str, np.ndarray]]:
+def scenario(work: str, n: int, seconds: float, room: str = "bench") -> tuple[str, dict[str, np.ndarray]]:
     sources: dict[str, np.ndarray] = {}
-    lines = ["room bench public", "start first-join"]
+    lines = [f"room {room} public", "start first-join"]
     for k in range(n):
         sid = f"s{k + 1}"
         sources[sid] = voice(seconds, 1000 + k)
@@ -90,9 +90,11 @@ def scenario(work: str, n: int, seconds: float) -> tuple[str, dict[str, np.ndarr
 # MARK: - Processes
 
 class DevServer:
-    def __init__(self, work: str, scenario_path: str) -> None:
+    def __init__(self, work: str, scenario_path: str | list[str], pin: str | None = None) -> None:
         self.log = open(os.path.join(work, "devserver.log"), "w")
-        self.proc = subprocess.Popen([DEVSERVER, "--port", "0", "--scenario", scenario_path],
+        paths = [scenario_path] if isinstance(scenario_path, str) else scenario_path
+        args = [DEVSERVER, "--port", "0"] + [x for p in paths for x in ("--scenario", p)]
+        self.proc = subprocess.Popen((["taskset", "-c", pin] if pin else []) + args,
                                      stdout=subprocess.PIPE, stderr=self.log, text=True)
         deadline = time.monotonic() + 120
         lines = []
@@ -107,9 +109,18 @@ class DevServer:
             raise RuntimeError("devserver did not get ready in 120 s")
         self.url = lines[0]
 
-    def guest(self, name: str) -> dict:
+    def cpu_seconds(self) -> float:
+        try:
+            return cpu_seconds(self.proc.pid)
+        except OSError:
+            return 0.0
+
+    def wait_seconds(self) -> float:
+        return run_queue_seconds(self.proc.pid)
+
+    def guest(self, name: str, room: str = "bench") -> dict:
         req = urllib.request.Request(self.url + "/api/room/guest-join", method="POST",
-                                     data=json.dumps({"roomName": "bench", "guestName": name}).encode(),
+                                     data=json.dumps({"roomName": room, "guestName": name}).encode(),
                                      headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(req, timeout=30) as r:
             return json.loads(r.read())
@@ -125,10 +136,11 @@ class DevServer:
         self.log.close()
 
 
-def command(tool: str, srv: DevServer, out: str, home: str) -> list[str]:
+def command(tool: str, srv: DevServer, out: str, home: str, rooms: list[str] | None = None) -> list[str]:
+    rooms = rooms or ["bench"]
     if tool == "bedrud-bot":
-        return [BOT, "join", srv.url + "/m/bench", "--record", "--output", out]
-    j = srv.guest(tool)
+        return [BOT, "join"] + [srv.url + "/m/" + r for r in rooms] + ["--record", "--output", out]
+    j = srv.guest(tool, rooms[0])
     if tool == "livekit-sdk":
         ws = j["livekitHost"].replace("http://", "ws://").replace("https://", "wss://")
         return [PY, "-m", "bench_peers.sdk_recorder", ws, j["token"], out]
@@ -172,57 +184,156 @@ def peak_rss_kb(pid: int) -> int:
     return 0
 
 
+def run_queue_seconds(pid: int) -> float:
+    """Seconds the process's threads spent ready to run but waiting for a CPU (the second
+    field of /proc/PID/task/TID/schedstat): a starved process shows here, not in its CPU."""
+    total = 0
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                    total += int(f.read().split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    except OSError:
+        pass
+    return total / 1e9
+
+
 def cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_tool(tool: str, srv: DevServer, work: str, seconds: float, idle_window: tuple[float, float] | None) -> dict:
-    out = os.path.join(work, tool)
-    home = os.path.join(work, "home-" + tool)
-    os.makedirs(out)
-    os.makedirs(home)
-    env = dict(os.environ, HOME=home, PYTHONPATH=os.path.join(REPO, "scripts"))
-    log = open(os.path.join(work, tool + ".log"), "w")
-    t0 = time.monotonic()
-    proc = subprocess.Popen(command(tool, srv, out, home), stdout=log, stderr=subprocess.STDOUT, env=env)
-    first_audio = None
-    idle_a = idle_b = None
-    hwm = 0
-    while time.monotonic() - t0 < seconds and proc.poll() is None:
-        now = time.monotonic() - t0
-        hwm = max(hwm, peak_rss_kb(proc.pid))
-        if first_audio is None and any(has_audio_page(p) for p in audio_files(out)):
-            first_audio = now
-        if idle_window:
-            if idle_a is None and now >= idle_window[0]:
-                idle_a = (now, cpu_seconds(proc.pid))
-            if idle_b is None and now >= idle_window[1]:
-                idle_b = (now, cpu_seconds(proc.pid))
-        time.sleep(0.05)
-    early = proc.poll()
-    proc.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + 30
-    status = None
-    while time.monotonic() < deadline:
-        hwm = max(hwm, peak_rss_kb(proc.pid))
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+def bot_config(home: str, settings: list[str]) -> str | None:
+    """A config file with `--bot-set SECTION.KEY=VALUE` settings for bedrud-bot."""
+    if not settings:
+        return None
+    by_section: dict[str, list[str]] = {}
+    for item in settings:
+        key, _, value = item.partition("=")
+        section, _, name = key.rpartition(".")
+        by_section.setdefault(section, []).append(f"{name} = {value}")
+    path = os.path.join(home, "bench.conf")
+    with open(path, "w") as f:
+        for section, lines in by_section.items():
+            f.write((f"[{section}]\n" if section else "") + "\n".join(lines) + "\n")
+    return path
+
+
+class Opts:
+    """How every recorder process runs: pinned to a CPU list, bedrud-bot's settings."""
+    pin: str | None = None
+    bot_set: list[str] = []
+
+
+class Running:
+    """One recorder process being measured."""
+
+    def __init__(self, tool: str, srv: DevServer, work: str, rooms: list[str] | None, name: str) -> None:
+        self.tool, self.name = tool, name
+        self.out = os.path.join(work, name)
+        home = os.path.join(work, "home-" + name)
+        os.makedirs(self.out)
+        os.makedirs(home)
+        env = dict(os.environ, HOME=home, PYTHONPATH=os.path.join(REPO, "scripts"))
+        if tool == "bedrud-bot" and (conf := bot_config(home, Opts.bot_set)):
+            env["BEDRUD_BOT_CONFIG"] = conf
+        self.log = open(os.path.join(work, name + ".log"), "w")
+        self.t0 = time.monotonic()
+        argv = (["taskset", "-c", Opts.pin] if Opts.pin else []) + command(tool, srv, self.out, home, rooms)
+        self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        self.first_audio = None
+        self.idle_a = self.idle_b = None
+        self.hwm = 0
+        self.reaped = None  # (status, rusage) once wait4 returned it
+        self.stop_s = None
+        self.killed = False
+        self.wait_s = 0.0  # run-queue wait until the stop
+
+    def poll(self, idle_window: tuple[float, float] | None) -> None:
+        # wait4 (not Popen.poll, which reaps without the rusage) tells whether it ended.
+        if self.reaped:
+            return
+        pid, st, ru = os.wait4(self.proc.pid, os.WNOHANG)
         if pid:
-            break
+            self.reaped = (st, ru)
+            return
+        now = time.monotonic() - self.t0
+        self.hwm = max(self.hwm, peak_rss_kb(self.proc.pid))
+        if self.first_audio is None and any(has_audio_page(p) for p in audio_files(self.out)):
+            self.first_audio = now
+        if idle_window:
+            if self.idle_a is None and now >= idle_window[0]:
+                self.idle_a = (now, cpu_seconds(self.proc.pid))
+            if self.idle_b is None and now >= idle_window[1]:
+                self.idle_b = (now, cpu_seconds(self.proc.pid))
+
+    def result(self, seconds: float, early: bool) -> dict:
+        status, usage = self.reaped
+        self.proc.returncode = os.waitstatus_to_exitcode(status)
+        self.log.close()
+        # A recorder that keeps its pages in user space until the end shows them only now.
+        first_audio_at_stop = self.first_audio is None and any(has_audio_page(p) for p in audio_files(self.out))
+        r = {"tool": self.tool, "name": self.name, "exit": self.proc.returncode, "exited_early": early, "out": self.out,
+             "wall_s": time.monotonic() - self.t0, "stop_s": self.stop_s, "killed": self.killed,
+             "run_queue_s": self.wait_s,
+             "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_kb": self.hwm,
+             "first_audio_s": self.first_audio if not first_audio_at_stop else seconds,
+             "first_audio_only_at_stop": first_audio_at_stop, "files": audio_files(self.out), "log": self.log.name}
+        if self.idle_a and self.idle_b:
+            r["idle_cpu_per_min"] = (self.idle_b[1] - self.idle_a[1]) / (self.idle_b[0] - self.idle_a[0]) * 60
+        return r
+
+
+def run_many(specs: list[tuple[str, list[str] | None, str]], srv: DevServer, seconds: float,
+             idle_window: tuple[float, float] | None, work: str) -> tuple[list[dict], float]:
+    """Starts one recorder per (tool, rooms, name) at once, stops them all with SIGTERM
+    after `seconds`, and measures each. Also returns the devserver's CPU seconds over
+    the same time (to tell a saturated server from a recorder that falls behind)."""
+    srv_cpu0, srv_wait0 = srv.cpu_seconds(), srv.wait_seconds()
+    procs = [Running(tool, srv, work, rooms, name) for tool, rooms, name in specs]
+    t0 = time.monotonic()
+    early = set()
+    while time.monotonic() - t0 < seconds and len(early) < len(procs):
+        for r in procs:
+            r.poll(idle_window)
+            if r.reaped:
+                early.add(r.name)
         time.sleep(0.05)
-    else:
-        proc.kill()
-        _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    log.close()
-    # A recorder that keeps its pages in user space until the end shows them only now.
-    first_audio_at_stop = first_audio is None and any(has_audio_page(p) for p in audio_files(out))
-    r = {"tool": tool, "exit": proc.returncode, "exited_early": early is not None,
-         "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_kb": hwm,
-         "first_audio_s": first_audio if not first_audio_at_stop else seconds, "first_audio_only_at_stop": first_audio_at_stop, "files": audio_files(out), "log": log.name}
-    if idle_a and idle_b:
-        r["idle_cpu_per_min"] = (idle_b[1] - idle_a[1]) / (idle_b[0] - idle_a[0]) * 60
+    srv_cpu = srv.cpu_seconds() - srv_cpu0
+    srv.last_wait = srv.wait_seconds() - srv_wait0
+    for r in procs:
+        if not r.reaped:
+            r.wait_s = run_queue_seconds(r.proc.pid)
+    t_stop = time.monotonic()
+    for r in procs:
+        if not r.reaped:
+            r.proc.send_signal(signal.SIGTERM)
+    deadline = t_stop + 30
+    while time.monotonic() < deadline and not all(r.reaped for r in procs):
+        for r in procs:
+            if not r.reaped:
+                r.hwm = max(r.hwm, peak_rss_kb(r.proc.pid))
+                pid, st, ru = os.wait4(r.proc.pid, os.WNOHANG)
+                if pid:
+                    r.reaped = (st, ru)
+                    r.stop_s = time.monotonic() - t_stop
+        time.sleep(0.05)
+    for r in procs:
+        if not r.reaped:
+            r.proc.kill()
+            _, st, ru = os.wait4(r.proc.pid, 0)
+            r.reaped = (st, ru)
+            r.killed = True
+    return [r.result(seconds, r.name in early) for r in procs], srv_cpu
+
+
+def run_tool(tool: str, srv: DevServer, work: str, seconds: float, idle_window: tuple[float, float] | None) -> dict:
+    (r,), srv_cpu = run_many([(tool, None, tool)], srv, seconds, idle_window, work)
+    r["devserver_cpu_s"] = srv_cpu
+    r["devserver_wait_s"] = srv.last_wait
     return r
 
 
@@ -270,6 +381,20 @@ def fidelity(files: list[str], sources: dict[str, np.ndarray],
     out = {}
     for path in files:
         base = os.path.basename(path).split(".")[0]
+        if base == "room" and sources:
+            try:
+                x = decode(path)
+            except (av.error.FFmpegError, OSError) as e:
+                out["(mix)"] = {"correlation": 0.0, "offset_ms": None, "duration_s": 0.0, "error": str(e)}
+                continue
+            carried = [as_carried(x, (jumps or {}).get(sid, [])) for sid, x in sources.items()]
+            total = np.zeros(max(len(c) for c in carried), dtype=np.float32)
+            for c in carried:
+                total[:len(c)] += c
+            r = compare(x, total)
+            r["duration_s"] = len(x) / RATE
+            out["(mix)"] = r
+            continue
         if base not in sources:
             continue
         try:
@@ -287,7 +412,144 @@ def fidelity(files: list[str], sources: dict[str, np.ndarray],
     return out
 
 
+# MARK: - Real time
+
+SATURATED = 0.9  # a recorder (or the devserver) using this share of its core or more is not keeping up
+
+
+def bot_summaries(out: str) -> list[dict]:
+    """Every session's summary.json under `out`, each with its events.jsonl as "_events"."""
+    found = []
+    for root, _, names in os.walk(out):
+        if "summary.json" in names:
+            try:
+                with open(os.path.join(root, "summary.json")) as f:
+                    summ = json.load(f)
+                events = []
+                if "events.jsonl" in names:
+                    with open(os.path.join(root, "events.jsonl")) as f:
+                        events = [json.loads(line) for line in f if line.strip()]
+                summ["_events"] = events
+                found.append(summ)
+            except (OSError, ValueError):
+                pass
+    return found
+
+
+def mid_file_no_packets(events: list[dict], who: str) -> list[int]:
+    """The `noPackets` gap events (200 ms or longer) of a participant that do not end where
+    their file ends. The one that does is the stop's tail: the time between their last
+    packet and SIGTERM (packets still in flight or in the file's 400 ms window), not the
+    recorder falling behind. Shorter noPackets remainders in summary.json come from
+    relabelling a fill once the next packet says why it was silent, and are not counted."""
+    ends = [e["offset_ms"] for e in events if e.get("type") == "file_finished"
+            and (e.get("participant") or {}).get("identity") == who]
+    return [e["duration_ms"] for e in events
+            if e.get("type") == "gap" and e.get("cause") == "noPackets" and (e.get("participant") or {}).get("identity") == who
+            and not any(abs(e["offset_ms"] + e["duration_ms"] - end) <= 50 for end in ends)]
+
+
+def voiced_seconds(sources: dict[str, np.ndarray], seconds: float) -> dict[str, float]:
+    """Per speaker, how much of the source has sound in the part a run of `seconds` can
+    hear: the speakers start LEAD_IN after the recorder joins (about a second)."""
+    m = int(max(0.0, seconds - LEAD_IN - 1) * RATE)
+    return {sid: float(np.count_nonzero(x[:m])) / RATE for sid, x in sources.items()}
+
+
+def bot_room_verdict(summary: dict | None, n: int, talk_s: float, voiced: dict[str, float] | None = None) -> list[str]:
+    """Why a bot session was not recorded in real time; [] when it was. Real time means:
+    the session ended cleanly (exit 0); every speaker has a file, of at least half the
+    talking time (a file that starts later than that means the bot took too long to get
+    in); no file has time of any gap cause but `dtx` or `mute` in summary.json (no `loss`,
+    `reconnect`, `write_error`) and no `noPackets` gap event but the stop's tail (see
+    mid_file_no_packets); and no packet came too late for its place: `late` (the file's
+    400 ms window) and `mix_late` (the live path's 60 ms) are 0."""
+    if summary is None:
+        return ["no summary.json"]
+    why = []
+    if summary.get("exit_code") != 0:
+        why.append(f"exit {summary.get('exit_code')} ({summary.get('end_reason')})")
+    people = [p for p in summary.get("participants") or [] if p.get("file")]
+    if len(people) < n:
+        why.append(f"{len(people)}/{n} participant files")
+    events = summary.get("_events") or []
+    for p in people:
+        who = p.get("identity")
+        if (p.get("duration_ms") or 0) < 0.5 * talk_s * 1000:
+            why.append(f"{who}: {p.get('duration_ms')} ms file")
+        for cause, ms in (p.get("gaps_ms") or {}).items():
+            if cause not in ("dtx", "mute", "noPackets") and ms > 0:
+                why.append(f"{who}: {cause} gap {ms} ms")
+        for ms in mid_file_no_packets(events, who):
+            why.append(f"{who}: noPackets gap {ms} ms")
+        for k in ("late", "mix_late"):
+            if p.get(k):
+                why.append(f"{who}: {k} {p[k]}")
+        # The devserver's speakers send nothing in their pauses, so a server that falls
+        # behind looks like DTX in the file: count the audio that arrived instead.
+        if voiced and who in voiced and (p.get("packets") or 0) * 0.02 < 0.8 * voiced[who]:
+            why.append(f"{who}: {(p.get('packets') or 0) * 0.02:.1f} s of audio arrived of {voiced[who]:.1f} s played")
+    return why
+
+
+def realtime_verdict(r: dict, n: int, seconds: float, cores: int) -> list[str]:
+    """[] when the run recorded in real time (see bot_room_verdict for bedrud-bot; for a
+    peer: every speaker's file decodes to at least 90 % of the talking time and the
+    process finished its files within 30 s of SIGTERM); for every tool also: the recorder
+    used less than 90 % of the cores it may run on."""
+    talk = seconds - LEAD_IN
+    why = []
+    if r["tool"] == "bedrud-bot":
+        sums = bot_summaries(r["out"])
+        why += bot_room_verdict(sums[0] if sums else None, n, talk, r.get("_voiced"))
+    else:
+        if r["killed"]:
+            why.append("killed: did not finish its files within 30 s of SIGTERM")
+        fid = r.get("fidelity") or {}
+        if r.get("tracks_recorded", 0) < n:
+            why.append(f"{r.get('tracks_recorded', 0)}/{n} files decode")
+        for who, f in fid.items():
+            if f.get("duration_s", 0) < 0.9 * talk:
+                why.append(f"{who}: {f.get('duration_s', 0):.1f} s file")
+    share = r["cpu_s"] / max(1e-9, r["wall_s"]) / cores
+    if share >= SATURATED:
+        why.append(f"CPU {share * 100:.0f} % of {cores} core(s)")
+    return why
+
+
 # MARK: - The run
+
+STARVED = 0.5  # threads that wait for a CPU as long as they run: the server's core is oversubscribed
+
+
+def server_busy(cpu_s: float, wait_s: float, seconds: float) -> float:
+    """How close the devserver is to not keeping up, as a share: its CPU share of its core,
+    or 1 when its threads spent at least as long waiting for a CPU as running (other
+    processes on its core, e.g. a build: a failure then says nothing about the recorder)."""
+    seconds = max(seconds, 1e-9)
+    return 1.0 if wait_s / max(1e-9, wait_s + cpu_s) >= STARVED else cpu_s / seconds
+
+def pinned_cores() -> int:
+    if not Opts.pin:
+        return os.cpu_count() or 1
+    n = 0
+    for part in Opts.pin.split(","):
+        lo, _, hi = part.partition("-")
+        n += (int(hi) - int(lo) + 1) if hi else 1
+    return n
+
+
+def server_pin() -> str | None:
+    """The devserver (and its speakers) run on the cores the recorders do not."""
+    if not Opts.pin:
+        return None
+    used = set()
+    for part in Opts.pin.split(","):
+        lo, _, hi = part.partition("-")
+        used.update(range(int(lo), int(hi or lo) + 1))
+    rest = [str(c) for c in range(os.cpu_count() or 1) if c not in used]
+    return ",".join(rest) if rest else None
+
 
 def one_run(tool: str, n: int, seconds: float, keep: str | None) -> dict:
     work = tempfile.mkdtemp(prefix=f"bench-peers-{tool}-{n}-", dir=keep)
@@ -297,7 +559,7 @@ def one_run(tool: str, n: int, seconds: float, keep: str | None) -> dict:
             with open(os.path.join(work, "empty.scenario"), "w") as f:
                 f.write("room bench public\n")
             path = os.path.join(work, "empty.scenario")
-        srv = DevServer(work, path)
+        srv = DevServer(work, path, server_pin())
         try:
             r = run_tool(tool, srv, work, seconds, (min(10.0, seconds / 3), seconds - 1) if not n else None)
             jumps = catch_ups(srv.url) if n else {}
@@ -305,15 +567,71 @@ def one_run(tool: str, n: int, seconds: float, keep: str | None) -> dict:
             srv.stop()
         r["n"] = n
         r["seconds"] = seconds
+        r["devserver_share"] = server_busy(r["devserver_cpu_s"], r["devserver_wait_s"], seconds)
         if n:
             fid = fidelity(r["files"], sources, jumps)
+            r["mix_fidelity"] = fid.pop("(mix)", None)
             r["fidelity"] = fid
             r["tracks_recorded"] = sum(1 for f in fid.values() if "error" not in f)
             r["broken"] = r["exited_early"] or r["tracks_recorded"] < n
+            r["_voiced"] = voiced_seconds({sid: as_carried(x, jumps.get(sid, [])) for sid, x in sources.items()}, seconds)
+            r["not_realtime"] = realtime_verdict(r, n, seconds, pinned_cores())
+            del r["_voiced"]
         else:
             r["broken"] = r["exited_early"]
         r["files"] = [os.path.relpath(p, work) for p in r["files"]]
         return r
+    finally:
+        if keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def rooms_run(k: int, speakers: int, seconds: float, one_process: bool, keep: str | None) -> dict:
+    """K live rooms of `speakers` each on one devserver, recorded by bedrud-bot: one
+    process per room, or (`one_process`) one `join LINK1 … LINKK --record` for all."""
+    work = tempfile.mkdtemp(prefix=f"bench-peers-rooms-{k}-", dir=keep)
+    try:
+        paths, rooms, sources = [], [], {}
+        for i in range(k):
+            room = f"bench{i + 1}"
+            d = os.path.join(work, room)
+            os.makedirs(d)
+            path, src = scenario(d, speakers, seconds, room)
+            paths.append(path)
+            rooms.append(room)
+            sources[room] = src
+        srv = DevServer(work, paths, server_pin())
+        try:
+            if one_process:
+                runs, srv_cpu = run_many([("bedrud-bot", rooms, "bedrud-bot")], srv, seconds, None, work)
+            else:
+                runs, srv_cpu = run_many([("bedrud-bot", [room], "bot-" + room) for room in rooms], srv, seconds, None, work)
+        finally:
+            srv.stop()
+        talk = seconds - LEAD_IN
+        by_room = {}
+        for r in runs:
+            for summ in bot_summaries(r["out"]):
+                by_room[summ.get("room")] = summ
+        verdicts = {room: bot_room_verdict(by_room.get(room), speakers, talk, voiced_seconds(sources[room], seconds))
+                    for room in rooms}
+        cpu = sum(r["cpu_s"] for r in runs)
+        cores = pinned_cores()
+        share = cpu / seconds / cores
+        res = {"k": k, "speakers": speakers, "seconds": seconds, "one_process": one_process, "processes": len(runs),
+               "cpu_s": cpu, "core_share": share, "devserver_share": server_busy(srv_cpu, srv.last_wait, seconds),
+               "devserver_cpu_share": srv_cpu / seconds, "devserver_wait_share": srv.last_wait / seconds,
+               "run_queue_s": sum(r["run_queue_s"] for r in runs),
+               "peak_rss_kb": sum(r["peak_rss_kb"] for r in runs), "verdicts": verdicts,
+               "exits": [r["exit"] for r in runs], "logs": [r["log"] for r in runs],
+               "early": [r["name"] for r in runs if r["exited_early"]]}
+        if one_process and runs[0]["exited_early"] and not by_room:
+            with open(runs[0]["log"]) as f:
+                res["error"] = f"bedrud-bot join with {k} room links exited {runs[0]['exit']} at once: " + \
+                    " / ".join(f.read().strip().splitlines()[:3] or ["(no output)"])[:300] + \
+                    " (--one-process needs `bedrud-bot join ROOM ROOM… --record`, branch multiroom)"
+        res["realtime"] = "error" not in res and not res["early"] and share < SATURATED and not any(verdicts.values())
+        return res
     finally:
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
@@ -324,7 +642,7 @@ def med(xs: list) -> float | None:
     return statistics.median(xs) if xs else None
 
 
-def summarize(runs: list[dict], ns: list[int], seconds: float) -> tuple[str, dict]:
+def summarize(runs: list[dict], ns: list[int], seconds: float, most: dict | None = None) -> tuple[str, dict]:
     rows = {}
     for tool in TOOLS:
         mine = [r for r in runs if r["tool"] == tool]
@@ -341,6 +659,7 @@ def summarize(runs: list[dict], ns: list[int], seconds: float) -> tuple[str, dic
             row[f"corr@{n}"] = med([min((f["correlation"] for f in r["fidelity"].values()), default=0) for r in rs])
             row[f"dur_s@{n}"] = med([statistics.median([f["duration_s"] for f in r["fidelity"].values()])
                                      if r["fidelity"] else None for r in rs])
+            row[f"mixcorr@{n}"] = med([(r.get("mix_fidelity") or {}).get("correlation") for r in rs])
         if len(ns) >= 2:
             a, b = min(ns), max(ns)
             ra, rb = row[f"rss_mb@{a}"], row[f"rss_mb@{b}"]
@@ -364,18 +683,157 @@ def summarize(runs: list[dict], ns: list[int], seconds: float) -> tuple[str, dic
                  (f"N={n}: peak RSS MiB", f"rss_mb@{n}", 1),
                  (f"N={n}: first audio on disk, s", f"first_audio_s@{n}", 2),
                  (f"N={n}: worst track correlation", f"corr@{n}", 3),
-                 (f"N={n}: median track duration, s", f"dur_s@{n}", 1)]
+                 (f"N={n}: median track duration, s", f"dur_s@{n}", 1),
+                 (f"N={n}: mix correlation with the sum of the sources", f"mixcorr@{n}", 3)]
     if len(ns) >= 2:
         keys.append((f"RSS MiB per extra track (N={min(ns)}→{max(ns)})", "rss_mb_per_track", 2))
     for label, key, d in keys:
+        if key.startswith("mixcorr@") and all(rows[t].get(key) is None for t in TOOLS):
+            continue
         cells = [fmt(rows["bedrud-bot"].get(key), d)]
         for tool in TOOLS[1:]:
             cell = fmt(rows[tool].get(key), d) + (ratio(tool, key) if "corr" not in key and "dur" not in key else "")
+            if key.startswith("mixcorr@") and rows[tool].get(key) is None:
+                cell = "no mix"
             if key.startswith("first_audio_s@") and rows[tool].get("first_audio_at_stop@" + key.split("@")[1]):
                 cell = "only at stop"
             cells.append(cell)
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    if most:
+        cells = []
+        for tool in TOOLS:
+            m = most.get(tool)
+            cells.append("not run" if m is None else most_cell(m))
+        lines.append(f"| most speakers in one room recorded in real time ({pin_label()}) | " + " | ".join(cells) + " |")
     return "\n".join(lines), rows
+
+
+def pin_label() -> str:
+    return f"recorder on CPU {Opts.pin}, devserver on {server_pin()}" if Opts.pin else "unpinned"
+
+
+def most_cell(m: dict) -> str:
+    if m["max"] is None:
+        if m.get("bound") == "server":
+            return f"not measured: at {m['fail']} the devserver was behind too"
+        return f"< {min(n for n, *_ in m['tried'])}"
+    bound = m.get("bound")
+    note = {"cap": "≥, the cap", "server": f"≥; at {m['fail']} the devserver was behind too", None: ""}[bound]
+    return f"{m['max']}" + (f" ({note})" if note else f" (fails at {m['fail']})")
+
+
+# MARK: - Searches
+
+class Search:
+    """The largest size that passes, by doubling from `start` up to `cap` and then
+    halving the interval between the largest pass and the smallest failure until they
+    are within an eighth of each other. A failure while the devserver was behind too (see
+    server_busy) ends the search there: the server, not the recorder, may be what fell
+    behind, so the result is "at least the largest pass"."""
+
+    def __init__(self, start: int, cap: int) -> None:
+        self.cap, self.lo, self.hi = cap, 0, None
+        self.next: int | None = min(start, cap)
+        self.tried: list[tuple[int, bool, list[str], float]] = []
+        self.bound: str | None = None
+
+    def record(self, n: int, ok: bool, why: list[str], server_share: float) -> None:
+        self.tried.append((n, ok, why, server_share))
+        if ok:
+            self.lo = max(self.lo, n)
+        else:
+            self.hi = n if self.hi is None else min(self.hi, n)
+            if server_share >= SATURATED:  # the server fell behind too: this failure says nothing about the recorder
+                self.bound = "server"
+                self.next = None
+                return
+        if self.hi is None:
+            if self.lo >= self.cap:
+                self.bound = "cap"
+                self.next = None
+            else:
+                self.next = min(self.cap, self.lo * 2)
+            return
+        if self.hi - self.lo <= max(1, self.lo // 8):
+            self.next = None
+        else:
+            self.next = (self.lo + self.hi) // 2
+
+    def result(self) -> dict:
+        return {"max": self.lo or None, "fail": self.hi, "bound": self.bound, "tried": self.tried}
+
+
+def search_max(tools: list[str], seconds: float, caps: dict[str, int], keep: str | None, jsonl: str | None) -> dict:
+    searches = {t: Search(4, caps[t]) for t in tools}
+    step = 0
+    while any(s.next is not None for s in searches.values()):
+        step += 1
+        for tool in tools:  # each step A B C, so drift hits every tool alike
+            srch = searches[tool]
+            if srch.next is None:
+                continue
+            n = srch.next
+            try:
+                r = one_run(tool, n, seconds, keep)
+            except RuntimeError as e:  # the devserver did not come up with N speakers: the server's limit
+                print(f"[bench-peers] most: {tool} N={n}: {e}; the search stops here", flush=True)
+                srch.tried.append((n, False, [str(e)], 1.0))
+                srch.hi = n if srch.hi is None else min(srch.hi, n)
+                srch.bound, srch.next = "server", None
+                continue
+            why = r["not_realtime"] + (["broken run"] if r["broken"] else [])
+            srch.record(n, not why, why, r["devserver_share"])
+            if jsonl:
+                with open(jsonl, "a") as f:
+                    f.write(json.dumps(dict(r, search="max"), default=str) + "\n")
+            print(f"[bench-peers] most: {tool} N={n}: {'real time' if not why else 'NOT real time: ' + '; '.join(why[:4])}"
+                  f" (cpu {r['cpu_s']:.1f} s = {r['cpu_s'] / r['wall_s'] * 100:.0f} % of a core, waited {r['run_queue_s']:.1f} s "
+                  f"for it; devserver {r['devserver_cpu_s'] / seconds * 100:.0f} % of its core, waited "
+                  f"{r['devserver_wait_s'] / seconds * 100:.0f} % of the time)", flush=True)
+    return {t: s.result() for t, s in searches.items()}
+
+
+def rooms_line(res: dict) -> str:
+    ok = sum(1 for v in res["verdicts"].values() if not v)
+    why = res.get("error") or res.get("server_error") or "; ".join(f"{room}: {', '.join(v[:2])}" for room, v in res["verdicts"].items() if v)[:300]
+    if res["early"] and not res.get("error"):
+        why = f"exited early: {', '.join(res['early'])}; " + why
+    return (f"| {res['k']} | {res['processes']} | {res['cpu_s']:.1f} | {res['core_share'] * 100:.1f} % | "
+            f"{res['devserver_cpu_share'] * 100:.0f} % (waited {res['devserver_wait_share'] * 100:.0f} %) | "
+            f"{res['peak_rss_kb'] / 1024:.0f} | {ok}/{res['k']} | "
+            f"{'yes' if res['realtime'] else 'no'}{': ' + why if why and not res['realtime'] else ''} |")
+
+
+def run_rooms(spec: str, speakers: int, seconds: float, one_process: bool, keep: str | None, jsonl: str | None) -> tuple[list[dict], dict | None]:
+    results = []
+    search = None
+    def one(k: int) -> dict:
+        try:
+            res = rooms_run(k, speakers, seconds, one_process, keep)
+        except RuntimeError as e:  # the devserver did not come up with K rooms
+            res = {"k": k, "speakers": speakers, "seconds": seconds, "one_process": one_process, "processes": 0,
+                   "cpu_s": 0.0, "core_share": 0.0, "devserver_share": 1.0, "devserver_cpu_share": 0.0,
+                   "devserver_wait_share": 0.0, "run_queue_s": 0.0, "peak_rss_kb": 0, "verdicts": {}, "exits": [],
+                   "logs": [], "early": [], "realtime": False, "server_error": str(e)}
+        results.append(res)
+        if jsonl:
+            with open(jsonl, "a") as f:
+                f.write(json.dumps(dict(res, search="rooms"), default=str) + "\n")
+        print(f"[bench-peers] rooms: {rooms_line(res)}", flush=True)
+        return res
+    if spec == "max":
+        search = Search(1, 64)
+        search.next = 1
+        while search.next is not None:
+            res = one(search.next)
+            if res.get("error"):
+                break
+            search.record(res["k"], res["realtime"], [], res["devserver_share"])
+    else:
+        for k in [int(x) for x in spec.split(",") if x]:
+            if one(k).get("error"):
+                break
+    return results, search.result() if search else None
 
 
 def main() -> int:
@@ -384,10 +842,26 @@ def main() -> int:
     ap.add_argument("--sizes", default="1,4,16", help="room sizes N, comma-separated")
     ap.add_argument("--seconds", type=float, default=60.0, help="recording time per run")
     ap.add_argument("--rounds", type=int, default=3, help="A B C rounds per size (medians over them)")
-    ap.add_argument("--idle-seconds", type=float, default=40.0)
+    ap.add_argument("--idle-seconds", type=float, default=40.0, help="empty-room run per tool (0: none)")
     ap.add_argument("--tools", default=",".join(TOOLS))
     ap.add_argument("--json", help="write every run's figures here")
     ap.add_argument("--keep", help="keep each run's folder under this directory")
+    ap.add_argument("--max", nargs="?", const=64, type=int, metavar="CAP",
+                    help="also find the largest room (speakers) each tool records in real time, up to CAP (default 64; "
+                         "the peers up to --max-peers); recorders pinned to one core (see --pin)")
+    ap.add_argument("--max-peers", type=int, default=16, metavar="CAP")
+    ap.add_argument("--rooms", metavar="K[,K…]|max",
+                    help="record K live rooms of --room-speakers speakers at once with bedrud-bot pinned to one core, "
+                         "one process per room; 'max' finds the most that stay in real time")
+    ap.add_argument("--one-process", action="store_true",
+                    help="with --rooms: one `bedrud-bot join LINK1 … LINKK --record` process for all rooms")
+    ap.add_argument("--room-speakers", type=int, default=4)
+    ap.add_argument("--room-seconds", type=float, help="recording time of each --rooms run (default --seconds)")
+    ap.add_argument("--pin", help="CPU list for the recorders (taskset -c); the devserver gets the other CPUs. "
+                                  "Default: 0 with --max or --rooms on a machine of 2 or more CPUs, else unpinned")
+    ap.add_argument("--no-pin", action="store_true", help="never pin")
+    ap.add_argument("--bot-set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                    help="a bedrud-bot setting for every bot run (repeatable), e.g. record.mix_complexity=2")
     a = ap.parse_args()
     if a.quick:
         a.sizes, a.seconds, a.rounds, a.idle_seconds = "4", 30.0, 1, 15.0
@@ -397,8 +871,27 @@ def main() -> int:
         print("bench-peers: --sizes takes numbers, e.g. 1,4,16", file=sys.stderr)
         return 2
     tools = [t for t in a.tools.split(",") if t]
-    if any(t not in TOOLS for t in tools) or not ns or min(ns) < 1:
+    extra = a.max is not None or a.rooms
+    if any(t not in TOOLS for t in tools) or (not ns and not extra) or (ns and min(ns) < 1):
         print(f"bench-peers: --tools from {','.join(TOOLS)}; sizes ≥ 1", file=sys.stderr)
+        return 2
+    if a.rooms and a.rooms != "max" and not all(x.isdigit() and int(x) > 0 for x in a.rooms.split(",") if x):
+        print("bench-peers: --rooms takes K[,K…] (whole numbers ≥ 1) or max", file=sys.stderr)
+        return 2
+    if a.one_process and not a.rooms:
+        print("bench-peers: --one-process goes with --rooms", file=sys.stderr)
+        return 2
+    if any("=" not in x or not x.partition("=")[0] for x in a.bot_set):
+        print("bench-peers: --bot-set takes SECTION.KEY=VALUE, e.g. record.mix_complexity=2", file=sys.stderr)
+        return 2
+    Opts.bot_set = a.bot_set
+    # The table's runs are pinned only with --pin (a peer may use more than one core, as a
+    # user would let it); the searches for the most a core holds are pinned unless --no-pin.
+    table_pin = None if a.no_pin else a.pin
+    search_pin = None if a.no_pin else (a.pin or ("0" if (os.cpu_count() or 1) >= 2 else None))
+    Opts.pin = table_pin
+    if (table_pin or (extra and search_pin)) and not shutil.which("taskset"):
+        print("bench-peers: taskset (util-linux) is needed to pin; or --no-pin", file=sys.stderr)
         return 2
     if not os.access(BOT, os.X_OK):
         print(f"bench-peers: no bedrud-bot at {BOT}; build it (swift build -c release)", file=sys.stderr)
@@ -406,7 +899,7 @@ def main() -> int:
     if a.keep:
         os.makedirs(a.keep, exist_ok=True)
     runs = []
-    plan = [(0, a.idle_seconds)] + [(n, a.seconds) for n in ns]
+    plan = (([(0, a.idle_seconds)] if a.idle_seconds > 0 else []) + [(n, a.seconds) for n in ns]) if ns else []
     for n, secs in plan:
         for rnd in range(1 if n == 0 else a.rounds):
             for tool in tools:
@@ -417,10 +910,23 @@ def main() -> int:
                         f.write(json.dumps(r, default=str) + "\n")
                 state = "BROKEN" if r["broken"] else "ok"
                 extra = f" idle {r['idle_cpu_per_min']:.3f} CPU-s/min" if "idle_cpu_per_min" in r else \
-                    f" {r.get('tracks_recorded', 0)}/{n} tracks"
-                print(f"[bench-peers] N={n} round {rnd + 1} {tool}: {state}, exit {r['exit']}, cpu {r['cpu_s']:.2f} s, "
+                    f" {r.get('tracks_recorded', 0)}/{n} tracks, " + \
+                    ("real time" if not r["not_realtime"] else "not real time: " + "; ".join(r["not_realtime"][:3]))
+                print(f"[bench-peers] N={n} round {rnd + 1} {tool}: {state}, exit {r['exit']}, cpu {r['cpu_s']:.2f} s "
+                      f"(waited {r['run_queue_s']:.1f} s for a CPU), "
                       f"rss {r['peak_rss_kb'] / 1024:.1f} MiB, first audio {r['first_audio_s']}{extra}", flush=True)
-    table, rows = summarize([r for r in runs if r["tool"] in tools], ns, a.seconds)
+    most = None
+    Opts.pin = search_pin
+    if a.max is not None:
+        caps = {t: (a.max if t == "bedrud-bot" else min(a.max, a.max_peers)) for t in tools}
+        most = search_max(tools, a.seconds, caps, a.keep, a.json + ".runs.jsonl" if a.json else None)
+    rooms, rooms_max = ([], None)
+    if a.rooms:
+        rooms, rooms_max = run_rooms(a.rooms, a.room_speakers, a.room_seconds or a.seconds, a.one_process, a.keep,
+                                     a.json + ".runs.jsonl" if a.json else None)
+    table, rows = summarize([r for r in runs if r["tool"] in tools], ns, a.seconds, most) if ns or most else ("", {})
+    search_label = pin_label()
+    Opts.pin = table_pin
     versions = {"bedrud-bot": subprocess.run([BOT, "version"], capture_output=True, text=True).stdout.strip(),
                 "python": platform.python_version(), "av": av.__version__}
     try:
@@ -432,14 +938,28 @@ def main() -> int:
         pass
     print(f"\nmachine: {platform.machine()} {os.cpu_count()} CPUs, {platform.platform()}; versions: {versions}")
     print(f"command: scripts/bench-peers {' '.join(sys.argv[1:])}\n")
+    print(f"table runs: {pin_label()}; searches: {search_label}; bedrud-bot settings: {', '.join(a.bot_set) or 'defaults'}\n")
     print(table)
+    if rooms:
+        mode = "one process for all rooms" if a.one_process else "one process per room"
+        print(f"\nlive rooms of {a.room_speakers} speakers recorded by bedrud-bot, {mode}, {a.room_seconds or a.seconds:.0f} s, {search_label}:\n")
+        print("| rooms | processes | recorder CPU s | of the core | devserver CPU of its core (run-queue wait) | peak RSS MiB (sum) | rooms in real time | all in real time |")
+        print("|---|---|---|---|---|---|---|---|")
+        for res in rooms:
+            print(rooms_line(res))
+        if rooms_max:
+            print(f"\nmost rooms in real time: {most_cell(rooms_max)}")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"runs": runs, "summary": rows, "versions": versions}, f, indent=1, default=str)
+            json.dump({"runs": runs, "summary": rows, "versions": versions, "most": most, "rooms": rooms,
+                       "rooms_max": rooms_max}, f, indent=1, default=str)
     broken = [r for r in runs if r["broken"]]
     for r in broken:
         print(f"bench-peers: broken run: {r['tool']} N={r['n']} (exit {r['exit']}, log {r['log']})", file=sys.stderr)
-    return 1 if broken else 0
+    failed_rooms = [res for res in rooms if res.get("error")]
+    for res in failed_rooms:
+        print(f"bench-peers: {res['error']}", file=sys.stderr)
+    return 1 if broken or failed_rooms else 0
 
 
 if __name__ == "__main__":

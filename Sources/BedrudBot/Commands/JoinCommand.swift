@@ -175,6 +175,16 @@ enum JoinCommand {
 
     /// `record.file_jitter_wait` in ms: up to a second (a page is flushed every second of
     /// audio; waiting longer would only hold pages back).
+    /// `record.mix_complexity`: libopus complexity 0…10 of the room.opus encoder; unset = the
+    /// pipeline's default (see docs/CONFIG.md for why it is what it is).
+    static func mixComplexity(_ text: String?) throws -> Int {
+        guard let text else { return RoomRunOptions().mixComplexity }
+        guard let v = Int(text), (0...10).contains(v) else {
+            throw CommandFailure(.config, "record.mix_complexity: expected a whole number from 0 to 10, got '\(text)'")
+        }
+        return v
+    }
+
     static func fileJitterWaitMillis(_ seconds: Double) throws -> Int {
         guard seconds >= 0, seconds <= 1 else {
             throw CommandFailure(.config, "record.file_jitter_wait: expected a duration up to 1s, got \(Int((seconds * 1000).rounded())) ms")
@@ -216,6 +226,7 @@ enum JoinCommand {
             }
             options.mixBitrate = v
         }
+        options.mixComplexity = try mixComplexity(ctx.config.string("record", "mix_complexity"))
         options.jitterWaitMillis = Int(((try? ctx.config.duration("record", "jitter_wait")) ?? 0.06) * 1000)
         options.fileJitterWaitMillis = try fileJitterWaitMillis(ctx.config.duration("record", "file_jitter_wait"))
         options.showStats = inv.flag("stats")

@@ -62,6 +62,8 @@ enum MediaCommands {
             OptionSpec("complexity", value: "C", help: "libopus complexity of the mix encoder (0-10, default 5)."),
             OptionSpec("speech", value: "WAV", help: "Encode this 48 kHz 16-bit WAV (e.g. espeak-ng speech) instead of the built-in signal."),
             OptionSpec("no-alloc-probe", help: "Skip the allocation count."),
+            OptionSpec("mix-talkers", value: "N", help: "Talkers in the mix encoder figures' room (default 4)."),
+            OptionSpec("write-mix", value: "DIR", help: "Write the mix encoder figures' input and decoded outputs into DIR as WAV (to score them, docs/BENCHMARKS.md)."),
             OptionSpec("no-network", help: "Skip the WebRTC receive-path figures (g)."),
             OptionSpec("alloc-probe", value: "MODE", help: "(internal) run one allocation probe: passthrough, full or calibration."),
             OptionSpec("steps", value: "K", help: "(internal) steps of the allocation probe."),
@@ -204,6 +206,14 @@ enum MediaCommands {
             }
             options.speech = pcm
             options.speechName = PathText.lastComponent(wav)
+        }
+        if let t = try intOption(inv, "mix-talkers", 1...16) { options.mixTalkers = t }
+        if let dir = inv.value("write-mix") {
+            var st = stat()
+            guard stat(dir, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else {
+                throw CommandFailure(.notFound, "--write-mix: \(dir) is not a folder")
+            }
+            options.writeMixTo = dir
         }
         let result = await Task.detached { MediaBenchmark.run(options) }.value
         var lines = result.lines

@@ -126,6 +126,8 @@ public struct SettingSpec: Sendable {
                     help: "1 for a mono mix; 2 for stereo with each speaker panned.", example: "2"),
         SettingSpec(section: "record", key: "mix_bitrate", kind: .string, defaultValue: "32k",
                     help: "Bit rate of room.opus (per-participant files keep the original packets).", example: "48k"),
+        SettingSpec(section: "record", key: "mix_complexity", kind: .choice((0...10).map(String.init)), defaultValue: "5",
+                    help: "libopus complexity of the room.opus encoder, 0 (cheapest) to 10; see docs/CONFIG.md for what each costs and sounds like.", example: "5"),
         SettingSpec(section: "record", key: "align", kind: .choice(["join", "session"]), defaultValue: "join",
                     help: "Where each per-participant file starts: join = at the participant's first audio (its START_OFFSET_MS tag says when); session = at the session's start, padded with silence (about 3 KB a minute), so a late joiner lines up with everyone else in an audio editor. --align overrides it.",
                     example: "session"),

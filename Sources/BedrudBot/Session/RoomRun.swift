@@ -16,6 +16,7 @@ struct RoomRunOptions: Sendable {
     var mix = true
     var mixChannels = 1
     var mixBitrate = 32000
+    var mixComplexity = MediaPipelineConfig().mixComplexity
     var jitterWaitMillis = 60
     var fileJitterWaitMillis = 400
     var duration: Double?
@@ -175,6 +176,7 @@ final class RoomRun: Sendable {
         pc.mix = options.record && options.mix
         pc.mixChannels = options.mixChannels
         pc.mixBitrate = options.mixBitrate
+        pc.mixComplexity = options.mixComplexity
         pc.jitterWaitMillis = options.jitterWaitMillis
         pc.fileJitterWaitMillis = options.fileJitterWaitMillis
         pc.alignToSession = options.alignToSession

@@ -22,6 +22,10 @@ public struct MediaBenchmarkOptions: Sendable {
     /// output resampled by sox; scripts/bench does that), and what to call it.
     public var speech: [Float]?
     public var speechName = "synthetic voiced signal"
+    /// Write the mix encoder's input and decoded outputs here (`bench --write-mix DIR`).
+    public var writeMixTo: String?
+    /// Talkers in the mix encoder figures' room (`bench --mix-talkers N`).
+    public var mixTalkers = 4
 
     public init(quick: Bool) {
         tracks = quick ? 20 : 100
@@ -42,6 +46,16 @@ public struct MediaBenchmarkResult: Sendable {
     /// room encoder's share, one encode per room frame spread over its tracks).
     public var fullLibopusNanos: Double = 0
     public var fullEncodeNanos: Double = 0
+    /// Decode + levels/speech detection without the mix, per track per 20 ms frame, ns, and
+    /// the libopus calls inside it (the decodes).
+    public var decodeNoMixNanos: Double = 0
+    public var decodeNoMixLibopusNanos: Double = 0
+    /// Bare decode of the same packets with the decoder's output at 16 kHz (enough for
+    /// speech detection), ns per 20 ms frame.
+    public var bareDecode16kNanos: Double = 0
+    /// Share of the benchmark's packets whose sender marked every SILK frame inactive
+    /// (the VAD flags in the packet; CELT-only packets count as active).
+    public var silentPacketShare: Double = 0
     /// (c) fullNanos / bareDecodeNanos.
     public var fullOverBare: Double { bareDecodeNanos > 0 ? fullNanos / bareDecodeNanos : 0 }
     /// Decode-path overhead beyond the libopus calls themselves.
@@ -55,6 +69,9 @@ public struct MediaBenchmarkResult: Sendable {
     /// Mix encoder cost per 20 ms room frame by libopus complexity, ns (how the default
     /// `mixComplexity` was chosen).
     public var encodeNanosByComplexity: [(complexity: Int, nanos: Double)] = []
+    /// The mix encoder's settings on a four-talker room: cost and quality (see
+    /// ``MediaBenchmark/mixEncoderFigures(signal:bitrate:)``).
+    public var mixEncoder: [MediaBenchmark.MixEncoderFigure] = []
     public var options: MediaBenchmarkOptions
     public var packets = 0
     public var outputBytes = 0
@@ -73,10 +90,19 @@ public struct MediaBenchmarkResult: Sendable {
             "(a) bare opus_decode_float per 20 ms frame: \(f(bareDecodeNanos)) ns",
             "(b) pipeline per 20 ms frame per track: passthrough \(f(passthroughNanos)) ns; "
                 + "passthrough+decode+levels+mix+encode \(f(fullNanos)) ns (libopus calls inside: \(f(fullLibopusNanos)) ns, of which room encode \(f(fullEncodeNanos)) ns; split by wall-time share)",
+            "decode skip: decode+levels without mix \(f(decodeNoMixNanos)) ns per track-frame (libopus inside: \(f(decodeNoMixLibopusNanos)) ns) "
+                + "against passthrough \(f(passthroughNanos)) ns; bare decode at 16 kHz \(f(bareDecode16kNanos)) ns against \(f(bareDecodeNanos)) ns at 48 kHz; "
+                + "packets the sender marked inactive (SILK VAD flags): \(f(silentPacketShare * 100, 1)) %",
             "(c) full pipeline / bare decode: \(f(fullOverBare, 3)); overhead beyond libopus calls: \(f(overheadBeyondLibopus * 100, 1)) %",
             "(d) real-time tracks per core: passthrough \(f(passthroughTracksPerCore)); full \(f(fullTracksPerCore))",
             "mix encoder per 20 ms room frame by complexity: "
                 + encodeNanosByComplexity.map { "\($0.complexity): \(f($0.nanos / 1000, 1)) µs" }.joined(separator: ", "),
+            "mix encoder settings on a room of \(options.mixTalkers) talker(s) (complexity/dtx/kbit/s: encode µs per 20 ms frame, correlation, SNR dB, segmental SNR dB, kbit/s written, DTX frames): "
+                + mixEncoder.map {
+                    "\($0.complexity)\($0.dtx ? "/dtx" : "")\($0.bitrate == options.bitrate ? "" : "/\($0.bitrate / 1000)k"): "
+                        + "\(f($0.nanos / 1000, 1)) µs r=\(f($0.correlation, 4)) \(f($0.snrDB, 1)) dB seg \(f($0.segmentalSNRDB, 1)) dB "
+                        + "\(f($0.bitsPerSecond / 1000, 1)) kbit/s\($0.dtx ? " dtx \(f($0.dtxFrameShare * 100, 0)) %" : "")"
+                }.joined(separator: "; "),
             "(f) resident memory per track: full \(f(rssBytesPerTrack / 1024, 1)) KB; passthrough \(f(rssBytesPerPassthroughTrack / 1024, 1)) KB "
                 + "(each includes a \(options.ringSlots)-slot PacketRing of 1500-byte slots)",
             "ratios: full/bare=\(f(fullOverBare, 3)) overhead-beyond-libopus=\(f(overheadBeyondLibopus * 100, 1))% "
@@ -116,6 +142,12 @@ public enum MediaBenchmark {
         result.fullEncodeNanos = result.fullNanos * full.encodeShare
         result.outputBytes += full.bytes
 
+        // Decoding for speech detection alone (record.mix = no): what a track's decode costs
+        // when nothing is mixed, so what skipping it would save.
+        let noMix = runPipeline(.full, packets: packets, tracks: options.tracks, steps: steps, options: options, timeCodec: true, mix: false)
+        result.decodeNoMixNanos = Double(noMix.nanos) / Double(steps * options.tracks)
+        result.decodeNoMixLibopusNanos = result.decodeNoMixNanos * noMix.libopusShare
+
         let rss2 = residentBytes()
         let pass = runPipeline(.passthrough, packets: packets, tracks: options.passthroughTracks, steps: steps, options: options, timeCodec: false)
         let rss3 = residentBytes()
@@ -125,7 +157,13 @@ public enum MediaBenchmark {
         result.packets = steps * (options.tracks + options.passthroughTracks)
 
         result.bareDecodeNanos = bareDecode(packets, frames: max(5000, steps * 4))
+        result.bareDecode16kNanos = bareDecode(packets, frames: max(5000, steps * 4), rate: 16000)
+        result.silentPacketShare = Double(packets.filter { !OpusPacketInfo.hasVoiceActivity($0) }.count) / Double(max(1, packets.count))
         result.encodeNanosByComplexity = encoderCost(bitrate: options.bitrate, frames: options.seconds >= 60 ? 1500 : 500)
+        result.mixEncoder = mixEncoderFigures(
+            signal: roomMixSignal(frames: options.seconds >= 60 ? 3000 : 1000, speech: options.speech, talkers: options.mixTalkers),
+            bitrate: options.bitrate,
+            writeDecodedTo: options.writeMixTo)
         return result
     }
 
@@ -243,12 +281,12 @@ public enum MediaBenchmark {
 
     static func runPipeline(
         _ mode: Mode, packets: [[UInt8]], tracks: Int, steps: Int, options: MediaBenchmarkOptions, timeCodec: Bool,
-        onStep: (Int) -> Void = { _ in }
+        mix: Bool = true, onStep: (Int) -> Void = { _ in }
     ) -> Run {
         var config = MediaPipelineConfig()
         config.room = "bench"
         config.decode = mode == .full
-        config.mix = mode == .full
+        config.mix = mode == .full && mix
         config.mixBitrate = options.bitrate
         config.mixComplexity = options.mixComplexity
         config.timeCodecCalls = timeCodec
@@ -330,9 +368,193 @@ public enum MediaBenchmark {
         return out
     }
 
-    static func bareDecode(_ packets: [[UInt8]], frames: Int) -> Double {
+    // MARK: - The mix encoder's settings: cost and quality
+
+    /// A room of `talkers` (four by default) who overlap and pause (each a harmonic voice at its own
+    /// pitch with a syllable envelope, talk spurts of 0.4–1.2 s and pauses of 0.2–0.6 s, as
+    /// `scripts/bench-peers` plays them), over a −60 dBFS noise floor such as decoded
+    /// microphones carry, so the encoder's DTX can tell pauses from speech. With `speech`,
+    /// the four talkers are that recording started at four different places instead.
+    public static func roomMixSignal(frames: Int, speech: [Float]?, talkers: Int = 4) -> [Float] {
+        let n = frames * 960
+        var mix = [Float](repeating: 0, count: n)
+        var noiseSeed: UInt64 = 99
+        for v in 0..<max(1, talkers) {
+            if let speech, !speech.isEmpty {
+                let shift = v * speech.count / max(1, talkers)
+                for i in 0..<n { mix[i] += (talkers == 1 ? 1 : 0.5) * speech[(i + shift) % speech.count] }
+                continue
+            }
+            var seed = UInt64(1000 + v) &* 2862933555777941757 &+ 3037000493
+            var phase: Float = 0
+            var i = v * 4800
+            while i < n {
+                seed = seed &* 6364136223846793005 &+ 1442695040888963407
+                let talk = Int((seed >> 33) % 800 + 400) * 48
+                let pause = Int((seed >> 13) % 400 + 200) * 48
+                let rate = 3 + Float((seed >> 40) % 300) / 100
+                for k in 0..<talk where i + k < n {
+                    let env = abs(sinf(Float.pi * Float(k) / 48000 * rate))
+                    let f0 = 95 + 13 * Float(v) + 40 * sinf(2 * .pi * 0.3 * Float(i + k) / 48000 + Float(v))
+                    phase += 2 * .pi * f0 / 48000
+                    var s: Float = 0
+                    for h in 1...6 { s += sinf(phase * Float(h)) / Float(h) }
+                    mix[i + k] += 0.25 * env * s
+                }
+                i += talk + pause
+            }
+        }
+        for i in 0..<n {
+            noiseSeed = noiseSeed &* 6364136223846793005 &+ 1442695040888963407
+            mix[i] += (Float(noiseSeed >> 40) / Float(1 << 24) - 0.5) * 0.002
+            mix[i] = max(-1, min(1, mix[i]))
+        }
+        return mix
+    }
+
+    /// One setting of the mix encoder, measured on ``roomMixSignal(frames:speech:)``.
+    public struct MixEncoderFigure: Sendable {
+        public var complexity: Int
+        public var dtx: Bool
+        public var bitrate: Int
+        /// Thread CPU time of `opus_encode_float` per 20 ms frame, ns.
+        public var nanos: Double
+        /// The decoded mix against its input (lookahead removed): Pearson correlation,
+        /// SNR over the whole signal, and segmental SNR (the mean of per-20 ms-frame SNRs,
+        /// each clamped to −10…35 dB, over frames above −50 dBFS).
+        public var correlation: Double
+        public var snrDB: Double
+        public var segmentalSNRDB: Double
+        /// What the encoder wrote, bits per second, and the share of DTX frames (≤ 2 bytes).
+        public var bitsPerSecond: Double
+        public var dtxFrameShare: Double
+    }
+
+    /// The settings worth comparing: every complexity at `bitrate`, DTX at the low and the
+    /// old default complexity, and two other bit rates at complexity 2.
+    public static let mixEncoderSettings: [(complexity: Int, dtx: Bool, bitrate: Int?)] =
+        (0...10).map { ($0, false, nil) } + [(2, true, nil), (5, true, nil), (2, false, 24000), (2, false, 48000)]
+
+    /// Encodes `signal` with each setting, decodes it with a fresh libopus decoder and
+    /// compares the result with the input.
+    /// - Parameter writeDecodedTo: a folder to write the input (`mix-input.wav`) and each
+    ///   setting's decoded output, aligned (`mix-c5.wav`, `mix-c2-dtx.wav`, `mix-c2-24k.wav`…)
+    ///   into, 48 kHz 16-bit mono, for a perceptual score outside (docs/BENCHMARKS.md).
+    public static func mixEncoderFigures(signal: [Float], bitrate: Int, writeDecodedTo: String? = nil) -> [MixEncoderFigure] {
+        if let dir = writeDecodedTo {
+            signal.withUnsafeBufferPointer { writeWAV48k(dir + "/mix-input.wav", $0) }
+        }
+        let frames = signal.count / 960
+        var figures: [MixEncoderFigure] = []
+        var packet = [UInt8](repeating: 0, count: 4000)
+        let decoded = UnsafeMutablePointer<Float>.allocate(capacity: frames * 960 + 5760)
+        defer { decoded.deallocate() }
+        for s in mixEncoderSettings {
+            let br = s.bitrate ?? bitrate
+            guard let enc = OpusEncoderBox(channels: 1, bitrate: br, complexity: s.complexity, dtx: s.dtx),
+                  let dec = OpusDecoderBox(channels: 1) else { continue }
+            var nanos: UInt64 = 0
+            var bytes = 0
+            var dtxFrames = 0
+            var got = 0
+            signal.withUnsafeBufferPointer { p in
+                packet.withUnsafeMutableBufferPointer { o in
+                    guard let base = p.baseAddress, let ob = o.baseAddress else { return }
+                    for k in 0..<frames {
+                        let c0 = threadCPUNanos()
+                        let len = enc.encode(base + k * 960, frameSamples: 960, into: ob, outCapacity: 4000)
+                        nanos &+= threadCPUNanos() &- c0
+                        guard len > 0 else { continue }
+                        bytes += len
+                        if len <= 2 { dtxFrames += 1 }
+                        let n = dec.decode(UnsafeRawBufferPointer(start: ob, count: len), into: decoded + got, maxSamples: 5760)
+                        got += n > 0 ? n : max(0, dec.conceal(into: decoded + got, samples: 960))
+                    }
+                }
+            }
+            // The decoder's output lags the input by the encoder's lookahead, give or take
+            // what SILK's resampler adds: take the lag (within 0…30 ms) that fits best.
+            let la = bestLag(signal, decoded, got, maxLag: 1440)
+            if let dir = writeDecodedTo {
+                let name = "mix-c\(s.complexity)\(s.dtx ? "-dtx" : "")\(br == bitrate ? "" : "-\(br / 1000)k").wav"
+                writeWAV48k(dir + "/" + name, UnsafeBufferPointer(start: decoded + la, count: max(0, got - la)))
+            }
+            let m = max(0, min(got - la, signal.count))
+            var sx = 0.0, sy = 0.0, sxx = 0.0, syy = 0.0, sxy = 0.0, se = 0.0
+            var segSum = 0.0
+            var segFrames = 0
+            var fs = 0.0, fe = 0.0, fn = 0
+            for i in 0..<m {
+                let x = Double(signal[i]), y = Double(decoded[i + la])
+                sx += x; sy += y; sxx += x * x; syy += y * y; sxy += x * y
+                se += (x - y) * (x - y)
+                fs += x * x; fe += (x - y) * (x - y); fn += 1
+                if fn == 960 {
+                    if fs / 960 > 1e-5 {  // −50 dBFS
+                        segSum += max(-10, min(35, 10 * log10(fs / max(fe, 1e-12))))
+                        segFrames += 1
+                    }
+                    fs = 0; fe = 0; fn = 0
+                }
+            }
+            let dm = Double(max(1, m))
+            let cov = sxy / dm - sx / dm * sy / dm
+            let vx = sxx / dm - sx / dm * sx / dm, vy = syy / dm - sy / dm * sy / dm
+            figures.append(MixEncoderFigure(
+                complexity: s.complexity, dtx: s.dtx, bitrate: br, nanos: Double(nanos) / Double(max(1, frames)),
+                correlation: vx > 0 && vy > 0 ? cov / (vx * vy).squareRoot() : 0,
+                snrDB: 10 * log10(sxx / max(se, 1e-12)), segmentalSNRDB: segFrames > 0 ? segSum / Double(segFrames) : 0,
+                bitsPerSecond: Double(bytes * 8) / (Double(frames) * 0.02), dtxFrameShare: Double(dtxFrames) / Double(max(1, frames))))
+        }
+        return figures
+    }
+
+    /// The lag in 0…maxLag at which `y` (first `count` samples) best matches `x`, by the
+    /// dot product over up to half a second from the middle of the signal: every 8th lag
+    /// first, then the 15 around the best of those.
+    static func bestLag(_ x: [Float], _ y: UnsafePointer<Float>, _ count: Int, maxLag: Int) -> Int {
+        let span = min(24000, max(0, min(x.count, count) - maxLag) / 2)
+        guard span > 0 else { return 0 }
+        let start = (min(x.count, count) - maxLag - span) / 2
+        return x.withUnsafeBufferPointer { xp -> Int in
+            guard let xb = xp.baseAddress else { return 0 }
+            func dot(_ lag: Int) -> Float {
+                var d: Float = 0
+                for i in start..<(start + span) { d += xb[i] * y[i + lag] }
+                return d
+            }
+            var best = 0
+            var bestDot = -Float.infinity
+            func consider(_ lag: Int) {
+                let d = dot(lag)
+                if d > bestDot { bestDot = d; best = lag }
+            }
+            for lag in stride(from: 0, through: maxLag, by: 8) { consider(lag) }
+            let coarse = best
+            for lag in max(0, coarse - 7)...min(maxLag, coarse + 7) { consider(lag) }
+            return best
+        }
+    }
+
+    /// Writes 48 kHz mono 16-bit PCM WAV; errors are ignored (a diagnostic output).
+    public static func writeWAV48k(_ path: String, _ pcm: UnsafeBufferPointer<Float>) {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(44 + pcm.count * 2)
+        func le32(_ v: Int) { for k in 0..<4 { bytes.append(UInt8((v >> (8 * k)) & 0xFF)) } }
+        func le16(_ v: Int) { for k in 0..<2 { bytes.append(UInt8((v >> (8 * k)) & 0xFF)) } }
+        bytes += Array("RIFF".utf8); le32(36 + pcm.count * 2); bytes += Array("WAVEfmt ".utf8)
+        le32(16); le16(1); le16(1); le32(48000); le32(96000); le16(2); le16(16)
+        bytes += Array("data".utf8); le32(pcm.count * 2)
+        for x in pcm { le16(Int(Int16(max(-32768, min(32767, (x * 32767).rounded()))))) }
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    }
+
+    static func bareDecode(_ packets: [[UInt8]], frames: Int, rate: Int32 = 48000) -> Double {
         var err: Int32 = 0
-        guard let dec = opus_decoder_create(48000, 1, &err) else { return 0 }
+        guard let dec = opus_decoder_create(rate, 1, &err) else { return 0 }
         defer { opus_decoder_destroy(dec) }
         let pcm = UnsafeMutablePointer<Float>.allocate(capacity: 5760)
         defer { pcm.deallocate() }

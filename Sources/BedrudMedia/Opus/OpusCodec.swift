@@ -56,7 +56,10 @@ final class OpusEncoderBox {
     var timeCalls = false
     private(set) var libopusNanos: UInt64 = 0
 
-    init?(channels: Int, bitrate: Int, complexity: Int) {
+    /// - Parameter dtx: libopus discontinuous transmission: after about 200 ms the encoder
+    ///   judges inactive, it returns packets of one or two bytes (decoded as concealment or
+    ///   comfort noise) with a full one every 400 ms.
+    init?(channels: Int, bitrate: Int, complexity: Int, dtx: Bool = false) {
         var err: Int32 = 0
         guard let e = opus_encoder_create(48000, Int32(channels), OPUS_APPLICATION_VOIP, &err), err == OPUS_OK else {
             return nil
@@ -66,6 +69,7 @@ final class OpusEncoderBox {
         _ = shim_opus_encoder_set_bitrate(e, Int32(bitrate))
         _ = shim_opus_encoder_set_complexity(e, Int32(max(0, min(10, complexity))))
         _ = shim_opus_encoder_set_signal_voice(e)
+        if dtx { _ = shim_opus_encoder_set_dtx(e, 1) }
         var la: Int32 = 0
         _ = shim_opus_encoder_get_lookahead(e, &la)
         lookahead = Int(la)

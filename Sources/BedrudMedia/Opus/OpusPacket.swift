@@ -82,6 +82,28 @@ public struct OpusPacketInfo: Sendable, Equatable {
         return lbrr
     }
 
+    /// Whether the sender's encoder judged the packet's first frame as voice: the SILK VAD
+    /// flags (one per 20 ms SILK frame of the mid channel, the top bits of the first
+    /// frame's first byte, RFC 6716 §4.2.3). A DTX packet (no frame data) is inactive;
+    /// CELT-only packets carry no flag and count as active. Used by the benchmark to say
+    /// how much decoding a skip of inactive packets could save.
+    public static func hasVoiceActivity(_ packet: [UInt8]) -> Bool {
+        packet.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self), raw.count > 0 else { return false }
+            let config = base[0] >> 3
+            guard config < 16 else { return true }
+            guard let info = parse(raw), !info.isConcealmentRequest, raw.count > 2 else { return false }
+            var toc: UInt8 = 0
+            var offset: Int32 = 0
+            var sizes = [Int16](repeating: 0, count: 48)
+            guard opus_packet_parse(base, Int32(raw.count), &toc, nil, &sizes, &offset) > 0, sizes[0] > 0, Int(offset) < raw.count else { return false }
+            let perFrame = samplesPerFrame(config: config)
+            let silkFrames = perFrame > 960 ? perFrame / 960 : 1
+            let byte = base[Int(offset)]
+            return (byte >> (8 - silkFrames)) != 0
+        }
+    }
+
     /// Samples per frame at 48 kHz for a TOC configuration (RFC 6716 §3.1, Table 2).
     public static func samplesPerFrame(config: UInt8) -> Int {
         let c = Int(config & 31)

@@ -1,0 +1,15 @@
+import Testing
+
+@testable import BedrudBot
+
+/// `record.mix_complexity` (issue 12, the mix): the documented default, and only 0…10.
+@Suite struct MixComplexitySettingTests {
+    @Test func defaultMatchesThePipelineAndValuesAreChecked() throws {
+        #expect(SettingSpec.spec(section: "record", key: "mix_complexity")?.defaultValue == String(RoomRunOptions().mixComplexity))
+        #expect(try JoinCommand.mixComplexity(nil) == RoomRunOptions().mixComplexity)
+        #expect(try JoinCommand.mixComplexity("0") == 0)
+        #expect(try JoinCommand.mixComplexity("10") == 10)
+        #expect(throws: CommandFailure.self) { try JoinCommand.mixComplexity("11") }
+        #expect(throws: CommandFailure.self) { try JoinCommand.mixComplexity("fast") }
+    }
+}
