@@ -59,7 +59,8 @@ import Testing
 }
 
 extension MediaPipelineThreadTests {
-    /// Two rooms on one shared media thread: both record, both stop, the worker empties.
+    /// Two rooms on one pool: one media thread and one writer thread for both; both record,
+    /// both stop, both threads empty, and both rooms' files are complete and valid.
     @Test func twoRoomsShareAPoolThread() async throws {
         let pool = MediaThreadPool(threads: 1, batchMillis: 2)
         defer { pool.shutdown() }
@@ -76,6 +77,7 @@ extension MediaPipelineThreadTests {
             pipelines.append((p, ring, dir))
         }
         #expect(pool.load == [2])
+        #expect(pool.writerLoad == [2])
         let t0 = MonotonicClock.nanos()
         for (i, pkt) in opus.enumerated() {
             let due = t0 + UInt64(i) * 20_000_000
@@ -89,11 +91,15 @@ extension MediaPipelineThreadTests {
         for (_, _, dir) in pipelines {
             let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
             #expect(files == ["room.opus", "x.opus"])
-            for f in files { #expect(try OggOpusVerifier.verify(path: dir + "/" + f).isValid) }
+            for f in files {
+                let r = try OggOpusVerifier.verify(path: dir + "/" + f)
+                #expect(r.isValid && r.durationMillis > 800, "\(f): \(r.problems) \(r.durationMillis) ms")
+            }
         }
         let deadline = MonotonicClock.nanos() + 10_000_000_000
-        while pool.load != [0] && MonotonicClock.nanos() < deadline { try await Task.sleep(nanoseconds: 5_000_000) }
+        while (pool.load != [0] || pool.writerLoad != [0]) && MonotonicClock.nanos() < deadline { try await Task.sleep(nanoseconds: 5_000_000) }
         #expect(pool.load == [0])
+        #expect(pool.writerLoad == [0], "each pipeline's writer left the shared thread when it stopped")
     }
 }
 

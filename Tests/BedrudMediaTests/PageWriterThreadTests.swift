@@ -68,43 +68,4 @@ import Testing
         }
         return true
     }
-
-    /// Two rooms' pipelines on one pool: one media thread and one writer thread for both,
-    /// and both rooms' files are complete and valid.
-    @Test func twoRoomsShareTheWriterThreadOfTheirPool() async throws {
-        let pool = MediaThreadPool(threads: 1, batchMillis: 2)
-        defer { pool.shutdown() }
-        let opus = TestEncoder.encode(TestSignal.speech(seconds: 1, seed: 62))
-        var rooms: [(MediaPipeline, PacketRing, String)] = []
-        for room in ["r1", "r2"] {
-            let dir = try temporaryDirectory()
-            var config = MediaPipelineConfig()
-            config.room = room
-            config.startHoldMillis = 100
-            let p = MediaPipeline(config: config, sinks: DirectorySinkFactory(directory: dir), pool: pool)
-            let ring = PacketRing(capacity: 64)
-            p.send(.addTrack(MediaTrackSpec(trackSid: "TR", participantIdentity: "x", participantName: "x"), ring))
-            rooms.append((p, ring, dir))
-        }
-        #expect(pool.writerLoad == [2])
-        let t0 = MonotonicClock.nanos()
-        for (i, pkt) in opus.enumerated() {
-            let due = t0 + UInt64(i) * 20_000_000
-            while MonotonicClock.nanos() < due { try await Task.sleep(nanoseconds: 1_000_000) }
-            for (_, ring, _) in rooms {
-                let h = MediaPacketHeader(ssrc: 9, sequenceNumber: UInt16(i), rtpTimestamp: UInt32(i * 960), arrivalNanos: MonotonicClock.nanos())
-                pkt.withUnsafeBytes { _ = ring.push(h, payload: $0) }
-            }
-        }
-        for (p, _, _) in rooms { await p.stop() }
-        #expect(Self.eventually { pool.writerLoad == [0] }, "each pipeline's writer left the shared thread when it stopped")
-        for (_, _, dir) in rooms {
-            let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
-            #expect(files == ["room.opus", "x.opus"])
-            for f in files {
-                let r = try OggOpusVerifier.verify(path: dir + "/" + f)
-                #expect(r.isValid && r.durationMillis > 800, "\(f): \(r.problems) \(r.durationMillis) ms")
-            }
-        }
-    }
 }
