@@ -44,16 +44,34 @@ async def run(srv: DevServer, work: str) -> dict:
     received: list[dict] = []
     got = asyncio.Event()
 
+    # The packet's sender identity comes from the server (DataPacket.participant_identity);
+    # the SDK hands out a participant object only once its signal connection has announced
+    # that participant, and the data channel may deliver first (a loaded machine showed
+    # it). So keep the identity the SDK looked up, and the names of everyone announced.
+    looked_up: list[str] = []
+    names: dict[str, str] = {}
+    retrieve = listener._retrieve_remote_participant
+
+    def retrieve_and_note(identity: str):  # type: ignore[no-untyped-def]
+        looked_up.append(identity)
+        return retrieve(identity)
+
+    listener._retrieve_remote_participant = retrieve_and_note  # type: ignore[method-assign]
+
+    def on_participant(p: rtc.RemoteParticipant) -> None:
+        names[p.identity] = p.name
+
     def on_data(packet: rtc.DataPacket) -> None:
         received.append({
             "reliable": packet.kind == room_pb2.DataPacketKind.KIND_RELIABLE, "topic": packet.topic,
-            "sender": packet.participant.identity if packet.participant else None,
+            "sender": packet.participant.identity if packet.participant else (looked_up[-1] if looked_up else None),
             "sender_name": packet.participant.name if packet.participant else None,
             "payload": packet.data.decode("utf-8", errors="replace"),
             "at": time.time(),
         })
         got.set()
 
+    listener.on("participant_connected", on_participant)
     listener.on("data_received", on_data)
     await asyncio.wait_for(listener.connect(ws_url(listen_join["livekitHost"]), listen_join["token"],
                                             rtc.RoomOptions(auto_subscribe=True)), CONNECT_TIMEOUT)
@@ -75,6 +93,9 @@ async def run(srv: DevServer, work: str) -> dict:
     except asyncio.TimeoutError:
         pass
     await listener.disconnect()
+    for r in received:  # a packet that came before its sender was announced
+        if r["sender_name"] is None and r["sender"] in names:
+            r["sender_name"] = names[r["sender"]]
     report["sent_at"] = sent_at
     report["received"] = received
     report["text"], report["attach"] = TEXT, ATTACH
