@@ -59,11 +59,13 @@ import TestSupport
         // The devserver has no TURN server: relay-only ICE finds no pair.
         try await failure(server, user, extra: ["--turn-only"], code: 24, stage: "ice", message: "(relay only: is TURN reachable, is its secret right?)")
 
-        // `[smoke] max_latency` from the config file is a threshold (nothing real is 0 ms);
-        // a bad value is a configuration error.
-        let strict = try user.writeFile("strict.conf", "[smoke]\nmax_latency = 0ms\n")
-        let r = try await user.expect(27, ["-c", strict, "smoke", server.baseURL + "/m/smoke", "--duration", "3s"], timeout: 90)
-        #expect(r.stdout.contains("ms > 0 ms"), "\(r.stdout)")
+        // A `[smoke]` threshold from the config file replaces the default: the lossy room
+        // (30 % seeded loss) fails against 1 %, and the report names that limit. (Not
+        // latency: on loopback a burst can be detected within its own frame, which the
+        // report rightly calls 0 ms, so no latency limit is sure to be exceeded.)
+        let strict = try user.writeFile("strict.conf", "[smoke]\nmax_loss = 1%\n")
+        let r = try await user.expect(27, ["-c", strict, "smoke", server.baseURL + "/m/lossy", "--duration", "3s"], timeout: 90)
+        #expect(r.stdout.contains(" % > 1.0 %"), "\(r.stdout)")
         let bad = try user.writeFile("bad.conf", "[smoke]\nmax_loss = 150%\n")
         try await user.expect(3, ["-c", bad, "smoke", server.baseURL + "/m/smoke"])
     }
@@ -81,7 +83,8 @@ import TestSupport
         #expect(media["burstsSent"] as? Int == 3)
         #expect(media["burstsDetected"] as? Int == 3, "\(media)")
         let latency = try #require(media["latencyMaxMs"] as? Double)
-        #expect(latency > 0 && latency < 500, "\(media)")
+        // 0 is a real measurement on loopback (a burst detected within its own frame).
+        #expect(latency >= 0 && latency < 500, "\(media)")
         #expect((media["lossPercent"] as? Double ?? 100) < 5, "\(media)")
         #expect((media["jitterMs"] as? Double ?? 100) < 30, "\(media)")
         #expect((o["icePair"] as? String ?? "").contains("host/udp"), "\(o)")
