@@ -86,6 +86,10 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
 
     private enum Kind: UInt32 { case page = 1, close = 2, closeClean = 3, skip = 4 }
     private static let entryHeader = 16
+    /// An empty queue whose next entry would start this far in starts at the front instead.
+    static let rewindOffset = 64 << 10
+    /// The furthest byte of the buffer an entry has used (what of it can be resident).
+    private let extent = Atomic<Int>(0)
 
     /// - Parameters:
     ///   - capacityBytes: queue size; rounded up to a multiple of 16.
@@ -119,6 +123,9 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
     /// Sink writes, syncs or closes that failed.
     public var failedOperations: Int { failed.load(ordering: .relaxed) }
     public var bytesWritten: Int { written.load(ordering: .relaxed) }
+    /// How much of the queue's buffer has been used so far, from its front: the most of
+    /// it that can be resident. Stays near the largest burst while the writer keeps up.
+    public var usedExtentBytes: Int { extent.load(ordering: .relaxed) }
 
     /// Monotonic time since which some stream's writes have been failing without a
     /// success in between; nil while every stream writes normally.
@@ -191,14 +198,22 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
             let h = head.load(ordering: .acquiring)
             let offset = t % capacity
             let toEnd = capacity - offset
-            let total = need <= toEnd ? need : toEnd + need
+            // While the disk keeps up, the writer has taken everything by the time the
+            // next page comes. Going back to the front of the buffer then keeps the
+            // memory in use to the largest burst: otherwise the offsets walk through the
+            // whole buffer and every one of its pages becomes resident in turn (4 MiB per
+            // room after a few minutes, whatever the room's size). A stalled disk still
+            // gets the whole capacity.
+            let rewind = t == h && offset >= Self.rewindOffset && need <= offset
+            let total = need <= toEnd && !rewind ? need : toEnd + need
             if capacity - (t - h) >= total {
                 var at = t
-                if need > toEnd {
+                if need > toEnd || rewind {
                     writeHeader(at: offset, kind: .skip, id: 0, length: 0)
                     at += toEnd
                 }
                 let o = at % capacity
+                if o + need > extent.load(ordering: .relaxed) { extent.store(o + need, ordering: .relaxed) }
                 writeHeader(at: o, kind: kind, id: id, length: len)
                 if let p = a.baseAddress, a.count > 0 { (buffer + o + Self.entryHeader).copyMemory(from: p, byteCount: a.count) }
                 if let p = b.baseAddress, b.count > 0 {
