@@ -42,7 +42,7 @@ import TestSupport
         // A session folder another bot is writing (its lock held): repair refuses it.
         let busy = user.home.appendingPathComponent("busy").path
         try FileManager.default.createDirectory(atPath: busy, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: busy + "/events.jsonl", contents: Data())
+        _ = FileManager.default.createFile(atPath: busy + "/events.jsonl", contents: Data())
         let lock = open(busy, O_RDONLY | O_DIRECTORY)
         #expect(flock(lock, LOCK_EX) == 0)
         try await check(.forbidden, ["repair", busy], "is still being recorded")

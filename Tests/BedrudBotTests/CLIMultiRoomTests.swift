@@ -39,6 +39,18 @@ import TestSupport
         return files
     }
 
+    /// ROOM's session folder under `out`, verified, and its summary, which must say it
+    /// ended for `reason` with `exit`.
+    @discardableResult
+    static func endedSession(_ user: CLIUser, _ out: String, _ room: String, reason: String, exit: Int,
+                             sourceLocation: SourceLocation = #_sourceLocation) async throws -> (dir: String, summary: [String: Any]) {
+        let dir = try CLILifecycleTests.session(out, room)
+        _ = try await expectVerified(user, dir, sourceLocation: sourceLocation)
+        let s = try CLILifecycleTests.summary(dir)
+        #expect(s["end_reason"] as? String == reason && s["exit_code"] as? Int == exit, "\(room): \(s)", sourceLocation: sourceLocation)
+        return (dir, s)
+    }
+
     @Test func sigtermFinishesBothRoomsRecordedInOneProcess() async throws {
         let server = try await Self.server()
         let user = try CLIUser()
@@ -81,10 +93,7 @@ import TestSupport
         #expect(r.stderr.contains("; finished: alpha (duration of 4s reached)"), "\(r.stderr)")
 
         // alpha recorded to the end of its duration.
-        let dir = try CLILifecycleTests.session(out, "alpha")
-        try await Self.expectVerified(user, dir)
-        let s = try CLILifecycleTests.summary(dir)
-        #expect(s["end_reason"] as? String == "duration" && s["exit_code"] as? Int == 0, "\(s)")
+        let dir = try await Self.endedSession(user, out, "alpha", reason: "duration", exit: 0).dir
         #expect(!FileManager.default.fileExists(atPath: out + "/nosuch"), "a room that was never joined has no folder")
 
         // stdout: every line tagged with its room, one session_ended per room, run_ended last.
@@ -125,14 +134,8 @@ import TestSupport
         #expect(r.stderr.contains("bedrud-bot: error: 1 of 2 rooms failed: doomed (exit 10: "), "\(r.stderr)")
         #expect(r.stderr.contains("; finished: alpha (duration of 7s reached)"), "\(r.stderr)")
         // The deleted room's session is finished and says why; alpha recorded its 7 s.
-        let doomed = try CLILifecycleTests.session(out, "doomed")
-        try await Self.expectVerified(user, doomed)
-        let d = try CLILifecycleTests.summary(doomed)
-        #expect(d["end_reason"] as? String == "room_ended" && d["exit_code"] as? Int == 10, "\(d)")
-        let alpha = try CLILifecycleTests.session(out, "alpha")
-        try await Self.expectVerified(user, alpha)
-        let a = try CLILifecycleTests.summary(alpha)
-        #expect(a["end_reason"] as? String == "duration" && a["exit_code"] as? Int == 0, "\(a)")
+        try await Self.endedSession(user, out, "doomed", reason: "room_ended", exit: 10)
+        let a = try await Self.endedSession(user, out, "alpha", reason: "duration", exit: 0).summary
         #expect((a["duration_ms"] as? Int).map { $0 >= 6500 } == true, "alpha went on after doomed ended: \(a)")
     }
 }

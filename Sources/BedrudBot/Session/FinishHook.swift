@@ -43,29 +43,11 @@ enum FinishHook {
         let args = ["/bin/sh", "-c", command + " \"$1\"", "bedrud-bot-on-finish", folder]
         let envStrings = env.map { "\($0.key)=\($0.value)" }
 
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        var defaults = sigset_t()
-        sigfillset(&defaults)
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigdefault(&attr, &defaults)
-        posix_spawnattr_setsigmask(&attr, &empty)
-        posix_spawnattr_setpgroup(&attr, 0)
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-
-        var pid: pid_t = 0
-        let argv = args.map { strdup($0) } + [nil]
-        let envp = envStrings.map { strdup($0) } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        let rc = posix_spawn(&pid, "/bin/sh", &actions, &attr, argv, envp)
-        guard rc == 0 else {
-            return Result(exitCode: nil, signal: nil, timedOut: false, durationMs: elapsed(), spawnError: String(cString: strerror(rc)))
+        let pid: pid_t
+        switch ChildSpawn.start("/bin/sh", args, environment: envStrings, ownGroup: true) {
+        case .success(let p): pid = p
+        case .failure(let e):
+            return Result(exitCode: nil, signal: nil, timedOut: false, durationMs: elapsed(), spawnError: e.description)
         }
 
         let done = DispatchSemaphore(value: 0)

@@ -70,7 +70,7 @@ public enum JSONWriter {
         description.hasSuffix(".0") ? String(description.dropLast(2)) : description
     }
 
-    private static func writeString(_ s: String, into out: inout String, escapingSlashes: Bool) {
+    static func writeString(_ s: String, into out: inout String, escapingSlashes: Bool) {
         out += "\""
         for u in s.unicodeScalars {
             switch u {

@@ -66,22 +66,11 @@ public struct ICECandidateInit: Sendable, Equatable {
 
 /// Minimal JSON text helpers for the few JSON documents this layer writes by hand.
 enum JSONText {
-    /// A JSON string literal (RFC 8259 §7): quotes, backslash and control characters escaped.
+    /// A JSON string literal (RFC 8259 §7), escaped as ``JSONWriter`` escapes strings
+    /// (`/` left as it is).
     static func quoted(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        var out = ""
+        JSONWriter.writeString(s, into: &out, escapingSlashes: false)
+        return out
     }
 }

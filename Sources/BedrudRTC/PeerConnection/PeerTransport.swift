@@ -432,6 +432,7 @@ final class PeerTransport {
 /// libnice's receive callback: straight to the transport's packet path, no actor hop.
 private let niceReceive: NiceAgentRecvFunc = { _, _, _, len, buf, ud in
     guard let buf, let ud, len > 0 else { return }
+    GLibLoop.countDatagram()
     Unmanaged<PeerTransport>.fromOpaque(ud).takeUnretainedValue().onDatagram(UnsafeRawPointer(buf), Int(len))
 }
 
