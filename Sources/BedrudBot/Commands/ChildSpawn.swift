@@ -36,9 +36,15 @@ enum ChildSpawn {
 
         var pid: pid_t = 0
         let cArgv = argv.map { strdup($0) } + [nil]
-        let cEnv = environment.map { $0.map { strdup($0) } + [nil] }
-        defer { (cArgv + (cEnv ?? [])).forEach { free($0) } }
-        let rc = cEnv.map { env in posix_spawn(&pid, path, &actions, &attr, cArgv, env) } ?? posix_spawn(&pid, path, &actions, &attr, cArgv, environ)
+        defer { cArgv.forEach { free($0) } }
+        let rc: Int32
+        if let environment {
+            let cEnv = environment.map { strdup($0) } + [nil]
+            defer { cEnv.forEach { free($0) } }
+            rc = posix_spawn(&pid, path, &actions, &attr, cArgv, cEnv)
+        } else {
+            rc = posix_spawn(&pid, path, &actions, &attr, cArgv, environ)
+        }
         return rc == 0 ? .success(pid) : .failure(SpawnError(errno: rc))
     }
 

@@ -21,21 +21,22 @@ public final class GLibLoop: SerialExecutor, @unchecked Sendable {
     private let finished = Mutex<Bool>(false)
     private let finishedSignal = DispatchSemaphore(value: 0)
     public let name: String
+    /// The burst wait's state; touched only on the loop thread (the receive path counts
+    /// datagrams into it, the poll function reads it through a thread-specific pointer).
+    let burstGate = BurstGate()
 
     public init(name: String = "bedrud-ice") {
         self.name = name
         context = g_main_context_new()
         g_main_context_set_poll_func(context, burstPoll)
         loop = g_main_loop_new(context, 0)
-        let handles = LoopHandles(context: context, loop: loop, owner: self)
+        let handles = LoopHandles(context: context, loop: loop, owner: self, gate: burstGate)
         OSThread.start(name: name, stackSize: 1 << 20) {
-            let gate = Unmanaged.passRetained(BurstGate())
-            pthread_setspecific(burstGateKey, gate.toOpaque())
+            pthread_setspecific(burstGateKey, Unmanaged.passUnretained(handles.gate).toOpaque())
             g_main_context_push_thread_default(handles.context)
             g_main_loop_run(handles.loop)
             g_main_context_pop_thread_default(handles.context)
             pthread_setspecific(burstGateKey, nil)
-            gate.release()
             handles.finish()
         }
     }
@@ -118,28 +119,23 @@ extension GLibLoop {
     /// to gather several (``burstRate``). A room's publishers send in step, every 20 ms;
     /// without the wait every datagram costs the loop a wake-up of its own (poll, GLib's
     /// dispatch, a context switch), and with it one wake-up takes the burst, since libnice
-    /// reads a socket until it would block. 16 tracks, 30 s, alternating runs: 3.26–3.66
-    /// CPU-s without it, 2.60–2.68 with 8 ms, 2.99–3.21 with 5 ms (3 ms: 14 % less than
-    /// none, 15 ms: no better than 8). Received media waits in the
-    /// jitter buffer for 60 ms anyway; the smoke test's latency includes the wait.
+    /// reads a socket until it would block. 16 tracks, 30 s, alternating runs: 3.59–3.66
+    /// CPU-s without it, 3.21–3.41 with 5 ms (2.99–3.21 gated by ``burstRate``); an
+    /// experimental build gave 2.60–2.68 with 8 ms against 3.26–3.66 without, and 15 ms
+    /// was no better than 8. Received media waits in the jitter buffer for 60 ms anyway;
+    /// the smoke test's latency includes the wait.
     static let burstWaitMicros: Int64 = 5_000
     /// Datagrams per second from which the loop waits: one track sends 50, and with one or
     /// two there is rarely a second datagram to gather, so the wait would only add a sleep
     /// (and its latency) to every wake-up. Measured, the gate changes nothing at one track
     /// (1.05–1.11 CPU-s per 30 s run against 1.03–1.12 waiting always).
     static let burstRate = 150
-
-    /// Counts a datagram for the burst wait; called by the receive callback on the loop's
-    /// thread (a thread-specific value: nothing shared, no lock).
-    static func countDatagram() {
-        guard let p = pthread_getspecific(burstGateKey) else { return }
-        Unmanaged<BurstGate>.fromOpaque(p).takeUnretainedValue().datagrams += 1
-    }
 }
 
 /// The burst wait's state, one per loop thread: datagrams counted since `windowStart`,
 /// and whether the last 100 ms window came at ``GLibLoop/burstRate`` or more.
-final class BurstGate {
+final class BurstGate: @unchecked Sendable {
+    // @unchecked: only the loop's thread reads or writes it.
     var datagrams = 0
     var windowStart: UInt64 = 0
     var waiting = false
@@ -179,11 +175,14 @@ private final class LoopHandles: @unchecked Sendable {
     let context: OpaquePointer
     let loop: OpaquePointer
     weak var owner: GLibLoop?
+    /// Kept here so it lives as long as the loop's thread.
+    let gate: BurstGate
 
-    init(context: OpaquePointer, loop: OpaquePointer, owner: GLibLoop) {
+    init(context: OpaquePointer, loop: OpaquePointer, owner: GLibLoop, gate: BurstGate) {
         self.context = context
         self.loop = loop
         self.owner = owner
+        self.gate = gate
         g_main_context_ref(context)
         g_main_loop_ref(loop)
     }

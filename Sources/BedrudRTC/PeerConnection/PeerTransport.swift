@@ -396,6 +396,7 @@ final class PeerTransport {
     @inline(__always)
     func onDatagram(_ p: UnsafeRawPointer, _ n: Int) {
         receiver.counters.datagramsReceived &+= 1
+        loop.burstGate.datagrams &+= 1
         receiver.counters.bytesReceived &+= UInt64(n)
         let d = UnsafeRawBufferPointer(start: p, count: n)
         switch DatagramKind.classify(d) {
@@ -432,7 +433,6 @@ final class PeerTransport {
 /// libnice's receive callback: straight to the transport's packet path, no actor hop.
 private let niceReceive: NiceAgentRecvFunc = { _, _, _, len, buf, ud in
     guard let buf, let ud, len > 0 else { return }
-    GLibLoop.countDatagram()
     Unmanaged<PeerTransport>.fromOpaque(ud).takeUnretainedValue().onDatagram(UnsafeRawPointer(buf), Int(len))
 }
 
