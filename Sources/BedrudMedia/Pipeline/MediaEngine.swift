@@ -220,9 +220,12 @@ public final class MediaEngine {
 
     /// When `process` next has timed work, with nothing new arriving: the earliest
     /// release of a held packet (start hold, a hole's wait), else the next idle turn
-    /// (`idleTurnMillis`), which grows silent files and finalizes the mix in batches.
+    /// (`idleTurnMillis`, or `emptyRoomTurnMillis` with nobody in the room), which grows
+    /// silent files and finalizes the mix in batches.
     public func nextDueNanos(now: UInt64) -> UInt64 {
-        var due = now &+ UInt64(max(1, config.idleTurnMillis)) * 1_000_000
+        let empty = !participants.contains { !$0.timeline.finished }
+        let turn = empty ? config.emptyRoomTurnMillis : config.idleTurnMillis
+        var due = now &+ UInt64(max(1, turn)) * 1_000_000
         for p in participants where !p.timeline.finished {
             if let r = p.jitter.nextReleaseNanos() { due = min(due, r) }
             if p.decoder != nil, let r = p.live.nextReleaseNanos() { due = min(due, r) }

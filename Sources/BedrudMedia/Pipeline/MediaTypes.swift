@@ -52,6 +52,10 @@ public struct MediaPipelineConfig: Sendable {
     /// With nothing arriving, the media thread still takes a turn this often: silent
     /// files grow, the mix is finalized and paged, stats are published.
     public var idleTurnMillis: Int = 250
+    /// The same with no participant in the room (a scheduled recording waiting for its
+    /// meeting): only the mix grows, one page a turn. The first packet still wakes the
+    /// media thread at once.
+    public var emptyRoomTurnMillis: Int = 1000
     /// Time every libopus call (benchmark only; costs two clock reads per call).
     public var timeCodecCalls: Bool = false
     /// `record.align = session`: every participant's file starts at session sample 0,
