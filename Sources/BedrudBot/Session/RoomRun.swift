@@ -69,9 +69,6 @@ final class RoomRun: Sendable {
     /// The lifecycle value and the run's bookkeeping, updated by the run's event tasks.
     private let book: Mutex<Book>
     private let timers = Mutex<[SessionLifecycle.Timer: Task<Void, Never>]>([:])
-    /// The transport's figures, sampled every second and just before leaving: the
-    /// subscriber connection is closed by the time the run finishes.
-    private let lastNetwork = Mutex<PeerConnectionStats?>(nil)
     /// Set by the first leave action: the room is left once.
     private let leaving = Atomic<Bool>(false)
     private var logger: RoomLogger { RoomLogger("session", console: console) }
@@ -205,10 +202,7 @@ final class RoomRun: Sendable {
             $0 = Effects(
                 leave: { [self] in
                     guard leaving.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
-                    Task {
-                        if let s = await transport.stats() { self.lastNetwork.withLock { $0 = s } }
-                        await room.leave()
-                    }
+                    Task { await room.leave() }
                 },
                 freeBytes: { directory.flatMap(Self.freeBytes) },
                 rotate: { cause in pipeline.send(.rotate(cause)) })
@@ -232,7 +226,6 @@ final class RoomRun: Sendable {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
                 tick += 1
-                if let s = await transport.stats() { self.lastNetwork.withLock { $0 = s } }
                 if let sizedFolder { self.feed(.segmentBytes(sizedFolder.largestCurrentSegmentBytes)) }
                 if let why = disk.check(pipeline: pipeline, transcript: transcript) {
                     self.feed(.writeFailed(noSpace: disk.noSpace, detail: why))
@@ -259,7 +252,7 @@ final class RoomRun: Sendable {
         pipeline.retryWritesNow()
         await pipeline.stop()
         await mediaEvents.value
-        let rtcStats = await transport.stats() ?? self.lastNetwork.withLock { $0 }
+        let rtcStats = await transport.stats()
         await transport.shutdown()
         let ending = book.withLock { $0.lifecycle.ending } ?? SessionLifecycle.ending(reason, stop: nil)
         var code = ending.exitCode

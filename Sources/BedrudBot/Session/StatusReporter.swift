@@ -40,6 +40,9 @@ final class StatusReporter: Sendable {
     }
 
     func tick(_ n: Int, room: RoomManager, pipeline: MediaPipeline, transport: WebRTCTransport, run: RoomRun) async {
+        let wantStats = showStats && n % interval == 0
+        // Nothing to show (a cron or CI run): no hop to the room or the network thread.
+        guard live || wantStats else { return }
         let media = pipeline.stats
         let participants = await room.current.participants
         if live {
@@ -60,7 +63,7 @@ final class StatusReporter: Sendable {
             let lines = TerminalView.render(state, style: .init(width: size.columns, height: size.rows, color: color))
             finished.withLock { done in if !done { console.showBlock(lines) } }
         }
-        if showStats, n % interval == 0, let s = await transport.stats() {
+        if wantStats, let s = await transport.stats() {
             let table = Self.statsTable(s, participants: participants)
             if console.jsonLogs {
                 for line in table.split(separator: "\n") { console.log(level: .info, category: "stats", message: String(line)) }

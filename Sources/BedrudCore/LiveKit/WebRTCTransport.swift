@@ -45,6 +45,8 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
         var answerWaiters: [CheckedContinuation<Void, Never>] = []
         var tracks: Set<RemoteTrack> = []
         var lastError: String?
+        /// The subscriber's statistics as it closed, for the session's summary.
+        var closedStats: PeerConnectionStats?
     }
 
     /// - Parameters:
@@ -69,8 +71,11 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
     public var lastError: String? { state.withLock { $0.lastError } }
 
     /// Statistics of the subscriber connection: per-track packets, loss, jitter, rate.
+    /// Once it is closed (the room ended, or before a reconnect's new connection), the
+    /// figures it had then; nil before the first connection.
     public func stats() async -> PeerConnectionStats? {
-        guard let pc = state.withLock({ $0.subscriber }) else { return nil }
+        let (pc, closed) = state.withLock { ($0.subscriber, $0.closedStats) }
+        guard let pc else { return closed }
         return await pc.stats()
     }
 
@@ -411,7 +416,11 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
         }
         channelsClosed()
         if let pub { await pub.close() }
-        if let pc { await pc.close() }
+        if let pc {
+            let last = await pc.stats()
+            state.withLock { $0.closedStats = last }
+            await pc.close()
+        }
         pump?.cancel()
         pubPump?.cancel()
     }

@@ -31,6 +31,8 @@ final class PeerTransport {
     private var dtlsTimer: UInt32 = 0
     private var connectTimer: UInt32 = 0
     private var reportTimer: UInt32 = 0
+    /// The running report timer has the quiet interval (nothing to report on).
+    private var reportsQuiet = false
     private var nackTimer: UInt32 = 0
     private var statsTimer: UInt32 = 0
     private var sendTimer: UInt32 = 0
@@ -188,6 +190,7 @@ final class PeerTransport {
             sctp?.remoteMaxMessageSize = m
         case .setTracks(let t):
             receiver.setTracks(t)
+            reportSubjectsChanged()
         case .localDescription(let text):
             return text
         case .startMediaTimers:
@@ -316,6 +319,7 @@ final class PeerTransport {
         let sender = MediaSender(track: track, rtp: rtp, ring: ring, startNanos: startNanos)
         sender.muted = mutedMids.contains(mid)
         receiver.senders[track.ssrc] = sender
+        reportSubjectsChanged()
         if sendTimer == 0 {
             // A few-ms tick on the loop: every due packet goes out on the first tick after
             // its deadline; deadlines come from the sample count, so ticks never add drift.
@@ -415,9 +419,27 @@ final class PeerTransport {
         return ice.send(p, n) == Int32(n)
     }
 
+    /// The report interval: `configured` while there is a stream to report on (a track
+    /// received or sent), RFC 3550 §6.2's 5 s minimum otherwise. An empty room then wakes
+    /// the loop for a report of no blocks every 5 s, not every second.
+    static func reportIntervalMs(configured: UInt32, hasSubjects: Bool) -> UInt32 {
+        hasSubjects ? configured : max(configured, 5000)
+    }
+
+    /// Tracks or senders came while reports were quiet: the next report is due at the
+    /// configured interval from now, not up to 7.5 s later.
+    private func reportSubjectsChanged() {
+        let subjects = !receiver.streams.isEmpty || !receiver.senders.isEmpty
+        guard reportTimer != 0, reportsQuiet, subjects else { return }
+        loop.cancelTimer(reportTimer)
+        scheduleReport()
+    }
+
     private func scheduleReport() {
         // RFC 3550 §6.3.5: randomise to 0.5–1.5 × the interval.
-        let base = Double(configuration.rtcpIntervalMs)
+        let subjects = !receiver.streams.isEmpty || !receiver.senders.isEmpty
+        reportsQuiet = !subjects
+        let base = Double(Self.reportIntervalMs(configured: configuration.rtcpIntervalMs, hasSubjects: subjects))
         let ms = UInt32(max(50, base * Double.random(in: 0.5...1.5)))
         reportTimer = loop.addTimer(intervalMs: ms) { [weak self] in
             guard let self, state == .connected else { return false }
