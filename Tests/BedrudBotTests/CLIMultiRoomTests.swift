@@ -55,7 +55,7 @@ import TestSupport
         let server = try await Self.server()
         let user = try CLIUser()
         let out = user.home.appendingPathComponent("rec").path
-        let p = try user.start(["join", server.baseURL + "/m/alpha", server.baseURL + "/m/beta", "--record", "--output", out])
+        let p = try user.start(["join", server.baseURL + "/m/alpha", server.baseURL + "/m/beta", "--record", "--output", out, "-v"])
         defer { _ = p.stop(grace: 0) }
         // Both rooms' lines say which room they are of; both hear their speaker before the stop.
         try await p.line(timeout: 60, "alpha hears Alice") { $0.hasPrefix("[alpha] ") && $0.contains("speaking: Alice Martin") }
@@ -66,6 +66,16 @@ import TestSupport
         #expect(!p.lines().contains { $0.hasPrefix("[alpha] ") && $0.contains("Bob Chen") }, "Bob is only in beta")
         #expect(!p.lines().contains { $0.hasPrefix("[beta] ") && $0.contains("Alice Martin") }, "Alice is only in alpha")
         #expect(p.stderr.contains("2 rooms finished: alpha (terminated (SIGTERM)), beta (terminated (SIGTERM))."), "\(p.stderr)")
+        // With -v the layers below the session show too, and each of their lines says its
+        // room: every room's subscriber connection logged its pair, and no WebRTC, signal
+        // or media line is untagged.
+        let logLines = p.lines(.stderr)
+        for room in ["alpha", "beta"] {
+            #expect(logLines.contains { $0.hasPrefix("[\(room)] ") && $0.contains(" rtc.pc.subscriber: selected pair ") }, "\(p.stderr)")
+        }
+        let layers = [" rtc.", " webrtc: ", " signal: ", " websocket: ", " room: ", " media: ", " media.writer: "]
+        let untagged = logLines.filter { line in !line.hasPrefix("[") && layers.contains { line.contains($0) } }
+        #expect(untagged.isEmpty, "\(untagged)")
         for (room, person) in [("alpha", "Alice Martin"), ("beta", "Bob Chen")] {
             let dir = try CLILifecycleTests.session(out, room)
             let files = try await Self.expectVerified(user, dir)

@@ -194,8 +194,11 @@ public struct StderrLogSink: LogSink {
         level != .info || label == "session" || Logging.isEnabled(.debug)
     }
 
-    public func write(level: LogLevel, label: String, message: String) {
+    /// A line of one of several rooms goes through that room's labelled console: `[room] `
+    /// before the text, `"room"` in JSON, as the session's own lines.
+    public func write(level: LogLevel, label: String, room: String?, message: String) {
         guard Self.isShown(level: level, label: label) else { return }
-        console.log(level: level, category: label, message: message)
+        let target = room.map { console.label == nil ? console.labelled($0) : console } ?? console
+        target.log(level: level, category: label, message: message)
     }
 }

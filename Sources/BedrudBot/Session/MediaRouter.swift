@@ -13,13 +13,14 @@ final class MediaRouter: TrackRouter, @unchecked Sendable {
     private let ringSlots: Int
     nonisolated(unsafe) var room: RoomManager?
     private let tracks = Mutex<[String: String]>([:])  // track sid → identity
-    private let logger = Logger("session")
+    private let logger: Logger
 
     /// `--include` / `--exclude`: a participant it rejects gets no ring, so no file, no
     /// place in the mix and no speech detection (the transport counts and drops its packets).
     private let filter: ParticipantFilter
 
-    init(pipeline: MediaPipeline, ringSlots: Int = 32, filter: ParticipantFilter = ParticipantFilter()) {
+    init(pipeline: MediaPipeline, ringSlots: Int = 32, filter: ParticipantFilter = ParticipantFilter(), logRoom: String? = nil) {
+        logger = Logger("session", room: logRoom)
         self.pipeline = pipeline
         self.ringSlots = ringSlots
         self.filter = filter

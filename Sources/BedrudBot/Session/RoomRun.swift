@@ -177,15 +177,19 @@ final class RoomRun: Sendable {
         pc.jitterWaitMillis = options.jitterWaitMillis
         pc.fileJitterWaitMillis = options.fileJitterWaitMillis
         pc.alignToSession = options.alignToSession
+        // With several rooms in one process the lower layers' lines say which room (nil: one room).
+        pc.logRoom = console.label
         let sinks: RecordingSinkFactory & Sendable = folder ?? DiscardingSinkFactory()
         let pipeline = MediaPipeline(config: pc, sinks: sinks, pool: options.pool)
         let transcript = try TranscriptWriter.make(directory: directory, json: options.json ? console : nil, startUnixNanos: startUnixNanos,
                                                    startMonotonicNanos: pipeline.startNanos, mode: options.fileMode)
-        let router = MediaRouter(pipeline: pipeline, filter: options.filter)
-        let transport = WebRTCTransport(router: router, localAddresses: Self.isLoopback(join.livekitHost) ? ["127.0.0.1"] : [])
+        let router = MediaRouter(pipeline: pipeline, filter: options.filter, logRoom: console.label)
+        let transport = WebRTCTransport(router: router, localAddresses: Self.isLoopback(join.livekitHost) ? ["127.0.0.1"] : [],
+                                        logRoom: console.label)
         let plan = self.plan
         var roomOptions = RoomManagerOptions()
         roomOptions.state.maxOutageMs = Int64(options.maxOutage * 1000)
+        roomOptions.logRoom = console.label
         let room = RoomManager(livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string,
                                options: roomOptions, transport: transport, tokenProvider: { try await plan.requestToken().token })
         router.room = room

@@ -11,6 +11,8 @@ public struct RoomManagerOptions: Sendable {
     /// Room events kept for a slow consumer before the oldest are dropped (and counted).
     public var eventBufferSize = 4096
     public var signalConnectTimeout: Double = 15
+    /// The room of this session's log lines when one process records several (``Logger/room``).
+    public var logRoom: String?
     /// The state machine's tunables (retry schedule, timeouts); tests shorten them.
     public var state = RoomState.Configuration()
 
@@ -31,7 +33,7 @@ public actor RoomManager {
     private let signal: SignalClient
     private let tokenProvider: @Sendable () async throws -> String
     private let transport: (any RoomTransport)?
-    private let logger = Logger("room")
+    private let logger: Logger
 
     // Signalling socket of the current generation and its ordered outbox.
     private var socketGeneration = 0
@@ -65,7 +67,8 @@ public actor RoomManager {
         configuration.waitForTransport = options.waitForTransport && transport != nil
         state = RoomState(configuration: configuration)
         signal = SignalClient(livekitHost: livekitHost, tls: tls, connectTimeout: options.signalConnectTimeout,
-                              clientInfo: SignalURL.ClientInfo(version: clientVersion, osVersion: Self.osVersion()))
+                              clientInfo: SignalURL.ClientInfo(version: clientVersion, osVersion: Self.osVersion()), logRoom: options.logRoom)
+        logger = Logger("room", room: options.logRoom)
         self.transport = transport
         self.tokenProvider = tokenProvider
         (events, eventSink) = AsyncStream<RoomEvent>.makeStream(bufferingPolicy: .bufferingNewest(max(64, options.eventBufferSize)))

@@ -13,9 +13,10 @@ public struct SignalClient: Sendable {
     public let tls: TLSConfiguration
     public let connectTimeout: Double
     public let clientInfo: SignalURL.ClientInfo
-    private let logger = Logger("signal")
+    private let logger: Logger
 
-    public init(livekitHost: String, tls: TLSConfiguration, connectTimeout: Double = 15, clientInfo: SignalURL.ClientInfo) {
+    public init(livekitHost: String, tls: TLSConfiguration, connectTimeout: Double = 15, clientInfo: SignalURL.ClientInfo, logRoom: String? = nil) {
+        logger = Logger("signal", room: logRoom)
         self.livekitHost = livekitHost
         self.tls = tls
         self.connectTimeout = connectTimeout
@@ -40,6 +41,7 @@ public struct SignalClient: Sendable {
         var headers = HTTPHeaders()
         headers.set("Authorization", "Bearer \(request.token)")
         var options = WebSocketOptions()
+        options.logRoom = logger.room
         options.connectTimeout = connectTimeout
         options.tls = tls
         options.userAgent = "bedrud-bot/\(clientInfo.version)"

@@ -27,7 +27,7 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
     private let router: (any TrackRouter)?
     private let baseConfiguration: PeerConnectionConfiguration
     private let state = Mutex<State>(State())
-    private let logger = Logger("webrtc")
+    private let logger: Logger
     private let publishData: Bool
     private let relayOnly: Bool
 
@@ -54,8 +54,10 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
     ///     loopback (libnice skips loopback by itself otherwise), empty for every interface.
     ///   - publishData: also open a publisher connection with LiveKit's two data channels.
     ///   - relayOnly: use relay (TURN) candidates only, whatever the server says (`smoke --turn-only`).
+    ///   - logRoom: the room of this transport's log lines when one process records several.
     public init(router: (any TrackRouter)?, localAddresses: [String] = [], connectTimeoutSeconds: Double = 30, publishData: Bool = false,
-                relayOnly: Bool = false) {
+                relayOnly: Bool = false, logRoom: String? = nil) {
+        logger = Logger("webrtc", room: logRoom)
         self.router = router
         self.relayOnly = relayOnly
         self.publishData = publishData
@@ -64,6 +66,7 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
         c.ice.localAddresses = localAddresses
         c.connectTimeoutSeconds = connectTimeoutSeconds
         c.name = "subscriber"
+        c.logRoom = logRoom
         baseConfiguration = c
     }
 

@@ -74,6 +74,7 @@ public final class MediaEngine {
         self.sinks = sinks
         self.pages = pages
         self.emit = emit
+        warnLog = RateLimitedLog(Logger("media", room: config.logRoom))
         pcm = .allocate(capacity: Self.pcmCapacity)
         pcm.initialize(repeating: 0, count: Self.pcmCapacity)
         flushSamples = max(960, config.pageFlushMillis * 48)

@@ -47,7 +47,8 @@ public final class MediaPipeline: Sendable {
         syncIntervalSeconds: Double = 5, recoveryLimits: PageStreamRecovery.Limits = .init()
     ) {
         (events, continuation) = AsyncStream.makeStream(of: MediaEvent.self, bufferingPolicy: .bufferingNewest(4096))
-        writer = ThreadedPageWriter(syncIntervalSeconds: syncIntervalSeconds, recoveryLimits: recoveryLimits, thread: pool?.pickWriterThread())
+        writer = ThreadedPageWriter(syncIntervalSeconds: syncIntervalSeconds, recoveryLimits: recoveryLimits, thread: pool?.pickWriterThread(),
+                                    logRoom: config.logRoom)
         let start = MonotonicClock.nanos()
         startNanos = start
         let worker = pool?.pickWorker() ?? MediaWorker(name: "bedrud.media", batchMillis: batchMillis)

@@ -6,6 +6,9 @@ import Synchronization
 public struct MediaPipelineConfig: Sendable {
     /// Room name, written to every file's OpusTags (`ROOM=`).
     public var room: String = ""
+    /// The room of the media layer's log lines when one process records several
+    /// (``Logger/room``); nil for a single room, whose lines need no tag.
+    public var logRoom: String?
     /// Wall-clock time of session sample 0, in nanoseconds since the Unix epoch; start
     /// times in OpusTags (`START_TIME=`) are this plus each file's offset.
     public var sessionStartUnixNanos: Int64 = 0

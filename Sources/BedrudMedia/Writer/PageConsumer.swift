@@ -82,7 +82,7 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
     private let finishedSignal = WakeSignal()
     private let syncIntervalNanos: UInt64
     private let maxWaitNanos: UInt64
-    private let log = Logger("media.writer")
+    private let log: Logger
 
     private enum Kind: UInt32 { case page = 1, close = 2, closeClean = 3, skip = 4 }
     private static let entryHeader = 16
@@ -99,14 +99,16 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
     ///   - thread: a writer thread shared with other writers (one process recording several
     ///     rooms); nil = a thread of its own, ended by `finish`.
     public init(capacityBytes: Int = 4 << 20, syncIntervalSeconds: Double = 5, maxWaitMillis: Int = 500,
-                recoveryLimits: PageStreamRecovery.Limits = .init(), retryIntervalMillis: Int = 250, thread shared: PageWriterThread? = nil) {
+                recoveryLimits: PageStreamRecovery.Limits = .init(), retryIntervalMillis: Int = 250, thread shared: PageWriterThread? = nil,
+                logRoom: String? = nil) {
+        log = Logger("media.writer", room: logRoom)
         self.recoveryLimits = recoveryLimits
         retryIntervalNanos = UInt64(max(1, retryIntervalMillis)) * 1_000_000
         capacity = max(1 << 16, (capacityBytes + 15) & ~15)
         buffer = .allocate(byteCount: capacity, alignment: 16)
         syncIntervalNanos = UInt64(max(0, syncIntervalSeconds) * 1e9)
         maxWaitNanos = UInt64(maxWaitMillis) * 1_000_000
-        loop = LoopState(failLog: RateLimitedLog(Logger("media.writer")))
+        loop = LoopState(failLog: RateLimitedLog(log))
         // A shared thread sleeps on one signal for all its writers: producers wake it.
         pagesWaiting = shared?.signal ?? WakeSignal()
         if let shared {

@@ -18,6 +18,8 @@ public struct WebSocketOptions: Sendable {
     public var sendQueueLimit: Int = 1024
     public var tls: TLSConfiguration = .system
     public var userAgent: String = "bedrud-bot"
+    /// The room of this connection's log lines when one process records several (``Logger/room``).
+    public var logRoom: String?
 
     public init() {}
 }
@@ -53,7 +55,7 @@ public final class WebSocketClient: Sendable {
     private let continuation: AsyncThrowingStream<WebSocketMessage, any Error>.Continuation
     private let state = Mutex<State>(State())
     private let wake = DispatchSemaphore(value: 0)
-    private let logger = Logger("websocket")
+    private let logger: Logger
 
     private struct Pending: @unchecked Sendable {
         // @unchecked: the continuation is resumed exactly once, by the writer thread.
@@ -160,6 +162,7 @@ public final class WebSocketClient: Sendable {
         self.stream = stream
         self.options = options
         self.responseHeaders = headers
+        logger = Logger("websocket", room: options.logRoom)
         (messages, continuation) = AsyncThrowingStream<WebSocketMessage, any Error>.makeStream(bufferingPolicy: .unbounded)
     }
 

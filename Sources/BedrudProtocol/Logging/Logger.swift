@@ -33,7 +33,9 @@ public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
 
 /// Where log lines go. Called from any thread; implementations must be thread-safe.
 public protocol LogSink: Sendable {
-    func write(level: LogLevel, label: String, message: String)
+    /// - Parameter room: the room the line belongs to when one process records several
+    ///   (``Logger/room``); nil otherwise.
+    func write(level: LogLevel, label: String, room: String?, message: String)
 }
 
 /// The process-wide log configuration. Only the CLI (or a test) calls `bootstrap`;
@@ -60,9 +62,9 @@ public enum Logging {
         level.rawValue >= minimumRaw.load(ordering: .relaxed) && level != .off
     }
 
-    static func emit(_ level: LogLevel, _ label: String, _ message: String) {
+    static func emit(_ level: LogLevel, _ label: String, _ room: String?, _ message: String) {
         let sink = state.withLock { $0.sink }
-        sink?.write(level: level, label: label, message: message)
+        sink?.write(level: level, label: label, room: room, message: message)
     }
 }
 
@@ -73,12 +75,18 @@ public enum Logging {
 /// value might hold one.
 public struct Logger: Sendable {
     public let label: String
-    public init(_ label: String) { self.label = label }
+    /// The room this logger's lines belong to, set only when one process records several
+    /// rooms (`join A B`): the lines then say which room they are about.
+    public let room: String?
+    public init(_ label: String, room: String? = nil) {
+        self.label = label
+        self.room = room
+    }
 
     @inline(__always)
     public func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
         guard Logging.isEnabled(level) else { return }
-        Logging.emit(level, label, message())
+        Logging.emit(level, label, room, message())
     }
 
     @inline(__always) public func trace(_ m: @autoclosure () -> String) { log(.trace, m()) }

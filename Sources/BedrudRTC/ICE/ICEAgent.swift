@@ -58,9 +58,10 @@ final class ICEAgent {
     private var handlers: [gulong] = []
     private(set) var state: ICEConnectionState = .new
     private var closed = false
-    private let log = Logger("rtc.ice")
+    private let log: Logger
 
-    init(loop: GLibLoop, controlling: Bool, configuration: ICEConfiguration, servers: [ResolvedICEServer]) throws(ICEError) {
+    init(loop: GLibLoop, controlling: Bool, configuration: ICEConfiguration, servers: [ResolvedICEServer], logRoom: String? = nil) throws(ICEError) {
+        log = Logger("rtc.ice", room: logRoom)
         var flags = NICE_AGENT_OPTION_ICE_TRICKLE.rawValue
         if configuration.consentFreshness { flags |= NICE_AGENT_OPTION_CONSENT_FRESHNESS.rawValue }
         guard let a = shim_nice_agent_new(loop.context, flags) else { throw ICEError(.agentCreation) }

@@ -55,13 +55,14 @@ final class MediaReceiver {
     /// Our RTCP CNAME (also in the publisher offer's a=ssrc lines).
     let cname: [UInt8]
     private let nackConfig: NACKTracker.Configuration
-    private var badInput = RateLimitedLog(Logger("rtc.media"))
+    private var badInput: RateLimitedLog
     /// True from ``MediaReceiverDelegate/mediaNACKPending()`` until the timer stops: while
     /// nothing is missing no timer runs, so an idle or loss-free connection never wakes the
     /// loop for NACKs.
     private(set) var nackTimerRunning = false
 
-    init(maxDatagram: Int, nack: NACKTracker.Configuration) {
+    init(maxDatagram: Int, nack: NACKTracker.Configuration, logRoom: String? = nil) {
+        badInput = RateLimitedLog(Logger("rtc.media", room: logRoom))
         self.maxDatagram = max(256, maxDatagram)
         buffer = .allocate(byteCount: self.maxDatagram + 64, alignment: 16)
         sendBuffer = .allocate(byteCount: Self.sendCapacity + 256, alignment: 16)

@@ -25,6 +25,8 @@ public struct PeerConnectionConfiguration: Sendable {
     public var sctpPort: UInt16 = 5000
     /// Label for logs, e.g. "subscriber".
     public var name = "pc"
+    /// The room of this connection's log lines when one process records several (``Logger/room``).
+    public var logRoom: String?
 
     public init() {}
 }

@@ -48,11 +48,11 @@ final class PeerTransport {
         self.configuration = configuration
         self.identity = identity
         self.continuation = continuation
-        self.log = Logger("rtc.pc.\(configuration.name)")
+        self.log = Logger("rtc.pc.\(configuration.name)", room: configuration.logRoom)
         negotiation = PeerNegotiation(
             policy: configuration.answer, sctpPort: configuration.sctpPort, localFingerprint: identity.fingerprint,
             sessionID: UInt64.random(in: 1...(UInt64(Int64.max))))
-        receiver = MediaReceiver(maxDatagram: configuration.maxDatagramBytes, nack: configuration.nack)
+        receiver = MediaReceiver(maxDatagram: configuration.maxDatagramBytes, nack: configuration.nack, logRoom: configuration.logRoom)
         receiver.delegate = self
     }
 
@@ -135,7 +135,8 @@ final class PeerTransport {
         case .createAgent(let controlling, let creds):
             let agent: ICEAgent
             do {
-                agent = try ICEAgent(loop: loop, controlling: controlling, configuration: configuration.ice, servers: servers)
+                agent = try ICEAgent(loop: loop, controlling: controlling, configuration: configuration.ice, servers: servers,
+                                     logRoom: configuration.logRoom)
             } catch {
                 throw PeerConnectionError(.ice(error))
             }
@@ -182,7 +183,7 @@ final class PeerTransport {
         case .startSCTP(let port, let isClient, let remoteMax):
             let t = SCTPTransport(
                 loop: loop, localPort: configuration.sctpPort, remotePort: port, isDTLSClient: isClient,
-                maxMessageSize: configuration.answer.maxMessageSize, remoteMaxMessageSize: remoteMax)
+                maxMessageSize: configuration.answer.maxMessageSize, remoteMaxMessageSize: remoteMax, logRoom: configuration.logRoom)
             t.delegate = self
             sctp = t
             do { try t.start() } catch { log.warning("data channels unavailable: \(error)") }

@@ -61,14 +61,17 @@ final class SCTPTransport {
     /// Runs usrsctp's timers on this loop (shared with the loop's other associations).
     private let timers: SCTPTimerDriver
     private var closed = false
-    private let log = Logger("rtc.sctp")
-    private var badInput = RateLimitedLog(Logger("rtc.sctp"))
+    private let log: Logger
+    private var badInput: RateLimitedLog
 
     /// Counters (loop thread).
     private(set) var droppedPackets = 0
     private(set) var droppedMessages = 0
 
-    init(loop: GLibLoop, localPort: UInt16, remotePort: UInt16, isDTLSClient: Bool, maxMessageSize: Int, remoteMaxMessageSize: Int?) {
+    init(loop: GLibLoop, localPort: UInt16, remotePort: UInt16, isDTLSClient: Bool, maxMessageSize: Int, remoteMaxMessageSize: Int?,
+         logRoom: String? = nil) {
+        log = Logger("rtc.sctp", room: logRoom)
+        badInput = RateLimitedLog(log)
         self.loop = loop
         self.localPort = localPort
         self.remotePort = remotePort
