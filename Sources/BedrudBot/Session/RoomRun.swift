@@ -71,7 +71,8 @@ final class RoomRun: Sendable {
     private let timers = Mutex<[SessionLifecycle.Timer: Task<Void, Never>]>([:])
     /// Set by the first leave action: the room is left once.
     private let leaving = Atomic<Bool>(false)
-    private var logger: RoomLogger { RoomLogger("session", console: console) }
+    /// The session's own lines: with several rooms in one process they say which room.
+    private var logger: Logger { Logger("session", room: console.label) }
     /// The session folder and the end reason, once known (read by ``MultiRoomRun``).
     let ended = Mutex<(folder: String?, reason: EndReason?, detail: String)>((nil, nil, ""))
 

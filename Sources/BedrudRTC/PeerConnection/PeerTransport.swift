@@ -430,17 +430,18 @@ final class PeerTransport {
     /// Tracks or senders came while reports were quiet: the next report is due at the
     /// configured interval from now, not up to 7.5 s later.
     private func reportSubjectsChanged() {
-        let subjects = !receiver.streams.isEmpty || !receiver.senders.isEmpty
-        guard reportTimer != 0, reportsQuiet, subjects else { return }
+        guard reportTimer != 0, reportsQuiet, hasReportSubjects else { return }
         loop.cancelTimer(reportTimer)
         scheduleReport()
     }
 
+    /// A track received or sent: something for a report to be about.
+    private var hasReportSubjects: Bool { !receiver.streams.isEmpty || !receiver.senders.isEmpty }
+
     private func scheduleReport() {
         // RFC 3550 §6.3.5: randomise to 0.5–1.5 × the interval.
-        let subjects = !receiver.streams.isEmpty || !receiver.senders.isEmpty
-        reportsQuiet = !subjects
-        let base = Double(Self.reportIntervalMs(configured: configuration.rtcpIntervalMs, hasSubjects: subjects))
+        reportsQuiet = !hasReportSubjects
+        let base = Double(Self.reportIntervalMs(configured: configuration.rtcpIntervalMs, hasSubjects: !reportsQuiet))
         let ms = UInt32(max(50, base * Double.random(in: 0.5...1.5)))
         reportTimer = loop.addTimer(intervalMs: ms) { [weak self] in
             guard let self, state == .connected else { return false }
