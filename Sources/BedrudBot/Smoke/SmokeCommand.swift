@@ -366,35 +366,23 @@ final class SmokeShell: @unchecked Sendable {
         let l = listener!, p = publisher!
         let deadline = Date().addingTimeInterval(timeout)
         let hint = turnOnly ? " (relay only: is TURN reachable, is its secret right?)" : " (is UDP to the media server open?)"
+        func link(_ side: SmokeSide, _ stats: PeerConnectionStats?) -> SmokeLink {
+            SmokeLink(name: side.name, pair: stats?.selectedPair, state: stats?.state, srtpProfile: stats?.srtpProfile.map { "\($0)" },
+                      lastError: side.transport.lastError.map { TerminalText.sanitize($0) },
+                      ended: side.watch.ended.map { RoomEventFormatter.explain($0) })
+        }
         while true {
-            let ls = await l.transport.stats(), ps = await p.transport.publisherStats()
-            let pairs = [ls?.selectedPair, ps?.selectedPair]
-            // A DTLS error means ICE got that far (the pair may be gone with the connection).
-            let dtlsBroke = [l, p].map { $0.transport.lastError.map { $0.contains("DTLS") || $0.contains("fingerprint") } ?? false }
-            if ice, pairs[0] != nil || dtlsBroke[0], pairs[1] != nil || dtlsBroke[1] {
-                let a = pairs[0] ?? "(closed after a DTLS failure)", b = pairs[1] ?? "(closed after a DTLS failure)"
-                icePair = "listener \(a); publisher \(b)"
-                return pass("listener \(SmokePair.kind(a)), publisher \(SmokePair.kind(b))")
+            let sides = [link(l, await l.transport.stats()), link(p, await p.transport.publisherStats())]
+            let timedOut = Date() > deadline
+            let verdict = ice ? SmokeConnectivity.ice(sides, timedOut: timedOut, timeoutSeconds: Int(timeout), hint: hint)
+                : SmokeConnectivity.dtls(sides, timedOut: timedOut, timeoutSeconds: Int(timeout))
+            switch verdict {
+            case .wait: try? await Task.sleep(for: .milliseconds(20))
+            case .pass(let measured):
+                if ice { icePair = SmokeConnectivity.pairs(sides) }
+                return pass(measured)
+            case .fail(let why): return fail(why)
             }
-            if !ice, ls?.state == .connected, ps?.state == .connected {
-                return pass("\(ls?.srtpProfile.map { "\($0)" } ?? "SRTP") keys on both sides")
-            }
-            let failed = [ls?.state == .failed ? l : nil, ps?.state == .failed ? p : nil].compactMap { $0 }
-            if let side = failed.first {
-                let why = side.transport.lastError.map { TerminalText.sanitize($0) } ?? "failed"
-                return fail("the \(side.name)'s connection failed: \(why)" + (ice ? hint : ""))
-            }
-            if let side = [l, p].first(where: { $0.watch.ended != nil }) {
-                let why = side.transport.lastError.map { ": " + TerminalText.sanitize($0) } ?? ""
-                return fail("the \(side.name) was disconnected: \(RoomEventFormatter.explain(side.watch.ended!))" + why + (ice ? hint : ""))
-            }
-            if Date() > deadline {
-                let text = ice ? "no ICE candidate pair within \(Int(timeout)) s" + hint
-                    : "the DTLS handshake did not finish within \(Int(timeout)) s"
-                let why = [l, p].compactMap { $0.transport.lastError }.first.map { ": " + TerminalText.sanitize($0) } ?? ""
-                return fail(text + why)
-            }
-            try? await Task.sleep(for: .milliseconds(20))
         }
     }
 
