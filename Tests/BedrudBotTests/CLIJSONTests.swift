@@ -66,6 +66,29 @@ import TestSupport
         #expect(signalling.stderr.isEmpty, "\(signalling.stderr)")
     }
 
+    /// Decoding every track is most of what a listening bot costs, so `join` decodes only
+    /// when something uses it: `--json` (speech turns), a recording or the live view. Both
+    /// bots listen to the same speaker at once; stdout is a pipe, so neither has a live view.
+    @Test func audioIsDecodedOnlyWhenSomethingUsesIt() async throws {
+        let scenario = FileManager.default.temporaryDirectory.appendingPathComponent("hum-\(UUID().uuidString).scenario")
+        try """
+            room hum public
+            at 0s join alice name="Alice Martin"
+            at 0s tone alice 300Hz 60s amplitude=0.3
+            """.write(to: scenario, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: scenario) }
+        let server = try await DevServer.start(["--scenario", scenario.path])
+        let link = server.baseURL + "/m/hum"
+        let quiet = try CLIUser(), listening = try CLIUser()
+        async let plainRun = quiet.expect(0, ["-v", "join", link, "--duration", "4s"], timeout: 60)
+        async let jsonRun = listening.expect(0, ["-v", "join", link, "--json", "--duration", "4s"], timeout: 60)
+        let (plain, json) = try await (plainRun, jsonRun)
+        #expect(plain.stderr.contains("not decoding the audio: no recording, no --json, no live view"), "\(plain.stderr)")
+        #expect(!json.stderr.contains("not decoding"), "\(json.stderr)")
+        let turns = Self.objects(json.stdout).filter { $0?["type"] as? String == "speaking_turn" }
+        #expect(!turns.isEmpty, "the decoding bot heard Alice speak: \(json.stdout)")
+    }
+
     @Test func anExpiredSessionIsAValue() async throws {
         let server = try await DevServer.start(["--seed-user", "rec@example.com:\(Self.password):Recorder", "--access-ttl", "2s"])
         let user = try CLIUser()

@@ -59,8 +59,8 @@ final class MediaRouter: TrackRouter, @unchecked Sendable {
     }
 }
 
-/// A sink factory that writes nothing: `join` without `--record` still decodes for
-/// levels and speech, but keeps no files.
+/// A sink factory that writes nothing: `join` without `--record` keeps no files (it still
+/// decodes for the live view's levels and `--json`'s speech events, ``RoomRun/decodes``).
 final class DiscardingSinkFactory: RecordingSinkFactory, Sendable {
     func makeSink(for output: RecordingOutput) throws -> PageSink { DiscardingSink() }
     func makeSink(for output: RecordingOutput, segment: Int) throws -> PageSink { DiscardingSink() }

@@ -168,7 +168,10 @@ final class RoomRun: Sendable {
         let reserve = directory.map { DiskReserve(folder: $0) }  // room to finish the files on a full disk
         defer { reserve?.release() }
         let disk = DiskFullWatch(directory: directory ?? "")
+        let status = StatusReporter(console: console, showStats: options.showStats, interval: options.statsIntervalSeconds, json: options.json)
         var pc = MediaPipelineConfig()
+        pc.decode = Self.decodes(record: options.record, json: options.json, liveView: status.live)
+        if !pc.decode { logger.debug("not decoding the audio: no recording, no --json, no live view") }
         pc.room = join.room.name
         pc.sessionStartUnixNanos = startUnixNanos
         pc.mix = options.record && options.mix
@@ -224,7 +227,6 @@ final class RoomRun: Sendable {
         // A run stopped before joining never connects, so its room never has events.
         let roomEvents = stoppedEarly ? nil : Task { await self.consumeRoomEvents(room: room, pipeline: pipeline, transcript: transcript) }
         let mediaEvents = Task { await self.consumeMediaEvents(pipeline: pipeline, transcript: transcript) }
-        let status = StatusReporter(console: console, showStats: options.showStats, interval: options.statsIntervalSeconds, json: options.json)
         let sizedFolder = options.splitBytes > 0 ? folder : nil  // --split-size samples it
         let ticker = Task {
             var tick = 0
@@ -421,6 +423,12 @@ final class RoomRun: Sendable {
             return ending.reason == .left ? "left the room" : ending.detail
         }
     }
+
+    /// Whether the run decodes what it receives. Decoding feeds the mix, the speech detector
+    /// (`speaking_turn` events and `speaking_ms`) and the live view's meters; a run with
+    /// none of them (`join` without `--record` or `--json`, its stdout not a live terminal)
+    /// only keeps the connection, and decoding every track would be all of its CPU.
+    static func decodes(record: Bool, json: Bool, liveView: Bool) -> Bool { record || json || liveView }
 
     // MARK: - Outputs
 

@@ -17,7 +17,9 @@ final class StatusReporter: Sendable {
     private let console: Console
     private let showStats: Bool
     private let interval: Int
-    private let live: Bool
+    /// Whether the block of ``TerminalView`` is drawn (stdout a capable terminal, text
+    /// output, one room).
+    let live: Bool
     private let color: Bool
     /// Seconds each identity has spoken, sampled per tick, and when the last tick was.
     private let spoken = Mutex<(seconds: [String: Double], lastNanos: UInt64)>(([:], 0))
