@@ -72,10 +72,10 @@ import Testing
         let job = ScriptedJob { n, _ in n < 200 ? .busy : .finished }
         thread.attach(job)
         #expect(job.waitForTurns(201))
-        // A sleep of any length (nanosleep rounds up to tens of microseconds) or a park
-        // would show in every gap; a preempted thread only in a few.
+        // A pause (the media thread's is 20 ms) or a park would show in every gap; a
+        // preempted thread only in a few. 5 ms: far from any pause, safe on a loaded host.
         let median = Self.gaps(job.turnTimes).sorted()[100]
-        #expect(median < 1_000_000, "median gap between busy turns: \(median) ns")
+        #expect(median < 5_000_000, "median gap between busy turns: \(median) ns")
     }
 
     @Test func anIdleJobIsTurnedAgainAtItsDueTime() {
