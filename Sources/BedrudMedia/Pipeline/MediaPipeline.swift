@@ -130,16 +130,12 @@ public final class MediaPipeline: Sendable {
 /// One pipeline's media-thread work: the engine and its loop body. Created on any thread,
 /// then run by exactly one media thread (its own, or one pool worker), which creates the
 /// engine on first use; nothing else touches it afterwards.
-final class MediaJob: @unchecked Sendable {
+///
+/// A turn is `.busy` when it took packets (more are probably on the way) and otherwise
+/// `.idle` until its engine's next timed work or stats tick.
+final class MediaJob: TurnJob, @unchecked Sendable {
     // @unchecked: after `attach`/thread start, every stored property is used only by the
-    // one media thread that runs `step`; `pipeline` is Sendable.
-    enum StepResult: Equatable {
-        /// Packets were taken: more are probably on the way.
-        case busy
-        /// Nothing arrived; the job has timed work due at this monotonic time.
-        case idle(until: UInt64)
-        case finished
-    }
+    // one media thread that runs `turn`; `pipeline` is Sendable.
     private let config: MediaPipelineConfig
     private let sinks: RecordingSinkFactory & Sendable
     private let startNanos: UInt64
@@ -155,7 +151,7 @@ final class MediaJob: @unchecked Sendable {
         self.pipeline = pipeline
     }
 
-    func step(now: UInt64) -> StepResult {
+    func turn(now: UInt64) -> TurnResult {
         if done { return .finished }
         let writer = pipeline.pageWriter
         let engine: MediaEngine
@@ -210,7 +206,7 @@ final class MediaJob: @unchecked Sendable {
     }
 
     /// True when a turn now would find something to do (asked before parking).
-    func hasWork() -> Bool {
+    var hasWork: Bool {
         if done { return false }
         if pipeline.controlsPending || pipeline.isStopRequested { return true }
         return engine?.hasPendingInput ?? true
@@ -251,7 +247,8 @@ public final class MediaThreadPool: Sendable {
     }
 }
 
-/// One media thread running the turns of its pipelines.
+/// One media thread running the turns of its pipelines: a ``TurnThread`` over their
+/// ``MediaJob``s.
 ///
 /// How it sleeps: a turn that took packets is followed by a `batchMillis` sleep that
 /// producers do not interrupt (so while audio flows, one turn per interval handles
@@ -260,71 +257,23 @@ public final class MediaThreadPool: Sendable {
 /// packet's release, the next page or stats tick, at most a few per second) or until a
 /// ring, a control message or `stop` notifies it. An empty room costs a few turns a
 /// second; the first packet after a pause is handled at once.
+///
+/// Thread contract: `attach`, `shutdown` and `jobCount` from any thread.
 final class MediaWorker: Sendable {
-    private let incoming = Mutex<[MediaJob]>([])
-    private let hasIncoming = Atomic<Bool>(false)
-    private let count = Atomic<Int>(0)
-    private let stopping = Atomic<Bool>(false)
-    let signal = WakeSignal()
+    private let thread: TurnThread<MediaJob>
 
     init(name: String, batchMillis: Int) {
-        let batch = UInt64(max(0, batchMillis)) * 1_000_000
-        OSThread.start(name: name) { [self] in self.run(batchNanos: batch) }
+        thread = TurnThread(name: name, busyPauseNanos: UInt64(max(0, batchMillis)) * 1_000_000)
     }
 
-    var jobCount: Int { count.load(ordering: .relaxed) }
+    /// What the thread parks on: the pipelines' rings, controls and `stop` notify it.
+    var signal: WakeSignal { thread.signal }
 
-    func attach(_ job: MediaJob) {
-        count.add(1, ordering: .relaxed)
-        incoming.withLock { $0.append(job) }
-        hasIncoming.store(true, ordering: .releasing)
-        signal.notify()
-    }
+    /// Pipelines running on this thread (not yet stopped).
+    var jobCount: Int { thread.jobCount }
 
-    func shutdown() {
-        stopping.store(true, ordering: .releasing)
-        signal.notify()
-    }
+    func attach(_ job: MediaJob) { thread.attach(job) }
 
-    private func run(batchNanos: UInt64) {
-        var jobs: [MediaJob] = []
-        while true {
-            // `stopping` first: a job attached before `shutdown` is then surely in `incoming`.
-            let stop = stopping.load(ordering: .acquiring)
-            if hasIncoming.exchange(false, ordering: .acquiring) {
-                jobs.append(contentsOf: incoming.withLock { list -> [MediaJob] in
-                    defer { list.removeAll() }
-                    return list
-                })
-            }
-            if jobs.isEmpty && stop { return }
-            var busy = false
-            var due = UInt64.max
-            var i = 0
-            let now = MonotonicClock.nanos()
-            while i < jobs.count {
-                switch jobs[i].step(now: now) {
-                case .busy:
-                    busy = true
-                    i += 1
-                case .idle(let until):
-                    due = min(due, until)
-                    i += 1
-                case .finished:
-                    jobs.remove(at: i)
-                    count.subtract(1, ordering: .relaxed)
-                }
-            }
-            if busy {
-                WakeSignal.sleep(nanos: batchNanos)
-            } else {
-                signal.park(untilNanos: due == .max ? nil : due) {
-                    // `stopping` matters only once the last job is gone (a thread of its own
-                    // is told to stop right after its one job is attached).
-                    hasIncoming.load(ordering: .acquiring) || (jobs.isEmpty && stopping.load(ordering: .acquiring))
-                        || jobs.contains { $0.hasWork() }
-                }
-            }
-        }
-    }
+    /// Ends the thread once its pipelines have stopped.
+    func shutdown() { thread.shutdown() }
 }

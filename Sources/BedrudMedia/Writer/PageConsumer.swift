@@ -307,7 +307,7 @@ public final class ThreadedPageWriter: PageConsumer, @unchecked Sendable {
     /// several writers takes turns, ``PageWriterThread``), fsyncs and retries when due.
     /// `.idle` says until when there is nothing to do; `.finished` comes once, after
     /// `finish` and the last queued entry.
-    func step(budget: Int) -> WriterStep {
+    func step(budget: Int) -> TurnResult {
         var handled = 0
         while true {
             let h = head.load(ordering: .relaxed)
