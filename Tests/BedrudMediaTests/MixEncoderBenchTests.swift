@@ -45,17 +45,43 @@ import Testing
     }
 
     /// Every setting is measured; the decoded mix lines up with its input (the lag search
-    /// finds the codec delay), and the bit rate asked for is what gets written.
+    /// finds each coder's delay), the bit rate asked for is what gets written, and the CELT
+    /// coder writes CELT packets only (TOC configurations 16–31), the voice coder none.
     @Test func figuresCoverEverySettingAndDecodeAligned() throws {
         let signal = MediaBenchmark.roomMixSignal(frames: 50, speech: nil, talkers: 1)
-        let figures = MediaBenchmark.mixEncoderFigures(signal: signal, bitrate: 32000)
+        let figures = MediaBenchmark.mixEncoderFigures(signal: signal, bitrate: 64000)
         #expect(figures.count == MediaBenchmark.mixEncoderSettings.count)
-        let c5 = try #require(figures.first { $0.complexity == 5 && !$0.dtx && $0.bitrate == 32000 })
+        let celt = try #require(figures.first { $0.coder == .celt && $0.complexity == 5 && !$0.dtx && $0.bitrate == 64000 })
+        let voice = try #require(figures.first { $0.coder == .voice && $0.complexity == 5 && !$0.dtx && $0.bitrate == 32000 })
         // The synthetic voice keeps less of its waveform through SILK than speech does
-        // (0.65 here, 0.96 for espeak speech); decoded out of line it would be near 0.
-        #expect(c5.correlation > 0.5)
-        let low = try #require(figures.first { $0.bitrate == 24000 })
-        let high = try #require(figures.first { $0.bitrate == 48000 })
-        #expect(low.bitsPerSecond < 28000 && high.bitsPerSecond > 40000)
+        // (0.65 here, 0.96 for espeak speech); CELT keeps it; decoded out of line either
+        // would be near 0.
+        #expect(voice.correlation > 0.5)
+        #expect(celt.correlation > 0.9)
+        let low = try #require(figures.first { $0.coder == .celt && $0.bitrate == 48000 })
+        #expect(low.bitsPerSecond > 40000 && low.bitsPerSecond < 56000 && celt.bitsPerSecond > 56000)
+        #expect(voice.bitsPerSecond < 40000)
+    }
+
+    @Test func theCELTCoderWritesOnlyCELTPackets() throws {
+        let signal = MediaBenchmark.roomMixSignal(frames: 50, speech: nil, talkers: 4)
+        var out = [UInt8](repeating: 0, count: 4000)
+        for coder in MixCoder.allCases {
+            let enc = try #require(OpusEncoderBox(channels: 1, bitrate: coder == .celt ? 64000 : 32000, complexity: 5, coder: coder))
+            var configs = Set<UInt8>()
+            signal.withUnsafeBufferPointer { p in
+                out.withUnsafeMutableBufferPointer { o in
+                    for k in 0..<50 where enc.encode(p.baseAddress! + k * 960, frameSamples: 960, into: o.baseAddress!, outCapacity: 4000) > 0 {
+                        configs.insert(o[0] >> 3)
+                    }
+                }
+            }
+            if coder == .celt {
+                #expect(configs == [31], "CELT full band 20 ms: \(configs)")
+                #expect(enc.lookahead == 120, "restricted low delay: 2.5 ms of lookahead")
+            } else {
+                #expect(!configs.isEmpty && configs.allSatisfy { $0 < 16 }, "SILK or hybrid: \(configs)")
+            }
+        }
     }
 }

@@ -1,6 +1,6 @@
 """Scores the mix encoder's settings: reads what `bedrud-bot bench --write-mix DIR` wrote
 (mix-input.wav, the four-talker room before encoding, and one decoded, aligned WAV per
-setting: mix-c5.wav, mix-c2-dtx.wav, mix-c2-24k.wav, …) and prints, per setting, the
+setting: mix-celt-c5.wav, mix-celt-c5-dtx.wav, mix-voice-c5-32k.wav, …) and prints, per setting, the
 waveform correlation and segmental SNR against the input, the log-spectral distance
 (what a listener hears of the spectrum, blind to phase), and, when the `pesq` package
 is importable, PESQ wide-band (ITU-T P.862.2, MOS-LQO 1–4.6, on 16 kHz resampled copies).
@@ -72,7 +72,7 @@ def main() -> int:
         return 2
     d = sys.argv[1]
     x = read(os.path.join(d, "mix-input.wav"))
-    names = sorted((n for n in os.listdir(d) if n.startswith("mix-c") and n.endswith(".wav")),
+    names = sorted((n for n in os.listdir(d) if n.startswith("mix-") and n.endswith(".wav") and n != "mix-input.wav"),
                    key=lambda n: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", n)])
     print("| setting | correlation | segmental SNR dB | log-spectral distance dB | PESQ WB |")
     print("|---|---|---|---|---|")

@@ -1,4 +1,5 @@
 import BedrudCore
+import BedrudMedia
 import BedrudNet
 import BedrudProtocol
 import FoundationEssentials
@@ -227,6 +228,12 @@ enum JoinCommand {
             options.mixBitrate = v
         }
         options.mixComplexity = try mixComplexity(ctx.config.string("record", "mix_complexity"))
+        if let c = ctx.config.string("record", "mix_coder") {
+            guard let coder = MixCoder(rawValue: c) else {
+                throw CommandFailure(.config, "record.mix_coder: expected celt or voice, got '\(TerminalText.sanitize(c))'")
+            }
+            options.mixCoder = coder
+        }
         options.jitterWaitMillis = Int(((try? ctx.config.duration("record", "jitter_wait")) ?? 0.06) * 1000)
         options.fileJitterWaitMillis = try fileJitterWaitMillis(ctx.config.duration("record", "file_jitter_wait"))
         options.showStats = inv.flag("stats")

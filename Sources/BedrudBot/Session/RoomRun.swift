@@ -15,7 +15,8 @@ struct RoomRunOptions: Sendable {
     var pathTemplate = "{room}/{date}_{time}"
     var mix = true
     var mixChannels = 1
-    var mixBitrate = 32000
+    var mixCoder = MediaPipelineConfig().mixCoder
+    var mixBitrate = MediaPipelineConfig().mixBitrate
     var mixComplexity = MediaPipelineConfig().mixComplexity
     var jitterWaitMillis = 60
     var fileJitterWaitMillis = 400
@@ -176,6 +177,7 @@ final class RoomRun: Sendable {
         pc.sessionStartUnixNanos = startUnixNanos
         pc.mix = options.record && options.mix
         pc.mixChannels = options.mixChannels
+        pc.mixCoder = options.mixCoder
         pc.mixBitrate = options.mixBitrate
         pc.mixComplexity = options.mixComplexity
         pc.jitterWaitMillis = options.jitterWaitMillis

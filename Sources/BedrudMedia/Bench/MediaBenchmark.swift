@@ -14,8 +14,12 @@ public struct MediaBenchmarkOptions: Sendable {
     /// Media seconds each track streams.
     public var seconds: Double
     public var tracksPerRoom: Int = 10
+    /// Bit rate of the Opus packets the tracks carry (what a speaker sends).
     public var bitrate: Int = 32000
-    public var mixComplexity: Int = 5
+    /// The room mix's coder, bit rate and complexity: the pipeline's defaults.
+    public var mixCoder: MixCoder = MediaPipelineConfig().mixCoder
+    public var mixBitrate: Int = MediaPipelineConfig().mixBitrate
+    public var mixComplexity: Int = MediaPipelineConfig().mixComplexity
     /// Slots of the per-track PacketRing (its memory counts in the RSS figure).
     public var ringSlots: Int = 32
     /// 48 kHz mono speech to encode instead of the built-in voiced signal (e.g. espeak-ng
@@ -66,9 +70,9 @@ public struct MediaBenchmarkResult: Sendable {
     /// (f) resident memory added per recorded track (full mode, ring included), bytes.
     public var rssBytesPerTrack: Double = 0
     public var rssBytesPerPassthroughTrack: Double = 0
-    /// Mix encoder cost per 20 ms room frame by libopus complexity, ns (how the default
-    /// `mixComplexity` was chosen).
-    public var encodeNanosByComplexity: [(complexity: Int, nanos: Double)] = []
+    /// Mix encoder cost per 20 ms room frame by libopus complexity (the default coder at
+    /// the mix bit rate), and the voice coder at 32 kbit/s for reference, ns.
+    public var encodeNanosByComplexity: [(setting: String, nanos: Double)] = []
     /// The mix encoder's settings on a four-talker room: cost and quality (see
     /// ``MediaBenchmark/mixEncoderFigures(signal:bitrate:)``).
     public var mixEncoder: [MediaBenchmark.MixEncoderFigure] = []
@@ -86,7 +90,7 @@ public struct MediaBenchmarkResult: Sendable {
         return [
             "bedrud-bot media benchmark on \(options.speechName): \(options.tracks) decoded tracks in rooms of \(options.tracksPerRoom), "
                 + "\(options.passthroughTracks) passthrough tracks, \(f(options.seconds)) s each, Opus \(options.bitrate / 1000) kbit/s 20 ms, "
-                + "mix complexity \(options.mixComplexity), single thread, thread CPU time",
+                + "mix \(options.mixCoder.rawValue) \(options.mixBitrate / 1000) kbit/s complexity \(options.mixComplexity), single thread, thread CPU time",
             "(a) bare opus_decode_float per 20 ms frame: \(f(bareDecodeNanos)) ns",
             "(b) pipeline per 20 ms frame per track: passthrough \(f(passthroughNanos)) ns; "
                 + "passthrough+decode+levels+mix+encode \(f(fullNanos)) ns (libopus calls inside: \(f(fullLibopusNanos)) ns, of which room encode \(f(fullEncodeNanos)) ns; split by wall-time share)",
@@ -96,10 +100,10 @@ public struct MediaBenchmarkResult: Sendable {
             "(c) full pipeline / bare decode: \(f(fullOverBare, 3)); overhead beyond libopus calls: \(f(overheadBeyondLibopus * 100, 1)) %",
             "(d) real-time tracks per core: passthrough \(f(passthroughTracksPerCore)); full \(f(fullTracksPerCore))",
             "mix encoder per 20 ms room frame by complexity: "
-                + encodeNanosByComplexity.map { "\($0.complexity): \(f($0.nanos / 1000, 1)) µs" }.joined(separator: ", "),
-            "mix encoder settings on a room of \(options.mixTalkers) talker(s) (complexity/dtx/kbit/s: encode µs per 20 ms frame, correlation, SNR dB, segmental SNR dB, kbit/s written, DTX frames): "
+                + encodeNanosByComplexity.map { "\($0.setting): \(f($0.nanos / 1000, 1)) µs" }.joined(separator: ", "),
+            "mix encoder settings on a room of \(options.mixTalkers) talker(s) (coder complexity/dtx/kbit/s: encode µs per 20 ms frame, correlation, SNR dB, segmental SNR dB, kbit/s written, DTX frames): "
                 + mixEncoder.map {
-                    "\($0.complexity)\($0.dtx ? "/dtx" : "")\($0.bitrate == options.bitrate ? "" : "/\($0.bitrate / 1000)k"): "
+                    "\($0.coder.rawValue) \($0.complexity)\($0.dtx ? "/dtx" : "")\($0.bitrate == options.mixBitrate ? "" : "/\($0.bitrate / 1000)k"): "
                         + "\(f($0.nanos / 1000, 1)) µs r=\(f($0.correlation, 4)) \(f($0.snrDB, 1)) dB seg \(f($0.segmentalSNRDB, 1)) dB "
                         + "\(f($0.bitsPerSecond / 1000, 1)) kbit/s\($0.dtx ? " dtx \(f($0.dtxFrameShare * 100, 0)) %" : "")"
                 }.joined(separator: "; "),
@@ -159,10 +163,10 @@ public enum MediaBenchmark {
         result.bareDecodeNanos = bareDecode(packets, frames: max(5000, steps * 4))
         result.bareDecode16kNanos = bareDecode(packets, frames: max(5000, steps * 4), rate: 16000)
         result.silentPacketShare = Double(packets.filter { !OpusPacketInfo.hasVoiceActivity($0) }.count) / Double(max(1, packets.count))
-        result.encodeNanosByComplexity = encoderCost(bitrate: options.bitrate, frames: options.seconds >= 60 ? 1500 : 500)
+        result.encodeNanosByComplexity = encoderCost(coder: options.mixCoder, bitrate: options.mixBitrate, frames: options.seconds >= 60 ? 1500 : 500)
         result.mixEncoder = mixEncoderFigures(
             signal: roomMixSignal(frames: options.seconds >= 60 ? 3000 : 1000, speech: options.speech, talkers: options.mixTalkers),
-            bitrate: options.bitrate,
+            bitrate: options.mixBitrate,
             writeDecodedTo: options.writeMixTo)
         return result
     }
@@ -287,7 +291,8 @@ public enum MediaBenchmark {
         config.room = "bench"
         config.decode = mode == .full
         config.mix = mode == .full && mix
-        config.mixBitrate = options.bitrate
+        config.mixCoder = options.mixCoder
+        config.mixBitrate = options.mixBitrate
         config.mixComplexity = options.mixComplexity
         config.timeCodecCalls = timeCodec
         let start: UInt64 = 1_000_000_000
@@ -341,8 +346,9 @@ public enum MediaBenchmark {
         return run
     }
 
-    /// Encodes a ten-voice mix (what a room sounds like) at each complexity.
-    static func encoderCost(bitrate: Int, frames: Int) -> [(complexity: Int, nanos: Double)] {
+    /// Encodes a ten-voice mix (what a room sounds like) at each complexity of `coder`,
+    /// and with the voice coder at complexity 5 and 32 kbit/s (the mix before 2026-12-02).
+    static func encoderCost(coder: MixCoder, bitrate: Int, frames: Int) -> [(setting: String, nanos: Double)] {
         let voices = (0..<10).map { v in (Float(100 + v * 23), Float(v) * 0.7) }
         var pcm = [Float](repeating: 0, count: frames * 960)
         for i in 0..<pcm.count {
@@ -351,10 +357,11 @@ public enum MediaBenchmark {
             for (f, ph) in voices where sinf(2 * .pi * 0.3 * t + ph) > 0.3 { x += 0.05 * sinf(2 * .pi * f * t + ph) + 0.02 * sinf(4 * .pi * f * t) }
             pcm[i] = x
         }
-        var out: [(Int, Double)] = []
+        var out: [(String, Double)] = []
         var packet = [UInt8](repeating: 0, count: 4000)
-        for c in [0, 2, 5, 8, 10] {
-            guard let enc = OpusEncoderBox(channels: 1, bitrate: bitrate, complexity: c) else { continue }
+        let settings = [0, 2, 5, 8, 10].map { ("\(coder.rawValue) \($0)", coder, $0, bitrate) } + [("voice 5 at 32k", MixCoder.voice, 5, 32000)]
+        for (name, cd, c, br) in settings {
+            guard let enc = OpusEncoderBox(channels: 1, bitrate: br, complexity: c, coder: cd) else { continue }
             let c0 = threadCPUNanos()
             pcm.withUnsafeBufferPointer { p in
                 packet.withUnsafeMutableBufferPointer { o in
@@ -363,7 +370,7 @@ public enum MediaBenchmark {
                 }
             }
             let total = threadCPUNanos() &- c0
-            out.append((c, Double(total) / Double(frames)))
+            out.append((name, Double(total) / Double(frames)))
         }
         return out
     }
@@ -414,6 +421,7 @@ public enum MediaBenchmark {
 
     /// One setting of the mix encoder, measured on ``roomMixSignal(frames:speech:)``.
     public struct MixEncoderFigure: Sendable {
+        public var coder: MixCoder
         public var complexity: Int
         public var dtx: Bool
         public var bitrate: Int
@@ -430,15 +438,17 @@ public enum MediaBenchmark {
         public var dtxFrameShare: Double
     }
 
-    /// The settings worth comparing: every complexity at `bitrate`, DTX at the low and the
-    /// old default complexity, and two other bit rates at complexity 2.
-    public static let mixEncoderSettings: [(complexity: Int, dtx: Bool, bitrate: Int?)] =
-        (0...10).map { ($0, false, nil) } + [(2, true, nil), (5, true, nil), (2, false, 24000), (2, false, 48000)]
+    /// The settings worth comparing: CELT (the default coder) at every complexity at
+    /// `bitrate` (nil), with DTX, and at 48 kbit/s; the voice coder (SILK/hybrid) at 32
+    /// kbit/s (the default before 2026-12-02 was 5 there) and at `bitrate`.
+    public static let mixEncoderSettings: [(coder: MixCoder, complexity: Int, dtx: Bool, bitrate: Int?)] =
+        (0...10).map { (.celt, $0, false, nil) } + [(.celt, 5, true, nil), (.celt, 2, false, 48000), (.celt, 5, false, 48000)]
+        + [0, 2, 5, 10].map { (.voice, $0, false, 32000) } + [(.voice, 5, true, 32000), (.voice, 5, false, nil)]
 
     /// Encodes `signal` with each setting, decodes it with a fresh libopus decoder and
     /// compares the result with the input.
     /// - Parameter writeDecodedTo: a folder to write the input (`mix-input.wav`) and each
-    ///   setting's decoded output, aligned (`mix-c5.wav`, `mix-c2-dtx.wav`, `mix-c2-24k.wav`…)
+    ///   setting's decoded output, aligned (`mix-celt-c5.wav`, `mix-celt-c5-dtx.wav`, `mix-voice-c5-32k.wav`…)
     ///   into, 48 kHz 16-bit mono, for a perceptual score outside (docs/BENCHMARKS.md).
     public static func mixEncoderFigures(signal: [Float], bitrate: Int, writeDecodedTo: String? = nil) -> [MixEncoderFigure] {
         if let dir = writeDecodedTo {
@@ -451,7 +461,7 @@ public enum MediaBenchmark {
         defer { decoded.deallocate() }
         for s in mixEncoderSettings {
             let br = s.bitrate ?? bitrate
-            guard let enc = OpusEncoderBox(channels: 1, bitrate: br, complexity: s.complexity, dtx: s.dtx),
+            guard let enc = OpusEncoderBox(channels: 1, bitrate: br, complexity: s.complexity, dtx: s.dtx, coder: s.coder),
                   let dec = OpusDecoderBox(channels: 1) else { continue }
             var nanos: UInt64 = 0
             var bytes = 0
@@ -476,7 +486,7 @@ public enum MediaBenchmark {
             // what SILK's resampler adds: take the lag (within 0…30 ms) that fits best.
             let la = bestLag(signal, decoded, got, maxLag: 1440)
             if let dir = writeDecodedTo {
-                let name = "mix-c\(s.complexity)\(s.dtx ? "-dtx" : "")\(br == bitrate ? "" : "-\(br / 1000)k").wav"
+                let name = "mix-\(s.coder.rawValue)-c\(s.complexity)\(s.dtx ? "-dtx" : "")\(br == bitrate ? "" : "-\(br / 1000)k").wav"
                 writeWAV48k(dir + "/" + name, UnsafeBufferPointer(start: decoded + la, count: max(0, got - la)))
             }
             let m = max(0, min(got - la, signal.count))
@@ -501,7 +511,7 @@ public enum MediaBenchmark {
             let cov = sxy / dm - sx / dm * sy / dm
             let vx = sxx / dm - sx / dm * sx / dm, vy = syy / dm - sy / dm * sy / dm
             figures.append(MixEncoderFigure(
-                complexity: s.complexity, dtx: s.dtx, bitrate: br, nanos: Double(nanos) / Double(max(1, frames)),
+                coder: s.coder, complexity: s.complexity, dtx: s.dtx, bitrate: br, nanos: Double(nanos) / Double(max(1, frames)),
                 correlation: vx > 0 && vy > 0 ? cov / (vx * vy).squareRoot() : 0,
                 snrDB: 10 * log10(sxx / max(se, 1e-12)), segmentalSNRDB: segFrames > 0 ? segSum / Double(segFrames) : 0,
                 bitsPerSecond: Double(bytes * 8) / (Double(frames) * 0.02), dtxFrameShare: Double(dtxFrames) / Double(max(1, frames))))

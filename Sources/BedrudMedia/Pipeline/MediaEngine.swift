@@ -89,7 +89,7 @@ public final class MediaEngine {
         let ch = config.mixChannels == 2 ? 2 : 1
         let w = OggStreamWriter(
             serial: Int32(bitPattern: config.serialSeed), streamID: 0, consumer: pages, flushSamples: max(960, config.roomPageFlushMillis * 48))
-        guard let m = RoomMixer(channels: ch, bitrate: config.mixBitrate, complexity: config.mixComplexity, writer: w) else {
+        guard let m = RoomMixer(channels: ch, bitrate: config.mixBitrate, complexity: config.mixComplexity, coder: config.mixCoder, writer: w) else {
             emit(.warning("The mixed recording is off: libopus could not create an encoder."))
             return
         }

@@ -30,7 +30,10 @@ public struct MediaPipelineConfig: Sendable {
     public var mix: Bool = true
     /// 1 = mono mix, 2 = stereo with each participant panned.
     public var mixChannels: Int = 1
-    public var mixBitrate: Int = 32000
+    /// The mix's coder and bit rate: CELT at 64 kbit/s (docs/BENCHMARKS.md, *The mix
+    /// encoder*, for why not the voice coder at 32).
+    public var mixCoder: MixCoder = .celt
+    public var mixBitrate: Int = 64000
     /// libopus complexity of the mix encoder (0...10); see docs/BENCHMARKS.md.
     public var mixComplexity: Int = 5
     /// A page is written at least every this many milliseconds of audio.
