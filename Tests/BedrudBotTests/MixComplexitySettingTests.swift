@@ -1,3 +1,4 @@
+import BedrudMedia
 import Testing
 
 @testable import BedrudBot
@@ -11,5 +12,15 @@ import Testing
         #expect(try JoinCommand.mixComplexity("10") == 10)
         #expect(throws: CommandFailure.self) { try JoinCommand.mixComplexity("11") }
         #expect(throws: CommandFailure.self) { try JoinCommand.mixComplexity("fast") }
+    }
+
+    /// `record.mix_coder` and `record.mix_bitrate`: documented defaults are the pipeline's.
+    @Test func mixCoderDefaultsToCELTAt64kAndTakesOnlyItsTwoNames() throws {
+        #expect(SettingSpec.spec(section: "record", key: "mix_coder")?.defaultValue == RoomRunOptions().mixCoder.rawValue)
+        #expect(RoomRunOptions().mixCoder == .celt && RoomRunOptions().mixBitrate == 64000)
+        #expect(SettingSpec.spec(section: "record", key: "mix_bitrate")?.defaultValue == "64k")
+        #expect(try JoinCommand.mixCoder(nil) == .celt)
+        #expect(try JoinCommand.mixCoder("voice") == .voice)
+        #expect(throws: CommandFailure.self) { try JoinCommand.mixCoder("silk") }
     }
 }

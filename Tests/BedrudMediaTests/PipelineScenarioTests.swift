@@ -331,6 +331,42 @@ import Testing
         #expect(rec.engine.stats().mixLimitedFrames > 0)
     }
 
+    /// `mixCoder`: CELT packets only (TOC configurations 16–31) with CELT's 2.5 ms pre-skip,
+    /// or the voice coder's SILK/hybrid packets (0–15) with 6.5 ms; both carry the room.
+    @Test(arguments: MixCoder.allCases)
+    func theMixIsWrittenWithTheChosenCoder(coder: MixCoder) throws {
+        let pcm = TestSignal.speech(seconds: 3, pitch: 140, seed: 40, amplitude: 0.5)
+        var script = PacketScript()
+        script.append(TestEncoder.encode(pcm, bitrate: 32000), ssrc: 1, firstSequence: 1, firstTimestamp: 0, startSeconds: 0)
+        var config = MediaPipelineConfig()
+        config.mixCoder = coder
+        config.mixBitrate = coder == .celt ? 64000 : 32000
+        let rec = VirtualRecording(config: config)
+        let r = rec.add("p1")
+        rec.run([(r, script.packets)], until: origin + 3 * Self.sec + 30_000_000)
+        rec.finish(at: origin + 3 * Self.sec + 30_000_000)
+        let roomBytes = try #require(rec.sinks.room).bytes
+        #expect(OggOpusVerifier.verify(roomBytes).isValid)
+        let packets = TestOggReader.packets(roomBytes)
+        let head = try #require(packets.first.flatMap(OpusHead.parse))
+        // Audio packets: concealment packets of the silent stretches repeat the last TOC.
+        let configs = Set(packets.dropFirst(2).filter { $0.count > 3 }.map { $0[0] >> 3 })
+        if coder == .celt {
+            #expect(head.preSkip == 120)
+            #expect(!configs.isEmpty && configs.allSatisfy { $0 >= 16 }, "\(configs)")
+        } else {
+            #expect(head.preSkip == 312)
+            #expect(!configs.isEmpty && configs.allSatisfy { $0 < 16 }, "\(configs)")
+        }
+        let (rep, bytes) = try participantReport(rec, "p1")
+        let off = (Int(rep.tags?.value("START_OFFSET_MS") ?? "") ?? 0) * 48
+        let mixed = TestOggReader.decode(roomBytes)
+        var placed = [Float](repeating: 0, count: mixed.count)
+        for (i, x) in TestOggReader.decode(bytes).enumerated() where off + i < placed.count { placed[off + i] = x }
+        let (c, _) = bestCorrelation(mixed, placed, maxLag: 96)
+        #expect(c > (coder == .celt ? 0.95 : 0.8), "mix against the participant's file: \(c)")
+    }
+
     @Test func stereoMixPansSpeakers() throws {
         let aPCM = TestSignal.tone(seconds: 2, frequency: 300, amplitude: 0.3)
         var sa = PacketScript()

@@ -186,6 +186,15 @@ enum JoinCommand {
         return v
     }
 
+    /// `record.mix_coder`: celt or voice; unset = the pipeline's default.
+    static func mixCoder(_ text: String?) throws -> MixCoder {
+        guard let text else { return RoomRunOptions().mixCoder }
+        guard let coder = MixCoder(rawValue: text) else {
+            throw CommandFailure(.config, "record.mix_coder: expected celt or voice, got '\(TerminalText.sanitize(text))'")
+        }
+        return coder
+    }
+
     static func fileJitterWaitMillis(_ seconds: Double) throws -> Int {
         guard seconds >= 0, seconds <= 1 else {
             throw CommandFailure(.config, "record.file_jitter_wait: expected a duration up to 1s, got \(Int((seconds * 1000).rounded())) ms")
@@ -228,12 +237,7 @@ enum JoinCommand {
             options.mixBitrate = v
         }
         options.mixComplexity = try mixComplexity(ctx.config.string("record", "mix_complexity"))
-        if let c = ctx.config.string("record", "mix_coder") {
-            guard let coder = MixCoder(rawValue: c) else {
-                throw CommandFailure(.config, "record.mix_coder: expected celt or voice, got '\(TerminalText.sanitize(c))'")
-            }
-            options.mixCoder = coder
-        }
+        options.mixCoder = try mixCoder(ctx.config.string("record", "mix_coder"))
         options.jitterWaitMillis = Int(((try? ctx.config.duration("record", "jitter_wait")) ?? 0.06) * 1000)
         options.fileJitterWaitMillis = try fileJitterWaitMillis(ctx.config.duration("record", "file_jitter_wait"))
         options.showStats = inv.flag("stats")
