@@ -21,6 +21,10 @@ import Testing
         #expect(SettingSpec.spec(section: "record", key: "mix_bitrate")?.defaultValue == "64k")
         #expect(try JoinCommand.mixCoder(nil) == .celt)
         #expect(try JoinCommand.mixCoder("voice") == .voice)
+        #expect(try JoinCommand.mixCoder("CELT") == .celt, "config check accepts any case, so join does too")
         #expect(throws: CommandFailure.self) { try JoinCommand.mixCoder("silk") }
+        #expect(JoinCommand.mixBitrateNote(coder: .celt, bitrate: 32000)?.hasPrefix("record.mix_bitrate 32k is low for the CELT mix") == true)
+        #expect(JoinCommand.mixBitrateNote(coder: .celt, bitrate: 48000) == nil)
+        #expect(JoinCommand.mixBitrateNote(coder: .voice, bitrate: 32000) == nil)
     }
 }

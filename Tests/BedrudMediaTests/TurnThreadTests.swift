@@ -81,27 +81,30 @@ import Testing
     @Test func anIdleJobIsTurnedAgainAtItsDueTime() {
         let thread = TurnThread<ScriptedJob>(name: "test.turn.idle", busyPauseNanos: 20_000_000)
         defer { thread.shutdown() }
-        let job = ScriptedJob { n, now in n < 3 ? .idle(until: now + 30_000_000) : .finished }
+        let job = ScriptedJob { n, now in n < 5 ? .idle(until: now + 30_000_000) : .finished }
         thread.attach(job)
-        // Nothing notifies the thread after the attach: only the due times wake it.
-        #expect(job.waitForTurns(4))
+        // Nothing notifies the thread after the attach: only the due times wake it. A
+        // notify that lands while the thread is about to park (the attach's) may end one
+        // park early (`WakeSignal`: a spurious turn), so one short gap is allowed.
+        #expect(job.waitForTurns(5))
         let gaps = Self.gaps(job.turnTimes)
-        #expect(gaps.allSatisfy { $0 >= 30_000_000 }, "gaps between idle turns: \(gaps) ns")
+        #expect(gaps.filter { $0 < 30_000_000 }.count <= 1, "gaps between idle turns: \(gaps) ns")
     }
 
     @Test func finishedJobsLeaveTheCountAndTheOthersGoOn() {
         let thread = TurnThread<ScriptedJob>(name: "test.turn.count", busyPauseNanos: nil)
         defer { thread.shutdown() }
-        let short = ScriptedJob { n, _ in n < 1 ? .idle(until: nil) : .finished }
+        let done = DoneFlag()
+        let short = ScriptedJob { _, _ in done.value.load(ordering: .acquiring) ? .finished : .idle(until: nil) }
         let long = ScriptedJob { _, now in .idle(until: now + 5_000_000) }
         thread.attach(short)
         thread.attach(long)
         #expect(thread.jobCount == 2)
         #expect(short.waitForTurns(1))
-        // No due time and no work: the short job's next turn comes with the long job's.
+        // The short job finishes on its next turn, which comes with the long job's.
+        done.value.store(true, ordering: .releasing)
         #expect(PageWriterThreadTests.eventually { thread.jobCount == 1 })
         let turnsOfShort = short.turnTimes.count
-        #expect(turnsOfShort == 2)
         let before = long.turnTimes.count
         #expect(long.waitForTurns(before + 3), "the other job is still turned")
         #expect(short.turnTimes.count == turnsOfShort, "a finished job is never turned again")

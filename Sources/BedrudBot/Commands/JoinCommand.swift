@@ -171,11 +171,9 @@ enum JoinCommand {
             }
             return flag == "session"
         }
-        return config == "session"
+        return config?.lowercased() == "session"
     }
 
-    /// `record.file_jitter_wait` in ms: up to a second (a page is flushed every second of
-    /// audio; waiting longer would only hold pages back).
     /// `record.mix_complexity`: libopus complexity 0…10 of the room.opus encoder; unset = the
     /// pipeline's default (see docs/CONFIG.md for why it is what it is).
     static func mixComplexity(_ text: String?) throws -> Int {
@@ -186,15 +184,25 @@ enum JoinCommand {
         return v
     }
 
-    /// `record.mix_coder`: celt or voice; unset = the pipeline's default.
+    /// `record.mix_coder`: celt or voice (any case, as `config check` accepts it); unset =
+    /// the pipeline's default.
     static func mixCoder(_ text: String?) throws -> MixCoder {
         guard let text else { return RoomRunOptions().mixCoder }
-        guard let coder = MixCoder(rawValue: text) else {
+        guard let coder = MixCoder(rawValue: text.lowercased()) else {
             throw CommandFailure(.config, "record.mix_coder: expected celt or voice, got '\(TerminalText.sanitize(text))'")
         }
         return coder
     }
 
+    /// A note for a mix that will sound worse than it needs to: CELT below 48 kbit/s.
+    static func mixBitrateNote(coder: MixCoder, bitrate: Int) -> String? {
+        guard coder == .celt, bitrate < 48000 else { return nil }
+        return "record.mix_bitrate \(bitrate / 1000)k is low for the CELT mix (it needs 48k or more for speech); "
+            + "for a small room.opus set record.mix_coder = voice (docs/CONFIG.md)"
+    }
+
+    /// `record.file_jitter_wait` in ms: up to a second (a page is flushed every second of
+    /// audio; waiting longer would only hold pages back).
     static func fileJitterWaitMillis(_ seconds: Double) throws -> Int {
         guard seconds >= 0, seconds <= 1 else {
             throw CommandFailure(.config, "record.file_jitter_wait: expected a duration up to 1s, got \(Int((seconds * 1000).rounded())) ms")
@@ -238,6 +246,9 @@ enum JoinCommand {
         }
         options.mixComplexity = try mixComplexity(ctx.config.string("record", "mix_complexity"))
         options.mixCoder = try mixCoder(ctx.config.string("record", "mix_coder"))
+        if options.record && options.mix, let note = mixBitrateNote(coder: options.mixCoder, bitrate: options.mixBitrate) {
+            inv.console.warning(note)
+        }
         options.jitterWaitMillis = Int(((try? ctx.config.duration("record", "jitter_wait")) ?? 0.06) * 1000)
         options.fileJitterWaitMillis = try fileJitterWaitMillis(ctx.config.duration("record", "file_jitter_wait"))
         options.showStats = inv.flag("stats")

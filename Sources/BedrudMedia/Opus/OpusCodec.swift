@@ -52,7 +52,7 @@ final class OpusDecoderBox {
 public enum MixCoder: String, Sendable, CaseIterable {
     /// CELT alone (libopus's restricted-low-delay application): a transform coder of the
     /// full band. At 64 kbit/s it matches the voice coder's PESQ for one talker, beats it
-    /// for several at once, keeps the waveform (correlation 0.99 against 0.85) and costs
+    /// for several at once, keeps the waveform (correlation 0.99 against 0.93–0.96 on speech) and costs
     /// less than half as much per frame (docs/BENCHMARKS.md, *The mix encoder*).
     case celt
     /// libopus's voice application: SILK, or hybrid (SILK below 8 kHz, CELT above) at
@@ -71,7 +71,7 @@ final class OpusEncoderBox {
     /// - Parameter dtx: libopus discontinuous transmission: after about 200 ms the encoder
     ///   judges inactive, it returns packets of one or two bytes (decoded as concealment or
     ///   comfort noise) with a full one every 400 ms.
-    init?(channels: Int, bitrate: Int, complexity: Int, dtx: Bool = false, coder: MixCoder = .voice) {
+    init?(channels: Int, bitrate: Int, complexity: Int, dtx: Bool = false, coder: MixCoder) {
         var err: Int32 = 0
         let application = coder == .celt ? OPUS_APPLICATION_RESTRICTED_LOWDELAY : OPUS_APPLICATION_VOIP
         guard let e = opus_encoder_create(48000, Int32(channels), application, &err), err == OPUS_OK else {
