@@ -14,6 +14,9 @@ import TestSupport
         ("default_instance = nope\n[instance work]\nurl = https://x.example\n", 3, "config:1: default_instance names 'nope'"),
         ("[instance work]\nurl = https://x.example\ntls_insecure = maybe\n", 3, "config:3: instance.tls_insecure: expected yes or no, got 'maybe'"),
         ("[instance work]\nurl = https://x.example\npin_sha256 = 12:34\n", 3, "config:3: instance.pin_sha256: expected a SHA-256 fingerprint"),
+        ("[record]\nmix_bitrate = fast\n", 3, "config:2: record.mix_bitrate: expected a bit rate between 6k and 510k, like 64k, got 'fast'"),
+        ("[record]\nmix_bitrate = 600k\n", 3, "config:2: record.mix_bitrate: expected a bit rate between 6k and 510k"),
+        ("[record]\nmix_coder = silk\n", 3, "config:2: record.mix_coder: expected one of celt, voice, got 'silk'"),
         ("[netwrok]\nconnect_timeout = 5s\n", 0, "unknown section [netwrok]; did you mean [network]?"),
         ("[network]\nemail = a@b.c\n", 0, "it belongs in an [instance NAME] section"),
     ]

@@ -239,7 +239,7 @@ enum JoinCommand {
         options.mix = !inv.flag("no-mix") && (ctx.config.string("record", "mix").flatMap(ConfigValues.bool) ?? true)
         options.mixChannels = Int(ctx.config.string("record", "mix_channels") ?? "1") ?? 1
         if let b = ctx.config.string("record", "mix_bitrate") {
-            guard let v = ConfigValues.bitrate(b), (6000...510_000).contains(v) else {
+            guard let v = ConfigValues.bitrate(b), SettingSpec.opusBitrates.contains(v) else {
                 throw CommandFailure(.config, "record.mix_bitrate: expected a bit rate between 6k and 510k, got '\(b)'")
             }
             options.mixBitrate = v

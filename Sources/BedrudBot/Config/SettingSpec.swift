@@ -16,6 +16,8 @@ public struct SettingSpec: Sendable {
         case bool
         case fingerprints
         case choice([String])
+        /// An Opus bit rate, `64k` or `64000`: 6k to 510k (libopus's range).
+        case bitrate
         /// Octal permissions such as `0640`.
         case mode
     }
@@ -46,7 +48,7 @@ public struct SettingSpec: Sendable {
         case .path: 4096  // PATH_MAX
         case .string: 1024
         case .fingerprints: 1024
-        case .duration, .size, .bool, .choice, .mode: 64
+        case .duration, .size, .bool, .choice, .mode, .bitrate: 64
         }
     }
 
@@ -79,12 +81,20 @@ public struct SettingSpec: Sendable {
                 return "expected a SHA-256 fingerprint (64 hex digits, colons optional), got '\(TerminalText.quoted(i))'"
             }
             return nil
+        case .bitrate:
+            guard let v = ConfigValues.bitrate(value), Self.opusBitrates.contains(v) else {
+                return "expected a bit rate between 6k and 510k, like 64k, got '\(TerminalText.quoted(value))'"
+            }
+            return nil
         case .mode:
             return Self.fileMode(value) == nil ? "expected octal permissions like 0640 or 0600, got '\(TerminalText.quoted(value))'" : nil
         case .choice(let options):
             return options.contains(value.lowercased()) ? nil : "expected one of \(options.joined(separator: ", ")), got '\(TerminalText.quoted(value))'"
         }
     }
+
+    /// What libopus encodes, bits per second.
+    public static let opusBitrates = 6000...510_000
 
     /// Octal permissions: `640`, `0640`, `0o640`; at most `0777`, and the owner must be
     /// able to read and write (or, for a folder, enter).
@@ -127,7 +137,7 @@ public struct SettingSpec: Sendable {
         SettingSpec(section: "record", key: "mix_coder", kind: .choice(["celt", "voice"]), defaultValue: "celt",
                     help: "libopus's coder for room.opus: celt (full band, keeps the waveform, half the CPU of voice) or voice (SILK/hybrid, the default before 2026-12-02 at 32k); see docs/CONFIG.md.",
                     example: "voice"),
-        SettingSpec(section: "record", key: "mix_bitrate", kind: .string, defaultValue: "64k",
+        SettingSpec(section: "record", key: "mix_bitrate", kind: .bitrate, defaultValue: "64k",
                     help: "Bit rate of room.opus (per-participant files keep the original packets).", example: "48k"),
         SettingSpec(section: "record", key: "mix_complexity", kind: .choice((0...10).map(String.init)), defaultValue: "5",
                     help: "libopus complexity of the room.opus encoder, 0 (cheapest) to 10; see docs/CONFIG.md for what each costs and sounds like.", example: "5"),
