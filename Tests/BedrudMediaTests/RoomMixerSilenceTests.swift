@@ -8,7 +8,7 @@ struct RoomMixerSilenceTests {
     func settlesAfterSound() throws {
         let pages = DirectPageWriter()
         let writer = OggStreamWriter(serial: 1, streamID: 1, consumer: pages)
-        let mixer = try #require(RoomMixer(channels: 1, bitrate: 32_000, complexity: 5, writer: writer))
+        let mixer = try #require(RoomMixer(channels: 1, bitrate: 32_000, complexity: 5, coder: MediaPipelineConfig().mixCoder, writer: writer))
         let loud = [Float](repeating: 0.99, count: RoomMixer.frame)
         loud.withUnsafeBufferPointer { mixer.add($0.baseAddress!, count: $0.count, at: 0, pan: 0) }
         mixer.advance(to: Int64(RoomMixer.frame))

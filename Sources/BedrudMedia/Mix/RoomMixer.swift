@@ -50,7 +50,7 @@ final class RoomMixer {
     private var lastTOC: UInt8 = 0xF8  // CELT FB 20 ms mono until the first packet
     private var started = false
 
-    init?(channels: Int, bitrate: Int, complexity: Int, coder: MixCoder = .celt, ringFrames: Int = 1 << 16, writer: OggStreamWriter) {
+    init?(channels: Int, bitrate: Int, complexity: Int, coder: MixCoder, ringFrames: Int = 1 << 16, writer: OggStreamWriter) {
         guard let enc = OpusEncoderBox(channels: channels, bitrate: bitrate, complexity: complexity, coder: coder) else { return nil }
         self.channels = channels
         var r = 1 << 12
