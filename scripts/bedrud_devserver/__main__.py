@@ -32,12 +32,17 @@ stdout (for scripts and tests; everything else goes to stderr):
 EPILOG = """\
 /_dev/ API (never part of the real server):
   GET  /_dev/state                              rooms, participants, tracks, per-subscriber stats, data log
-  POST /_dev/config {accessTtl, registration, joinTimeout, refreshInterval}
+  POST /_dev/config {accessTtl, registration, joinTimeout, refreshInterval, requireEmailVerification,
+                     guestLogin, roomMinAge, roomIdleAfter, authRateLimit, apiRateLimit, guestRateLimit,
+                     refreshLatency}
   POST /_dev/rooms/ROOM/kick/IDENTITY           remove (PARTICIPANT_REMOVED) + system "kick"
   POST /_dev/rooms/ROOM/drop/IDENTITY {seconds} cut a client's signal and media for N s
   POST /_dev/rooms/ROOM/mute/IDENTITY           server-mute audio tracks
   POST /_dev/rooms/ROOM/delete                  delete the room (ROOM_DELETED)
-  POST /_dev/rooms/ROOM/deactivate              isActive=false, as Bedrud's idle sweeper (guest-join -> 410)
+  POST /_dev/rooms/ROOM/deactivate              isActive=false now, as Bedrud's idle sweep (join -> 410/archived_owned)
+  POST /_dev/users/EMAIL/verify                 mark the account's email verified
+  POST /_dev/users/EMAIL/deactivate             isActive=false (login 401, API 403 "Account is deactivated")
+  POST /_dev/users/EMAIL/delete                 remove the account (/auth/me 401 "User not found")
   POST /_dev/rooms/ROOM/chat {from, message}    chat as a participant (topic "chat")
   POST /_dev/rooms/ROOM/system {event, target, actor, toTargetOnly}
   POST /_dev/rooms/ROOM/faults {loss, reorder, duplicate, jitter, seed}
@@ -79,7 +84,30 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--jwt-secret", default=ServerConfig.jwt_secret, help="HS256 key for Bedrud tokens")
     p.add_argument("--lk-api-key", default=ServerConfig.lk_api_key, help="LiveKit API key (iss of LiveKit tokens)")
     p.add_argument("--lk-api-secret", default=ServerConfig.lk_api_secret, help="LiveKit API secret")
-    p.add_argument("--lk-token-ttl", default="1h", help="lifetime of LiveKit tokens from /api/room/join (default 1h)")
+    p.add_argument("--lk-token-ttl", default="2h", help="lifetime of LiveKit tokens from /api/room/join (default 2h, as v0.12.0)")
+    p.add_argument("--require-email-verification", action="store_true",
+                   help="Bedrud's auth.requireEmailVerification: register gives no tokens, login and the room API "
+                        "refuse unverified accounts (verify with POST /_dev/users/EMAIL/verify)")
+    p.add_argument("--guest-login", choices=["on", "off"], default="on", help="guestLoginEnabled (default on)")
+    p.add_argument("--room-min-age", default="300", metavar="SECONDS",
+                   help="the idle sweep spares rooms younger than this (default 300, as v0.12.0)")
+    p.add_argument("--room-idle-after", default="60", metavar="SECONDS",
+                   help="a non-persistent room with nobody in LiveKit this long becomes inactive (default 60)")
+    p.add_argument("--auth-rate-limit", type=int, default=0, metavar="N",
+                   help="requests per address and route per --rate-window on register/login/guest-login/refresh; "
+                        "0 = off (default 0; v0.12.0 uses 10)")
+    p.add_argument("--api-rate-limit", type=int, default=0, metavar="N",
+                   help="the same for room create, refresh-token and chat upload (default 0; v0.12.0 uses 30)")
+    p.add_argument("--guest-rate-limit", type=int, default=0, metavar="N",
+                   help="the same for guest-join (default 0; v0.12.0 uses 5)")
+    p.add_argument("--rate-limits", choices=["off", "v0.12"], default="off",
+                   help="v0.12 sets the three limits above to Bedrud's 10/30/5 a minute (explicit numbers win)")
+    p.add_argument("--rate-window", default="60", metavar="SECONDS", help="the rate limits' window (default 60)")
+    p.add_argument("--refresh-latency", default="0.05", metavar="SECONDS",
+                   help="time /auth/refresh spends between checking a token and rotating it; two refreshes of one "
+                        "token inside it race and the second gets 409 (default 0.05)")
+    p.add_argument("--request-log", metavar="FILE",
+                   help="append one JSON line per /api request (method, path, body with secrets redacted)")
     p.add_argument("--refresh-interval", default="5m", help="how often refresh_token is sent to clients (default 5m)")
     p.add_argument("--join-timeout", default="60s", help="a client not ACTIVE this long after join gets JOIN_FAILURE (default 60s)")
     p.add_argument("--ice-host", action="append", default=[], metavar="ADDR",
@@ -104,7 +132,22 @@ def build_config(args: argparse.Namespace) -> tuple[ServerConfig, FaultConfig]:
         lk_token_ttl=parse_duration(args.lk_token_ttl), lk_refresh_interval=parse_duration(args.refresh_interval),
         join_timeout=parse_duration(args.join_timeout), ice_hosts=args.ice_host or ["127.0.0.1"],
         media=args.media,
+        require_email_verification=args.require_email_verification, guest_login=args.guest_login == "on",
+        room_min_age=_seconds(args.room_min_age, "--room-min-age"),
+        room_idle_after=_seconds(args.room_idle_after, "--room-idle-after"),
+        rate_window=_seconds(args.rate_window, "--rate-window"),
+        refresh_latency=_seconds(args.refresh_latency, "--refresh-latency"),
+        request_log=args.request_log,
     )
+    defaults = (10, 30, 5) if args.rate_limits == "v0.12" else (0, 0, 0)
+    for attr, flag, value, default in (("auth_rate_limit", "--auth-rate-limit", args.auth_rate_limit, defaults[0]),
+                                       ("api_rate_limit", "--api-rate-limit", args.api_rate_limit, defaults[1]),
+                                       ("guest_rate_limit", "--guest-rate-limit", args.guest_rate_limit, defaults[2])):
+        if value < 0:
+            raise ValueError(f"{flag} must be 0 (off) or more")
+        setattr(cfg, attr, value or default)
+    if cfg.rate_window <= 0:
+        raise ValueError("--rate-window must be more than 0")
     if not (0 <= args.port <= 65535):
         raise ValueError("--port must be 0..65535")
     if cfg.lk_refresh_interval < 1:
@@ -113,6 +156,20 @@ def build_config(args: argparse.Namespace) -> tuple[ServerConfig, FaultConfig]:
     faults.update({"loss": args.loss, "reorder": args.reorder, "duplicate": args.duplicate,
                    "jitter": args.jitter, "seed": args.fault_seed})
     return cfg, faults
+
+
+def _seconds(text: str, flag: str) -> float:
+    """A number of seconds, or a duration such as 5s or 2m."""
+    try:
+        value = float(text)
+    except ValueError:
+        try:
+            value = parse_duration(text)
+        except ValueError:
+            raise ValueError(f"{flag} {text!r}: expected seconds, e.g. 5 or 2m") from None
+    if value < 0 or value != value:
+        raise ValueError(f"{flag} must not be negative")
+    return value
 
 
 def parse_seed_user(spec: str) -> tuple[str, str, str]:

@@ -1,9 +1,10 @@
 """The aiohttp application: routes, Fiber-style fallbacks, and the server's parts."""
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 from aiohttp import web
 
@@ -60,10 +61,48 @@ def _not_found(request: web.Request) -> web.Response:
     return plain(404, f"Cannot {request.method} {path}")
 
 
+SECRET_KEYS = {"password", "currentPassword", "newPassword", "refresh_token", "refreshToken", "accessToken",
+               "access_token", "token", "inviteToken"}
+
+
+def redact(value: Any) -> Any:
+    """A request body with every secret-bearing string replaced by "<redacted>"."""
+    if isinstance(value, dict):
+        return {k: ("<redacted>" if k in SECRET_KEYS and isinstance(v, str) else redact(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    return value
+
+
+def request_logger(path: str):  # type: ignore[no-untyped-def]
+    """`--request-log FILE`: one JSON line per /api request (method, path, content
+    type, body parsed as JSON with secrets redacted, or null), appended as it arrives."""
+    @web.middleware
+    async def log_request(request: web.Request, handler):  # type: ignore[no-untyped-def]
+        if request.path.startswith("/api/"):
+            raw = await request.read()
+            body: Any = None
+            is_json = False
+            if raw and request.content_type == "application/json":
+                try:
+                    body, is_json = redact(json.loads(raw)), True
+                except ValueError:
+                    body = None
+            entry = {"method": request.method, "path": request.path, "contentType": request.content_type,
+                     "json": is_json, "body": body, "bytes": len(raw)}
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(entry, separators=(",", ":")) + "\n")
+        return await handler(request)
+    return log_request
+
+
 def build(config: ServerConfig, store: Optional[Store] = None, sfu: Optional[SFU] = None) -> Server:
     store = store or Store()
     sfu = sfu or SFU(config)
-    app = web.Application(middlewares=[fiber_fallbacks], client_max_size=BODY_LIMIT)
+    middlewares = [fiber_fallbacks]
+    if config.request_log:
+        middlewares.append(request_logger(config.request_log))
+    app = web.Application(middlewares=middlewares, client_max_size=BODY_LIMIT)
     server = Server(config=config, store=store, sfu=sfu, app=app)
     rest = RestAPI(config, store, sfu)
     app.add_routes(rest.routes())
@@ -74,12 +113,21 @@ def build(config: ServerConfig, store: Optional[Store] = None, sfu: Optional[SFU
     dev = DevAPI(server)
     app.add_routes(dev.routes())
     server.extras.update({"rest": rest, "signal": signal, "dev": dev})
+    from .lifecycle import attach
+    start_sweep = attach(server)
+
+    async def startup(_app: web.Application) -> None:
+        server.extras["sweep"] = start_sweep()
+    app.on_startup.append(startup)
     app.on_shutdown.append(_shutdown(server))
     return server
 
 
 def _shutdown(server: Server):  # type: ignore[no-untyped-def]
     async def close(_app: web.Application) -> None:
+        sweep = server.extras.get("sweep")
+        if sweep is not None:
+            sweep.cancel()
         runner = server.extras.get("scenarios")
         if runner is not None:
             await runner.stop()

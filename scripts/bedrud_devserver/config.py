@@ -16,10 +16,30 @@ class ServerConfig:
     access_ttl: float = 24 * 3600.0
     refresh_ttl: float = 7 * 24 * 3600.0
     registration: bool = True
+    # Bedrud v0.12.0 switches (docs/DEVSERVER.md "Bedrud v0.12.0 rules").
+    require_email_verification: bool = False  # config auth.requireEmailVerification
+    guest_login: bool = True  # system setting guestLoginEnabled (models/settings.go:39)
+    # Idle sweep (scheduler.go:237-303): a non-persistent room older than room_min_age
+    # with nobody in LiveKit for room_idle_after seconds becomes inactive.
+    room_min_age: float = 300.0
+    room_idle_after: float = 60.0
+    # Requests per client address and route in rate_window seconds; 0 = no limit.
+    # v0.12.0 has auth 10, api 30, guest-join 5 (middleware/ratelimit.go); the devserver
+    # default is off because test suites log in far more often than 10 times a minute.
+    auth_rate_limit: int = 0
+    api_rate_limit: int = 0
+    guest_rate_limit: int = 0
+    rate_window: float = 60.0
+    # How long /auth/refresh takes between checking a refresh token and rotating it:
+    # two refreshes of one token inside this window race, and the loser gets 409
+    # (auth_handler.go:486-492). Sequential reuse of a rotated token is 401.
+    refresh_latency: float = 0.05
+    # JSON lines of every /api request body (secrets redacted), for the conformance test.
+    request_log: Optional[str] = None
     # LiveKit (livekit-protocol.md §4)
     lk_api_key: str = "devkey"
     lk_api_secret: str = "devserver-livekit-secret-not-for-production-0000"
-    lk_token_ttl: float = 3600.0
+    lk_token_ttl: float = 2 * 3600.0  # livekitTokenTTL, room.go:74
     lk_refresh_interval: float = 300.0
     join_timeout: float = 60.0
     renegotiation_timeout: float = 15.0

@@ -34,6 +34,9 @@ class DevAPI:
             web.post("/_dev/rooms/{room}/mute/{identity}", self.mute),
             web.post("/_dev/rooms/{room}/delete", self.delete),
             web.post("/_dev/rooms/{room}/deactivate", self.deactivate),
+            web.post("/_dev/users/{email}/verify", self.verify_user),
+            web.post("/_dev/users/{email}/deactivate", self.deactivate_user),
+            web.post("/_dev/users/{email}/delete", self.delete_user),
             web.post("/_dev/rooms/{room}/chat", self.chat),
             web.post("/_dev/rooms/{room}/system", self.system),
             web.post("/_dev/rooms/{room}/faults", self.faults),
@@ -64,8 +67,14 @@ class DevAPI:
         store = self.server.store
         out: dict[str, Any] = {
             "config": {"baseUrl": self.server.config.base_url, "livekitHost": self.server.config.livekit_host,
-                       "accessTtl": self.server.config.access_ttl, "registration": self.server.config.registration},
-            "users": [{"id": u.id, "email": u.email, "name": u.name, "provider": u.provider} for u in store.users.values()],
+                       "accessTtl": self.server.config.access_ttl, "registration": self.server.config.registration,
+                       "requireEmailVerification": self.server.config.require_email_verification,
+                       "roomMinAge": self.server.config.room_min_age,
+                       "roomIdleAfter": self.server.config.room_idle_after},
+            "users": [{"id": u.id, "email": u.email, "name": u.name, "provider": u.provider, "isActive": u.is_active,
+                       "emailVerified": u.email_verified_at is not None} for u in store.users.values()],
+            "roomParticipants": [{"roomId": p.room_id, "userId": p.user_id, "isActive": p.is_active,
+                                  "isBanned": p.is_banned} for p in store.participants],
             "bedrudRooms": [r.to_json() for r in store.rooms.values()],
             "revokedAccessTokens": len(store.revoked_access),
             "blockedRefreshTokens": len(store.blocked_refresh),
@@ -100,10 +109,25 @@ class DevAPI:
             if "refreshInterval" in body:
                 cfg.lk_refresh_interval = parse_duration(str(body["refreshInterval"]))
             for key, attr in (("refuseTokens", "refuse_tokens"), ("refuseUpgrades", "refuse_upgrades"),
-                              ("badFingerprint", "bad_fingerprint")):
+                              ("badFingerprint", "bad_fingerprint"),
+                              ("requireEmailVerification", "require_email_verification"),
+                              ("guestLogin", "guest_login")):
                 if key in body:
                     if not isinstance(body[key], bool):
                         raise ValueError(f"{key} must be true or false")
+                    setattr(cfg, attr, body[key])
+            for key, attr in (("roomMinAge", "room_min_age"), ("roomIdleAfter", "room_idle_after"),
+                              ("refreshLatency", "refresh_latency")):
+                if key in body:
+                    cfg_value = parse_duration(str(body[key])) if isinstance(body[key], str) else body[key]
+                    if isinstance(cfg_value, bool) or not isinstance(cfg_value, (int, float)) or cfg_value < 0:
+                        raise ValueError(f"{key} must be a number of seconds or a duration")
+                    setattr(cfg, attr, float(cfg_value))
+            for key, attr in (("authRateLimit", "auth_rate_limit"), ("apiRateLimit", "api_rate_limit"),
+                              ("guestRateLimit", "guest_rate_limit")):
+                if key in body:
+                    if isinstance(body[key], bool) or not isinstance(body[key], int) or body[key] < 0:
+                        raise ValueError(f"{key} must be a whole number, 0 = off")
                     setattr(cfg, attr, body[key])
         except ValueError as exc:
             return error(400, str(exc))
@@ -143,12 +167,38 @@ class DevAPI:
         return json_response({"ok": True})
 
     async def deactivate(self, request: web.Request) -> web.Response:
-        """What Bedrud's idle sweeper does to an empty room: isActive=false."""
-        bedrud = self.server.store.room_by_name(request.match_info["room"])
+        """What Bedrud's idle sweep does to an empty room, now: the room and its
+        participant rows inactive (lifecycle.py). Whoever is in LiveKit stays there."""
+        bedrud = self.server.store.active_room_named(request.match_info["room"])
         if bedrud is None:
-            return error(404, "no such room")
-        bedrud.is_active = False
+            return error(404, "no such active room")
+        self.server.store.set_idle(bedrud.id)
         return json_response({"ok": True})
+
+    def _user(self, request: web.Request):  # type: ignore[no-untyped-def]
+        user = self.server.store.user_by_email(request.match_info["email"].strip().lower())
+        if user is None:
+            raise web.HTTPNotFound(text=json.dumps({"error": "no such user"}), content_type="application/json")
+        return user
+
+    async def verify_user(self, request: web.Request) -> web.Response:
+        """The effect of following the emailed link (auth_handler.go:1054-1123)."""
+        import time
+        user = self._user(request)
+        if user.email_verified_at is None:
+            user.email_verified_at = time.time()
+        return json_response({"ok": True, "email": user.email})
+
+    async def deactivate_user(self, request: web.Request) -> web.Response:
+        """An admin setting the account inactive (PUT /admin/users/:id/status)."""
+        user = self._user(request)
+        user.is_active = False
+        return json_response({"ok": True, "email": user.email})
+
+    async def delete_user(self, request: web.Request) -> web.Response:
+        user = self._user(request)
+        self.server.store.users.pop(user.id, None)
+        return json_response({"ok": True, "email": user.email})
 
     async def chat(self, request: web.Request) -> web.Response:
         room = self._room(request)

@@ -1,12 +1,15 @@
-"""Bedrud's REST API (`/api/...`) as the release binary answers it.
+"""Bedrud's REST API (`/api/...`) as Bedrud v0.12.0 (a4fa6dc) answers it.
 
-Shapes, status codes and error texts follow docs/reference/bedrud-api.md §0–§2,
-including the quirks: login's `{user, tokens:{accessToken, refreshToken}}` versus
-refresh's snake_case, plain-text "Not Found" from the moderation handlers, one
-valid refresh token per user, no `/api/health`.
+Shapes, status codes and error texts follow docs/reference/bedrud-api.md, which
+cites the v0.12.0 source; each rule below names the file:line it follows. Quirks
+kept: login's `{user, tokens:{accessToken, refreshToken}}` versus refresh's
+snake_case, plain-text "Not Found" from the moderation handlers, one valid refresh
+token per user. Where Bedrud's swagger.json disagrees, this follows the Go code
+(docs/DEVSERVER.md lists the differences).
 """
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
@@ -15,6 +18,7 @@ import secrets
 import string
 import struct
 import time
+import unicodedata
 import uuid
 from email.utils import parseaddr
 from typing import TYPE_CHECKING, Any, Callable, Optional
@@ -24,7 +28,9 @@ from aiohttp import web
 from . import jwt_hs256
 from .binding import BindError, bind, parse_json_body
 from .config import ServerConfig
-from .store import Room, Store, User, default_settings, generate_room_name, token_hash, validate_room_name
+from .ratelimit import RateLimiter
+from .store import (Room, Store, User, generate_room_name, settings_from_request, token_hash,
+                    validate_room_name)
 
 if TYPE_CHECKING:
     from .sfu import SFU
@@ -35,6 +41,8 @@ MAX_PASSWORD = 128
 MIN_PASSWORD = 12
 UPLOAD_MAX_BYTES = 10 * 1024 * 1024
 UPLOAD_INLINE_MAX = 512000
+MAX_PARTICIPANTS_LIMIT = 1000  # room.go:235-244 with no admin setting
+ROOM_MODES = ("standard", "webinar", "broadcast")  # room.go:325-330
 
 
 # MARK: - response helpers
@@ -62,6 +70,20 @@ def plain_not_found() -> web.Response:
 
 SUCCESS = {"status": "success"}
 
+GUEST_FORBIDDEN = "Guests cannot create or manage rooms"  # middleware/auth.go:160
+UNVERIFIED_LOGIN = "Please verify your email before signing in"  # auth_handler.go:328, 476
+
+
+def sanitize_name(name: str) -> str:
+    """Bedrud's name filter (auth_handler.go:143-148, room.go:594-599): control
+    characters and `<>&"'` are dropped."""
+    return "".join(c for c in name if not (unicodedata.category(c) == "Cc" or c in "<>&\"'"))
+
+
+def canonical_email(email: str) -> str:
+    """auth.CanonicalizeEmail, the part that matters here: trimmed and lower case."""
+    return unicodedata.normalize("NFC", email.strip()).lower()
+
 
 class RestAPI:
     """Handlers for every `/api` route. Owns nothing but references: the store,
@@ -72,14 +94,21 @@ class RestAPI:
         self.store = store
         self.sfu = sfu
         self.clock = clock
+        # One limiter per route, as server.go:414-417 builds a fresh limiter.New for each.
+        self.limiters: dict[str, RateLimiter] = {}
 
     def routes(self) -> list[web.RouteDef]:
         r = web
+        auth_limit = self._limited("auth")
         return [
-            r.post("/api/auth/register", self.register),
-            r.post("/api/auth/login", self.login),
-            r.post("/api/auth/guest-login", self.guest_login),
-            r.post("/api/auth/refresh", self.refresh),
+            r.get("/api/health", self.health),
+            r.get("/api/ready", self.ready),
+            r.get("/health", self.redirect_health),
+            r.get("/ready", self.redirect_ready),
+            r.post("/api/auth/register", auth_limit("register", self.register)),
+            r.post("/api/auth/login", auth_limit("login", self.login)),
+            r.post("/api/auth/guest-login", auth_limit("guest-login", self.guest_login)),
+            r.post("/api/auth/refresh", auth_limit("refresh", self.refresh)),
             r.post("/api/auth/logout", self.logout),
             r.get("/api/auth/me", self.get_me),
             r.put("/api/auth/me", self.put_me),
@@ -89,7 +118,8 @@ class RestAPI:
             r.get("/api/auth/settings", self.auth_settings),
             r.post("/api/room/create", self.create_room),
             r.post("/api/room/join", self.join_room),
-            r.post("/api/room/guest-join", self.guest_join),
+            r.post("/api/room/refresh-token", self.refresh_livekit_token),
+            r.post("/api/room/guest-join", self._limited("guest")("guest-join", self.guest_join)),
             r.get("/api/room/list", self.list_rooms),
             r.put("/api/room/{roomId}/settings", self.room_settings),
             r.delete("/api/room/{roomId}", self.delete_room),
@@ -126,12 +156,22 @@ class RestAPI:
 
     @staticmethod
     def _claims_for(user: User) -> dict:
-        return {"userId": user.id, "email": user.email, "name": user.name, "provider": "local",
-                "accesses": list(user.accesses)}
+        """auth.Claims (jwt.go:142-156); emailVerifiedAt is omitempty."""
+        claims = {"userId": user.id, "email": user.email, "name": user.name, "provider": user.provider,
+                  "accesses": list(user.accesses)}
+        if user.email_verified_at is not None:
+            from .store import rfc3339
+            claims["emailVerifiedAt"] = rfc3339(user.email_verified_at)
+        return claims
 
-    def _login_response(self, user: User) -> web.Response:
+    def _token_pair(self, user: User) -> tuple[str, str]:
+        """GenerateTokenPair + UpdateRefreshToken: the new refresh token is the one valid one."""
         access, refresh = self._issue_tokens(self._claims_for(user))
         user.refresh_token_hash = token_hash(refresh)
+        return access, refresh
+
+    def _login_response(self, user: User) -> web.Response:
+        access, refresh = self._token_pair(user)
         resp = json_response({"user": user.to_json(), "tokens": {"accessToken": access, "refreshToken": refresh}})
         self._set_cookies(resp, access, refresh)
         return resp
@@ -144,9 +184,13 @@ class RestAPI:
         resp.set_cookie("refresh_token", refresh, max_age=7 * 24 * 3600, path="/",
                         httponly=True, secure=secure, samesite=same_site)
 
-    def _authenticate(self, request: web.Request) -> tuple[Optional[dict], Optional[web.Response]]:
-        """Bedrud's auth middleware: Bearer header (prefix case-insensitive, whole
-        value when there is no prefix), else the `access_token` cookie."""
+    def _authenticate(self, request: web.Request, *, mutation: bool = False, verified: bool = False,
+                      no_guest: bool = False) -> tuple[Optional[dict], Optional[web.Response]]:
+        """Bedrud's middleware chain, in its order (server.go:414-474):
+        Protected (middleware/auth.go:33-60: Bearer header, prefix case-insensitive, whole
+        value when there is no prefix, else the `access_token` cookie; a deactivated
+        account is 403), RequireBearerForMutations (auth.go:121-135), RequireEmailVerified
+        (auth.go:165-197, only with --require-email-verification), RejectGuest (auth.go:147-162)."""
         header = request.headers.get("Authorization")
         if header:
             token = header[7:] if header[:7].lower() == "bearer " else header
@@ -160,24 +204,94 @@ class RestAPI:
             return None, error(401, "Invalid token")
         if token_hash(token) in self.store.revoked_access or not isinstance(claims.get("userId"), str):
             return None, error(401, "Invalid token")
+        user = self.store.users.get(claims["userId"])
+        if user is not None and not user.is_active:
+            return None, error(403, "Account is deactivated")
+        if mutation and not (header or "").lower().startswith("bearer "):
+            return None, error(401, "Authorization header required for state-changing requests")
+        if verified and self.config.require_email_verification and claims.get("provider") != "guest":
+            if user is None:
+                return None, error(401, "User not found")
+            if user.email_verified_at is None:
+                return None, error(403, "Email not verified")
+        if no_guest and claims.get("provider") == "guest":
+            return None, error(403, GUEST_FORBIDDEN)
         return claims, None
 
     async def _body(self, request: web.Request) -> Any:
         raw = await request.read()
         return parse_json_body(request.headers.get("Content-Type", ""), raw)
 
+    # MARK: - rate limits and health
+
+    def _limiter(self, kind: str, route: str) -> RateLimiter:
+        limit = {"auth": self.config.auth_rate_limit, "api": self.config.api_rate_limit,
+                 "guest": self.config.guest_rate_limit}[kind]
+        key = f"{kind}:{route}"
+        limiter = self.limiters.get(key)
+        if limiter is None or limiter.limit != limit or limiter.window != self.config.rate_window:
+            limiter = RateLimiter(limit, self.config.rate_window)
+            self.limiters[key] = limiter
+        return limiter
+
+    def _rate_check(self, kind: str, route: str, request: web.Request) -> tuple[Optional[web.Response], dict]:
+        """middleware/ratelimit.go: keyed on the client address; 429 with the limiter's
+        text and Retry-After when over; X-RateLimit-* headers otherwise (Fiber's limiter)."""
+        decision = self._limiter(kind, route).hit(request.remote or "", self.clock())
+        if decision is None:
+            return None, {}
+        if not decision.allowed:
+            text = {"auth": "too many requests, please try again later", "api": "too many requests",
+                    "guest": "too many guest join attempts"}[kind]
+            resp = error(429, text)
+            resp.headers["Retry-After"] = str(decision.reset_in)
+            return resp, {}
+        return None, {"X-RateLimit-Limit": str(decision.limit), "X-RateLimit-Remaining": str(decision.remaining),
+                      "X-RateLimit-Reset": str(decision.reset_in)}
+
+    def _limited(self, kind: str) -> Callable[[str, Callable], Callable]:
+        def wrap(route: str, handler: Callable) -> Callable:
+            async def limited(request: web.Request) -> web.Response:
+                refused, headers = self._rate_check(kind, route, request)
+                if refused is not None:
+                    return refused
+                resp = await handler(request)
+                resp.headers.update(headers)
+                return resp
+            return limited
+        return wrap
+
+    async def health(self, request: web.Request) -> web.Response:
+        """server.go:320-322."""
+        return json_response({"status": "healthy", "time": int(self.clock())})
+
+    async def ready(self, request: web.Request) -> web.Response:
+        """server.go:323-328 (the in-memory store is always reachable)."""
+        return json_response({"status": "ready", "time": int(self.clock())})
+
+    async def redirect_health(self, request: web.Request) -> web.Response:
+        raise web.HTTPFound("/api/health")  # server.go:329, Fiber's Redirect is 302
+
+    async def redirect_ready(self, request: web.Request) -> web.Response:
+        raise web.HTTPFound("/api/ready")
+
     # MARK: - auth
 
     async def register(self, request: web.Request) -> web.Response:
+        """auth_handler.go:118-294."""
         try:
             body = bind(await self._body(request), {"email": str, "password": str, "name": str, "inviteToken": str})
         except BindError:
             return error(400, "Invalid input")
-        email, password, name = body.get("email", ""), body.get("password", ""), body.get("name", "")
+        email = canonical_email(body.get("email", ""))
+        password = body.get("password", "")
+        name = sanitize_name(body.get("name", ""))
         if not _valid_email(email):
             return error(400, "Invalid email format")
         if len(name.encode()) < 2:
             return error(400, "Name must be at least 2 characters")
+        if len(name.encode()) > 255:
+            return error(400, "Name must be at most 255 characters")
         if not self.config.registration:
             return error(403, "Registration is currently disabled")
         if len(password) < MIN_PASSWORD:
@@ -185,16 +299,20 @@ class RestAPI:
         if len(password) > MAX_PASSWORD:
             return error(400, "Password must be at most 128 characters")
         if self.store.user_by_email(email) is not None:
-            return error(400, "user already exists")
+            return error(400, "Unable to register with the provided details")  # auth_handler.go:211-222
         user = self.store.add_user(email, name, password, "local", ["user"], self.clock())
+        if self.config.require_email_verification:  # auth_handler.go:226-235: no tokens
+            return json_response({"requiresVerification": True,
+                                  "message": "Please check your email to verify your account", "email": user.email})
         return self._login_response(user)
 
     async def login(self, request: web.Request) -> web.Response:
+        """auth_handler.go:296-350 and auth.go:168-231."""
         try:
             body = bind(await self._body(request), {"email": str, "password": str})
         except BindError:
             return error(400, "Invalid input")
-        email, password = body.get("email", ""), body.get("password", "")
+        email, password = canonical_email(body.get("email", "")), body.get("password", "")
         if not email or not password:
             return error(400, "Email and password are required")
         if len(password) > MAX_PASSWORD:
@@ -203,9 +321,12 @@ class RestAPI:
         user = self.store.user_by_email(email)
         if user is None or not user.password_hash or not check_password(password, user.password_hash) or not user.is_active:
             return error(401, "Invalid credentials")
+        if self.config.require_email_verification and user.email_verified_at is None:
+            return json_response({"error": UNVERIFIED_LOGIN, "requiresVerification": True, "email": user.email}, 403)
         return self._login_response(user)
 
     async def guest_login(self, request: web.Request) -> web.Response:
+        """auth_handler.go:352-413."""
         try:
             body = bind(await self._body(request), {"name": str})
         except BindError:
@@ -213,11 +334,21 @@ class RestAPI:
         name = body.get("name", "")
         if not name:
             return error(400, "Name is required")
+        name = sanitize_name(name)
+        if not 2 <= len(name.encode()) <= 50:
+            return error(400, "Name must be between 2 and 50 characters")
+        if not self.config.registration:
+            return error(403, "Registration is currently disabled")
+        if not self.config.guest_login:
+            return error(403, "Guest login is currently disabled")
         guest_id = str(uuid.uuid4())
         user = self.store.add_user(f"guest_{guest_id}@bedrud.guest", name, "", "guest", ["guest"], self.clock())
         return self._login_response(user)
 
     async def refresh(self, request: web.Request) -> web.Response:
+        """auth_handler.go:428-499 with auth.go:280-299 and 521-551. A blocked, expired,
+        foreign or already-replaced token is 401; 409 only when another refresh of the
+        same token rotated it while this one was between its check and its rotation."""
         token = ""
         try:
             body = bind(await self._body(request), {"refresh_token": str})
@@ -228,31 +359,42 @@ class RestAPI:
             token = request.cookies.get("refresh_token", "")
         if not token:
             return error(400, "No refresh token provided")
+        digest = token_hash(token)
         try:
             claims = jwt_hs256.decode(token, self.config.jwt_secret, now=self.clock())
         except jwt_hs256.JWTError:
             return error(401, "Invalid or expired refresh token")
         user = self.store.users.get(claims.get("userId", ""))
-        digest = token_hash(token)
         if user is None or digest in self.store.blocked_refresh or user.refresh_token_hash != digest:
             return error(401, "Invalid or expired refresh token")
-        base = {k: claims.get(k) for k in ("userId", "email", "name", "provider", "accesses")}
-        access, new_refresh = self._issue_tokens(base)
+        if not user.is_active:
+            return error(403, "Account is deactivated")
+        if self.config.require_email_verification and user.email_verified_at is None:
+            return error(403, UNVERIFIED_LOGIN)
+        # The handler's database round trips between the check above and the atomic swap.
+        if self.config.refresh_latency > 0:
+            await asyncio.sleep(self.config.refresh_latency)
         self.store.blocked_refresh.add(digest)
-        user.refresh_token_hash = token_hash(new_refresh)
+        if user.refresh_token_hash != digest:  # UpdateRefreshTokenAtomic found another token
+            return error(409, "Refresh token has already been rotated")
+        # Fresh claims from the user row (auth_handler.go:455-466), not from the old token.
+        access, new_refresh = self._token_pair(user)
         resp = json_response({"access_token": access, "refresh_token": new_refresh})
         self._set_cookies(resp, access, new_refresh)
         return resp
 
     async def logout(self, request: web.Request) -> web.Response:
-        claims, failure = self._authenticate(request)
+        """auth_handler.go:767-800: a body that does not parse is ignored (cookie fallback)."""
+        claims, failure = self._authenticate(request, mutation=True)
         if failure:
             return failure
+        refresh = ""
         try:
             body = bind(await self._body(request), {"refresh_token": str})
+            refresh = body.get("refresh_token", "")
         except BindError:
-            return error(400, "Invalid input - expected JSON with refresh_token field")
-        refresh = body.get("refresh_token") or request.cookies.get("refresh_token", "")
+            pass
+        refresh = refresh or request.cookies.get("refresh_token", "")
         if refresh:
             self.store.blocked_refresh.add(token_hash(refresh))
         header = request.headers.get("Authorization", "")
@@ -266,14 +408,17 @@ class RestAPI:
         return resp
 
     async def get_me(self, request: web.Request) -> web.Response:
-        claims, failure = self._authenticate(request)
+        """auth_handler.go:501-516: a deleted user is 401 "User not found"."""
+        claims, failure = self._authenticate(request, verified=True)
         if failure:
             return failure
         user = self.store.users.get(claims["userId"])
-        return json_response(user.to_json() if user else None)
+        if user is None:
+            return error(401, "User not found")
+        return json_response(user.to_json())
 
     async def put_me(self, request: web.Request) -> web.Response:
-        claims, failure = self._authenticate(request)
+        claims, failure = self._authenticate(request, mutation=True, verified=True)
         if failure:
             return failure
         try:
@@ -291,7 +436,7 @@ class RestAPI:
         return json_response(user.to_json())
 
     async def put_password(self, request: web.Request) -> web.Response:
-        claims, failure = self._authenticate(request)
+        claims, failure = self._authenticate(request, mutation=True, verified=True)
         if failure:
             return failure
         try:
@@ -315,14 +460,14 @@ class RestAPI:
         return json_response({"message": "Password updated successfully"})
 
     async def get_preferences(self, request: web.Request) -> web.Response:
-        claims, failure = self._authenticate(request)
+        claims, failure = self._authenticate(request, verified=True)
         if failure:
             return failure
         user = self.store.users.get(claims["userId"])
         return json_response({"preferencesJson": user.preferences_json if user else "{}"})
 
     async def put_preferences(self, request: web.Request) -> web.Response:
-        claims, failure = self._authenticate(request)
+        claims, failure = self._authenticate(request, mutation=True, verified=True)
         if failure:
             return failure
         try:
@@ -342,8 +487,14 @@ class RestAPI:
         return json_response({"message": "Preferences updated"})
 
     async def auth_settings(self, request: web.Request) -> web.Response:
-        return json_response({"registrationEnabled": self.config.registration, "tokenRegistrationOnly": False,
-                              "passkeysEnabled": False, "oauthProviders": []})
+        """GetPublicSettings (admin_handler.go:292-336) with the settings table's defaults."""
+        return json_response({
+            "serverName": "", "registrationEnabled": self.config.registration, "tokenRegistrationOnly": False,
+            "guestLoginEnabled": self.config.guest_login, "passkeysEnabled": False, "oauthProviders": [],
+            "requireEmailVerification": self.config.require_email_verification, "chatMaxMessageCount": 10000,
+            "chatMessageTTLHours": 2160, "chatUploadMaxBytes": UPLOAD_MAX_BYTES, "chatUploadMaxDimension": 8192,
+            "recordingsEnabled": False, "rnnoiseEnabled": False, "krispEnabled": False,
+            "webxdc": {"enabled": False, "experimental": True, "baseDomain": ""}})
 
     # MARK: - rooms
 
@@ -356,37 +507,62 @@ class RestAPI:
             claims["metadata"] = metadata
         return jwt_hs256.encode(claims, self.config.lk_api_secret)
 
+    def _member_token(self, room: Room, claims: dict) -> str:
+        """The join / refresh-token LiveKit grant (room.go:498-502, 837-841): identity is
+        the user id, name the user's current name, metadata their accesses."""
+        user = self.store.users.get(claims["userId"])
+        name = (user.name.strip() if user is not None and user.name.strip() else str(claims.get("name", "")).strip())
+        accesses = claims.get("accesses") if isinstance(claims.get("accesses"), list) else []
+        metadata = json.dumps({"accesses": accesses}, separators=(",", ":"))
+        return self._livekit_token(room, claims["userId"], name, metadata, True)
+
     async def create_room(self, request: web.Request) -> web.Response:
-        claims, failure = self._authenticate(request)
+        """room.go:291-415 with room_repository.go:28-143. Only an *active* room holds its
+        name: creating a room whose namesake is inactive (idle or archived) makes a new
+        room (new id) whoever asks — this is how the web client's "Start new meeting"
+        recreates an archived_owned room."""
+        claims, failure = self._authenticate(request, mutation=True, verified=True, no_guest=True)
         if failure:
             return failure
+        refused, headers = self._rate_check("api", "create", request)
+        if refused is not None:
+            return refused
         try:
             body = bind(await self._body(request), {"name": str, "maxParticipants": int, "isPublic": bool,
                                                     "mode": str, "settings": dict})
-            settings_in = bind(body.get("settings", {}), {k: bool for k in default_settings()})
+            settings_in = bind(body.get("settings", {}), {k: bool for k in settings_from_request({})})
         except BindError:
             return error(400, "Invalid request body")
+        settings = settings_from_request(settings_in)
+        settings["recordingsAllowed"] = True  # room.go:297
         name = body.get("name", "").strip().lower() or generate_room_name()
         problem = validate_room_name(name)
         if problem:
             return error(400, problem)
-        # Bedrud calls LiveKit CreateRoom before its own insert.
-        self.sfu.create_room(name, max(0, body.get("maxParticipants", 0)))
-        if self.store.room_by_name(name) is not None:
+        max_participants = max(0, body.get("maxParticipants", 0))
+        if max_participants > MAX_PARTICIPANTS_LIMIT:
+            return error(400, f"maxParticipants must be at most {MAX_PARTICIPANTS_LIMIT}")
+        mode = body.get("mode", "") or "standard"
+        if mode not in ROOM_MODES:
+            return error(400, "Invalid room mode")
+        if not self._is_superadmin(claims):
+            settings["isPersistent"] = False  # room.go:346
+        # Bedrud calls LiveKit CreateRoom before its own insert (room.go:366).
+        self.sfu.create_room(name, max_participants)
+        if self.store.active_room_named(name) is not None:
             return error(409, "a room with this name already exists")
-        settings = default_settings()
-        # GORM applies column defaults to zero values: a `false` for the three
-        # allow* flags is stored as true on create (bedrud-api.md §1.2).
-        settings.update({k: v for k, v in settings_in.items() if v or k in ("requireApproval", "e2ee")})
-        room = self.store.add_room(name, claims["userId"], body.get("isPublic", False), body.get("mode", ""),
-                                   settings, self.clock())
-        return json_response({"id": room.id, "name": room.name, "createdBy": room.created_by,
+        room = self.store.add_room(name, claims["userId"], body.get("isPublic", False), mode, settings, self.clock())
+        room.max_participants = max_participants
+        resp = json_response({"id": room.id, "name": room.name, "createdBy": room.created_by,
                               "isActive": room.is_active, "isPublic": room.is_public,
                               "maxParticipants": room.max_participants, "settings": dict(room.settings),
                               "livekitHost": self.config.livekit_host, "mode": room.mode})
+        resp.headers.update(headers)
+        return resp
 
     async def join_room(self, request: web.Request) -> web.Response:
-        claims, failure = self._authenticate(request)
+        """room.go:417-522."""
+        claims, failure = self._authenticate(request, mutation=True, verified=True)
         if failure:
             return failure
         try:
@@ -396,35 +572,72 @@ class RestAPI:
         room = self.store.room_by_name(body.get("roomName", "").strip().lower())
         if room is None:
             return error(404, "Room not found")
-        if not room.is_active:
-            room.is_active = True
         user_id = claims["userId"]
-        # Counts every non-banned row ever written, the caller's own included.
-        if room.max_participants > 0 and self.store.capacity_count(room.id) >= room.max_participants:
-            return error(403, "room is full")
+        if not room.is_active:  # room.go:436-446
+            if room.created_by == user_id:
+                return json_response({"status": "archived_owned", "name": room.name, "mode": room.mode,
+                                      "settings": dict(room.settings)})
+            return error(410, "room is no longer active")
+        if not room.is_public and room.created_by != user_id and not self.store.is_participant(room.id, user_id):
+            # room.go:448-461
+            if room.settings.get("requireApproval"):
+                return error(403, "This room requires approval to join")
+            return error(403, "This room is private")
+        problem = self.store.enrol(room, user_id, self.clock())
+        if problem is not None:
+            return error(403, problem)
+        self.sfu.create_room(room.name, room.max_participants)
+        out = room.to_json()
+        for key in ("createdAt", "updatedAt", "lastActivityAt", "deletedAt"):
+            out.pop(key, None)
+        out.update({"token": self._member_token(room, claims), "livekitHost": self.config.livekit_host,
+                    "activeRecordingId": ""})
+        return json_response(out)
+
+    async def refresh_livekit_token(self, request: web.Request) -> web.Response:
+        """POST /api/room/refresh-token (room.go:796-849): a new LiveKit token for a room
+        the caller may be in, without enrolling again (no capacity check)."""
+        claims, failure = self._authenticate(request, mutation=True, verified=True)
+        if failure:
+            return failure
+        refused, headers = self._rate_check("api", "refresh-token", request)
+        if refused is not None:
+            return refused
+        try:
+            body = bind(await self._body(request), {"roomName": str})
+        except BindError:
+            return error(400, "Invalid body")
+        name = body.get("roomName", "").strip().lower()
+        if not name:
+            return error(400, "roomName required")
+        room = self.store.room_by_name(name)
+        if room is None:
+            return error(404, "Room not found")
+        if not room.is_active:
+            return error(410, "room is no longer active")
+        user_id = claims["userId"]
         row = self.store.participant_row(room.id, user_id)
         if row is not None and row.is_banned:
             return error(403, "you are banned from this room")
-        if row is None:
-            from .store import ParticipantRow
-            self.store.participants.append(ParticipantRow(room_id=room.id, user_id=user_id))
-        self.sfu.create_room(room.name, room.max_participants)
-        accesses = claims.get("accesses") if isinstance(claims.get("accesses"), list) else []
-        metadata = json.dumps({"accesses": accesses}, separators=(",", ":"))
-        token = self._livekit_token(room, user_id, str(claims.get("name", "")), metadata, True)
-        out = room.to_json()
-        out.pop("createdAt"); out.pop("updatedAt")
-        out.update({"token": token, "livekitHost": self.config.livekit_host})
-        return json_response(out)
+        if not room.is_public and room.created_by != user_id and not self.store.is_participant(room.id, user_id):
+            return error(403, "This room is private")
+        resp = json_response({"token": self._member_token(room, claims)})
+        resp.headers.update(headers)
+        return resp
 
     async def guest_join(self, request: web.Request) -> web.Response:
+        """room.go:585-714: guests are enrolled like members and also get Bedrud tokens."""
         try:
             body = bind(await self._body(request), {"roomName": str, "guestName": str})
         except BindError:
             return error(400, "Invalid body")
-        guest_name = body.get("guestName", "").strip()
+        guest_name = sanitize_name(body.get("guestName", "").strip())
         if not guest_name:
             return error(400, "Guest name is required")
+        if len(guest_name.encode()) > 50:
+            return error(400, "Guest name too long (max 50 characters)")
+        if not self.config.guest_login:
+            return error(403, "Guest login is currently disabled")
         room = self.store.room_by_name(body.get("roomName", "").strip().lower())
         if room is None:
             return error(404, "Room not found")
@@ -432,25 +645,38 @@ class RestAPI:
             return error(403, "This room is private")
         if not room.is_active:
             return error(410, "room is no longer active")
-        if room.max_participants > 0 and self.store.capacity_count(room.id) >= room.max_participants:
-            return error(403, "room is full")
-        row = self.store.participant_row(room.id, guest_name)
-        if row is not None and row.is_banned:
-            return error(403, "you are banned from this room")
         alphabet = string.ascii_lowercase + string.digits
         identity = "guest-" + "".join(secrets.choice(alphabet) for _ in range(8))
+        now = self.clock()
+        user = User(id=identity, email=f"{identity}@bedrud.guest", name=guest_name, provider="guest",
+                    accesses=["guest"], password_hash="", created_at=now, updated_at=now)
+        self.store.users[identity] = user
+        problem = self.store.enrol(room, identity, now)
+        if problem is not None:
+            return error(403, problem)
         self.sfu.create_room(room.name, room.max_participants)
-        token = self._livekit_token(room, identity, guest_name, None, False)
+        token = self._livekit_token(room, identity, guest_name, None, True)
+        access, refresh = self._token_pair(user)
         return json_response({"id": room.id, "name": room.name, "token": token, "adminId": room.admin_id,
-                              "livekitHost": self.config.livekit_host})
+                              "isPublic": room.is_public, "livekitHost": self.config.livekit_host,
+                              "activeRecordingId": "", "accessToken": access, "refreshToken": refresh,
+                              "tokens": {"accessToken": access, "refreshToken": refresh}})
 
     async def list_rooms(self, request: web.Request) -> web.Response:
-        claims, failure = self._authenticate(request)
+        """room.go:938-951 with GetLatestRoomsCreatedByUser (room_repository.go:896-913):
+        the caller's rooms that are not archived, newest first, one per name."""
+        claims, failure = self._authenticate(request, verified=True, no_guest=True)
         if failure:
             return failure
-        mine = [r for r in self.store.rooms.values() if r.created_by == claims["userId"]]
+        mine = [r for r in self.store.rooms.values() if r.created_by == claims["userId"] and r.deleted_at is None]
         mine.sort(key=lambda r: r.created_at, reverse=True)
-        return json_response([r.to_json() for r in mine])
+        seen: set[str] = set()
+        latest = []
+        for room in mine:
+            if room.name not in seen:
+                seen.add(room.name)
+                latest.append(room)
+        return json_response([r.to_json() for r in latest])
 
     def _is_superadmin(self, claims: dict) -> bool:
         acc = claims.get("accesses")
@@ -466,12 +692,15 @@ class RestAPI:
         return row is not None and row.is_moderator
 
     async def room_settings(self, request: web.Request) -> web.Response:
-        claims, failure = self._authenticate(request)
+        """room.go:1977-2062: `settings`, when given, replaces the whole object (keys
+        left out become false) except isPersistent; the answer is the whole room."""
+        claims, failure = self._authenticate(request, mutation=True, verified=True, no_guest=True)
         if failure:
             return failure
         try:
             body = bind(await self._body(request), {"isPublic": bool, "maxParticipants": int, "settings": dict})
-            settings_in = bind(body["settings"], {k: bool for k in default_settings()}) if "settings" in body else None
+            settings_in = (bind(body["settings"], {k: bool for k in settings_from_request({})})
+                           if "settings" in body else None)
         except BindError:
             return error(400, "Invalid body")
         room = self.store.rooms.get(request.match_info["roomId"])
@@ -482,16 +711,20 @@ class RestAPI:
         if "isPublic" in body:
             room.is_public = body["isPublic"]
         if "maxParticipants" in body:
+            if not 0 <= body["maxParticipants"] <= MAX_PARTICIPANTS_LIMIT:
+                return error(400, f"maxParticipants must be between 0 and {MAX_PARTICIPANTS_LIMIT}")
             room.max_participants = body["maxParticipants"]
         if settings_in is not None:
-            fresh = {k: False for k in default_settings()}
-            fresh.update(settings_in)
+            fresh = settings_from_request(settings_in)
+            fresh["isPersistent"] = room.settings.get("isPersistent", False)
             room.settings = fresh
         room.updated_at = self.clock()
         return json_response(room.to_json())
 
     async def delete_room(self, request: web.Request) -> web.Response:
-        claims, failure = self._authenticate(request)
+        """room.go:1716-1757: 202, then the queued room_delete job archives the room
+        (Purge=false) after telling everyone in it "room_ended" and closing it in LiveKit."""
+        claims, failure = self._authenticate(request, mutation=True, verified=True, no_guest=True)
         if failure:
             return failure
         room = self.store.rooms.get(request.match_info["roomId"])
@@ -499,15 +732,20 @@ class RestAPI:
             return error(404, "Room not found")
         if not (self._is_superadmin(claims) or claims["userId"] == room.created_by):
             return error(403, "Only the room creator can delete this room")
-        await self.sfu.delete_room(room.name)
-        self.store.delete_room(room.id)
-        return json_response(SUCCESS)
+        if room.is_active or room.deleted_at is None:
+            # services/room_cleanup.go:80-86 and lkutil.go:52-68: the system message, then DeleteRoom.
+            self.sfu.send_server_data(room.name, {"type": "system", "event": "room_ended",
+                                                  "message": "The meeting has been ended by the creator"},
+                                      "system", [])
+            await self.sfu.delete_room(room.name)
+            self.store.archive_room(room.id, self.clock())
+        return json_response({"message": "Room deletion queued"}, 202)
 
     # MARK: - moderation
 
     def _resolve(self, request: web.Request, need: str) -> tuple[Optional[dict], Optional[Room], Optional[web.Response]]:
         """Auth, then the room (plain-text 404), then the owner/moderator gate."""
-        claims, failure = self._authenticate(request)
+        claims, failure = self._authenticate(request, mutation=True, verified=True)
         if failure:
             return None, None, failure
         room = self.store.rooms.get(request.match_info["roomId"])
@@ -632,13 +870,13 @@ class RestAPI:
         return json_response(SUCCESS)
 
     async def not_implemented(self, request: web.Request) -> web.Response:
-        claims, failure = self._authenticate(request)
+        claims, failure = self._authenticate(request, mutation=True, verified=True)
         if failure:
             return failure
         return error(501, "not yet implemented")
 
     async def participant_info(self, request: web.Request) -> web.Response:
-        claims, failure = self._authenticate(request)
+        claims, failure = self._authenticate(request, verified=True)
         if failure:
             return failure
         room = self.store.rooms.get(request.match_info["roomId"])
@@ -655,12 +893,19 @@ class RestAPI:
     # MARK: - chat upload
 
     async def chat_upload(self, request: web.Request) -> web.Response:
-        claims, failure = self._authenticate(request)
+        claims, failure = self._authenticate(request, mutation=True, verified=True)
         if failure:
             return failure
+        refused, headers = self._rate_check("api", "chat-upload", request)
+        if refused is not None:
+            return refused
         room = self.store.rooms.get(request.match_info["roomId"])
         if room is None:
             return error(404, "Room not found")
+        if not self.store.is_participant(room.id, claims["userId"]):  # room.go:2668-2675
+            return error(403, "Not a participant in this room")
+        if not room.settings.get("allowChat"):  # room.go:2677-2680
+            return error(403, "Chat is disabled for this room")
         data = None
         try:
             if request.content_type.startswith("multipart/"):

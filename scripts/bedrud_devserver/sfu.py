@@ -229,6 +229,8 @@ class LKRoom:
         await p.shutdown(reason, action)
         if reason != lkm.DisconnectReason.DUPLICATE_IDENTITY:
             self.broadcast_update(p)
+            if not p.scripted and self.sfu.on_participant_left is not None:
+                self.sfu.on_participant_left(self.name, p.identity)
         self.broadcast_room_update()
         log.info("room %s: %s left (%s)", self.name, p.identity, lkm.DisconnectReason.Name(reason))
 
@@ -392,6 +394,9 @@ class SFU:
         # identity -> monotonic deadline: connection attempts refused (dropped network)
         self.dropped: dict[tuple[str, str], float] = {}
         self.counters = {"signal_connections": 0, "bad_frames": 0, "rejected_connections": 0}
+        # LiveKit's webhooks to Bedrud (participant_left, room_finished); set by lifecycle.attach.
+        self.on_participant_left: Optional[Callable[[str, str], None]] = None
+        self.on_room_finished: Optional[Callable[[str], None]] = None
 
     def create_room(self, name: str, max_participants: int = 0) -> LKRoom:
         room = self.rooms.get(name)
@@ -410,6 +415,8 @@ class SFU:
         if room is None:
             return False
         await room.close(lkm.DisconnectReason.ROOM_DELETED)
+        if self.on_room_finished is not None:
+            self.on_room_finished(name)
         return True
 
     async def remove_participant(self, room_name: str, identity: str, reason: str = "PARTICIPANT_REMOVED") -> bool:

@@ -1,7 +1,8 @@
 """Bedrud's database, in memory: users, rooms, participant rows, token state.
 
-Shapes follow the Go models (docs/reference/bedrud-api.md §1.4). Times are passed
-in by the caller so the REST handlers decide what "now" is.
+Shapes follow the Go models of Bedrud v0.12.0 (server/internal/models/user.go:82-96,
+room.go:80-108; docs/reference/bedrud-api.md §1.4). Times are passed in by the caller
+so the REST handlers decide what "now" is.
 """
 from __future__ import annotations
 
@@ -61,8 +62,11 @@ class User:
     avatar_url: str = ""
     refresh_token_hash: str = ""
     preferences_json: str = "{}"
+    # None = not verified (models/user.go:92); only consulted with --require-email-verification.
+    email_verified_at: Optional[float] = None
 
     def to_json(self) -> dict:
+        """models.User as Go marshals it: the two pointer times are `null` when unset."""
         return {
             "id": self.id,
             "email": self.email,
@@ -71,13 +75,27 @@ class User:
             "avatarUrl": self.avatar_url,
             "accesses": list(self.accesses),
             "isActive": self.is_active,
+            "emailVerifiedAt": rfc3339(self.email_verified_at) if self.email_verified_at is not None else None,
+            "passwordChangedAt": None,
             "createdAt": rfc3339(self.created_at),
             "updatedAt": rfc3339(self.updated_at),
         }
 
 
+SETTINGS_KEYS = ("allowChat", "allowVideo", "allowAudio", "requireApproval", "e2ee", "isPersistent",
+                 "recordingsAllowed")
+
+
 def default_settings() -> dict:
-    return {"allowChat": True, "allowVideo": True, "allowAudio": True, "requireApproval": False, "e2ee": False}
+    """models.RoomSettings column defaults (models/room.go:98-108): what a seeded room gets."""
+    return {"allowChat": True, "allowVideo": True, "allowAudio": True, "requireApproval": False, "e2ee": False,
+            "isPersistent": False, "recordingsAllowed": True}
+
+
+def settings_from_request(given: dict) -> dict:
+    """A `settings` object decoded into Go's models.RoomSettings: every key the
+    client left out is false (no pointer fields, no defaults on decode)."""
+    return {k: bool(given.get(k, False)) for k in SETTINGS_KEYS}
 
 
 @dataclass
@@ -94,9 +112,12 @@ class Room:
     max_participants: int = 20
     mode: str = "standard"
     settings: dict = field(default_factory=default_settings)
+    last_activity_at: Optional[float] = None
+    deleted_at: Optional[float] = None  # set when archived by DELETE /room/:id
 
     def to_json(self) -> dict:
-        return {
+        """models.Room (models/room.go:80-95): `deletedAt` is omitempty, `lastActivityAt` is not."""
+        out = {
             "id": self.id,
             "name": self.name,
             "createdBy": self.created_by,
@@ -109,16 +130,22 @@ class Room:
             "isPublic": self.is_public,
             "settings": dict(self.settings),
             "mode": self.mode,
+            "lastActivityAt": rfc3339(self.last_activity_at) if self.last_activity_at is not None else None,
         }
+        if self.deleted_at is not None:
+            out["deletedAt"] = rfc3339(self.deleted_at)
+        return out
 
 
 @dataclass
 class ParticipantRow:
-    """`room_participants`: one row per user who ever joined; never deactivated."""
+    """`room_participants` (models/room.go:111-128): one row per user and room; inactive
+    once they leave LiveKit (livekit_webhook.go:150-180) or the room goes idle."""
     room_id: str
     user_id: str
     is_banned: bool = False
     is_moderator: bool = False
+    is_active: bool = True
 
 
 def validate_room_name(name: str) -> Optional[str]:
@@ -171,7 +198,16 @@ class Store:
 
     # MARK: rooms
     def room_by_name(self, name: str) -> Optional[Room]:
-        return next((r for r in self.rooms.values() if r.name == name), None)
+        """The active room of that name, else the newest row of that name
+        (room_repository.go:160-180: an archived row and its recreation share a name)."""
+        rows = [r for r in self.rooms.values() if r.name == name]
+        active = next((r for r in rows if r.is_active), None)
+        if active is not None:
+            return active
+        return max(rows, key=lambda r: r.created_at, default=None)
+
+    def active_room_named(self, name: str) -> Optional[Room]:
+        return next((r for r in self.rooms.values() if r.name == name and r.is_active), None)
 
     def add_room(self, name: str, owner_id: str, is_public: bool, mode: str, settings: dict, now: float) -> Room:
         room = Room(
@@ -185,17 +221,69 @@ class Store:
             is_public=is_public,
             mode=mode or "standard",
             settings=settings,
+            last_activity_at=now,
         )
         self.rooms[room.id] = room
         self.participants.append(ParticipantRow(room_id=room.id, user_id=owner_id))
         return room
 
     def delete_room(self, room_id: str) -> None:
+        """Hard delete (the /_dev route); the API archives instead (`archive_room`)."""
         self.rooms.pop(room_id, None)
         self.participants = [p for p in self.participants if p.room_id != room_id]
+
+    def archive_room(self, room_id: str, now: float) -> None:
+        """The queued room_delete job with Purge=false (room.go:1739-1745;
+        room_repository.go:452-462): inactive, deletedAt set, participants inactive."""
+        room = self.rooms.get(room_id)
+        if room is None:
+            return
+        room.is_active = False
+        room.deleted_at = now
+        room.updated_at = now
+        self.deactivate_participants(room_id)
+
+    def set_idle(self, room_id: str) -> None:
+        """SetRoomIdle + DeactivateRoomParticipants (room_repository.go:853-861)."""
+        room = self.rooms.get(room_id)
+        if room is not None:
+            room.is_active = False
+        self.deactivate_participants(room_id)
+
+    def deactivate_participants(self, room_id: str) -> None:
+        for p in self.participants:
+            if p.room_id == room_id:
+                p.is_active = False
 
     def participant_row(self, room_id: str, user_id: str) -> Optional[ParticipantRow]:
         return next((p for p in self.participants if p.room_id == room_id and p.user_id == user_id), None)
 
+    def participant_left(self, room_id: str, user_id: str) -> None:
+        """RemoveParticipant (room_repository.go:300-309): the row stays, inactive."""
+        row = self.participant_row(room_id, user_id)
+        if row is not None:
+            row.is_active = False
+
+    def is_participant(self, room_id: str, user_id: str) -> bool:
+        """IsParticipant (room_repository.go:1015-1021): an active, non-banned row."""
+        row = self.participant_row(room_id, user_id)
+        return row is not None and row.is_active and not row.is_banned
+
     def capacity_count(self, room_id: str) -> int:
-        return sum(1 for p in self.participants if p.room_id == room_id and not p.is_banned)
+        """Active, non-banned rows (room_repository.go:240-251)."""
+        return sum(1 for p in self.participants if p.room_id == room_id and p.is_active and not p.is_banned)
+
+    def enrol(self, room: Room, user_id: str, now: float) -> Optional[str]:
+        """AddParticipantWithCapacityCheck (room_repository.go:236-297): the error text
+        ("room is full", "you are banned from this room") or None once the row is active."""
+        if room.max_participants > 0 and self.capacity_count(room.id) >= room.max_participants:
+            return "room is full"
+        row = self.participant_row(room.id, user_id)
+        if row is not None and row.is_banned:
+            return "you are banned from this room"
+        if row is None:
+            self.participants.append(ParticipantRow(room_id=room.id, user_id=user_id))
+        else:
+            row.is_active = True
+        room.last_activity_at = now
+        return None

@@ -1,4 +1,7 @@
-"""Bedrud REST API of the devserver, checked against bedrud-api.md §0–§2 and §7."""
+"""Bedrud REST API of the devserver (Bedrud v0.12.0), checked against bedrud-api.md.
+
+The lifecycle, private rooms, verification, refresh races and rate limits have their
+own file, test_rest_v012.py; the swagger conformance is test_conformance.py."""
 from __future__ import annotations
 
 import base64
@@ -35,11 +38,14 @@ def new_user(srv: DevServer, name: str = "Tester") -> tuple[str, dict]:
 
 # MARK: - routes the release binary has and has not
 
-def test_health_route_is_absent_like_the_release_binary(srv):
-    r = srv.request("GET", "/api/health")
-    assert r.status == 404
-    assert r.text == "Cannot GET /api/health"
-    assert r.headers["Content-Type"].startswith("text/plain")
+def test_health_and_ready(srv):
+    for path, status in (("/api/health", "healthy"), ("/api/ready", "ready")):
+        r = srv.request("GET", path)
+        assert r.status == 200 and set(r.json()) == {"status", "time"} and r.json()["status"] == status
+        assert abs(r.json()["time"] - time.time()) < 60
+    redirect = srv.request("GET", "/health")
+    assert (redirect.status, redirect.headers["Location"]) == (302, "/api/health")
+    assert srv.request("GET", "/api/nope").text == "Cannot GET /api/nope"
 
 
 def test_other_get_paths_serve_the_spa(srv):
@@ -51,7 +57,12 @@ def test_other_get_paths_serve_the_spa(srv):
 def test_auth_settings_is_public(srv):
     r = srv.request("GET", "/api/auth/settings")
     assert r.status == 200
-    assert set(r.json()) == {"registrationEnabled", "tokenRegistrationOnly", "passkeysEnabled", "oauthProviders"}
+    j = r.json()
+    assert set(j) == {"serverName", "registrationEnabled", "tokenRegistrationOnly", "guestLoginEnabled",
+                      "passkeysEnabled", "oauthProviders", "requireEmailVerification", "chatMaxMessageCount",
+                      "chatMessageTTLHours", "chatUploadMaxBytes", "chatUploadMaxDimension", "recordingsEnabled",
+                      "rnnoiseEnabled", "krispEnabled", "webxdc"}
+    assert (j["guestLoginEnabled"], j["requireEmailVerification"], j["recordingsEnabled"]) == (True, False, False)
 
 
 # MARK: - auth
@@ -62,7 +73,9 @@ def test_register_returns_login_shape_and_bedrud_claims(srv):
     assert set(body) == {"user", "tokens"}
     assert set(body["tokens"]) == {"accessToken", "refreshToken"}
     user = body["user"]
-    assert set(user) == {"id", "email", "name", "provider", "avatarUrl", "accesses", "isActive", "createdAt", "updatedAt"}
+    assert set(user) == {"id", "email", "name", "provider", "avatarUrl", "accesses", "isActive", "emailVerifiedAt",
+                         "passwordChangedAt", "createdAt", "updatedAt"}
+    assert user["emailVerifiedAt"] is None and user["passwordChangedAt"] is None
     assert user["provider"] == "local" and user["accesses"] == ["user"] and user["email"] == email
     claims = jwt_claims(body["tokens"]["accessToken"])
     assert claims["userId"] == user["id"] == claims["sub"]
@@ -77,7 +90,9 @@ def test_register_returns_login_shape_and_bedrud_claims(srv):
     ({"email": "a1@example.com", "password": PW, "name": "A"}, 400, "Name must be at least 2 characters"),
     ({"email": "a2@example.com", "password": "short", "name": "Ab"}, 400, "Password must be at least 12 characters"),
     ({"email": "a3@example.com", "password": "x" * 129, "name": "Ab"}, 400, "Password must be at most 128 characters"),
-    ({"email": "owner@example.com", "password": PW, "name": "Ab"}, 400, "user already exists"),
+    ({"email": "owner@example.com", "password": PW, "name": "Ab"}, 400, "Unable to register with the provided details"),
+    ({"email": "OWNER@example.com", "password": PW, "name": "Ab"}, 400, "Unable to register with the provided details"),
+    ({"email": "a4@example.com", "password": PW, "name": "<A>"}, 400, "Name must be at least 2 characters"),
     ({"email": 5, "password": PW, "name": "Ab"}, 400, "Invalid input"),
 ])
 def test_register_validation(srv, payload, status, message):
@@ -110,9 +125,11 @@ def test_guest_login_creates_a_guest_user(srv):
     user = r.json()["user"]
     assert user["provider"] == "guest" and user["accesses"] == ["guest"]
     assert re.fullmatch(r"guest_[0-9a-f-]{36}@bedrud\.guest", user["email"])
-    assert jwt_claims(r.json()["tokens"]["accessToken"])["provider"] == "local"  # always "local" in the JWT
+    assert jwt_claims(r.json()["tokens"]["accessToken"])["provider"] == "guest"
     empty = srv.request("POST", "/api/auth/guest-login", {"name": ""})
     assert (empty.status, empty.json()) == (400, {"error": "Name is required"})
+    short = srv.request("POST", "/api/auth/guest-login", {"name": "A\u0007"})
+    assert (short.status, short.json()) == (400, {"error": "Name must be between 2 and 50 characters"})
 
 
 def test_refresh_is_snake_case_and_rotates(srv):
@@ -143,8 +160,9 @@ def test_one_refresh_token_per_user(srv):
 def test_logout_revokes_access_and_refresh(srv):
     body = srv.register(fresh_email())
     access, refresh = body["tokens"]["accessToken"], body["tokens"]["refreshToken"]
-    no_json = srv.request("POST", "/api/auth/logout", token=access)
-    assert (no_json.status, no_json.json()) == (400, {"error": "Invalid input - expected JSON with refresh_token field"})
+    cookie_only = srv.request("POST", "/api/auth/logout", headers={"Cookie": f"access_token={access}"})
+    assert (cookie_only.status, cookie_only.json()) == (
+        401, {"error": "Authorization header required for state-changing requests"})
     out = srv.request("POST", "/api/auth/logout", {"refresh_token": refresh}, token=access)
     assert (out.status, out.json()) == (200, {"message": "Successfully logged out"})
     me = srv.request("GET", "/api/auth/me", token=access)
@@ -193,8 +211,10 @@ def test_create_room_normalises_and_answers_the_create_shape(srv):
     assert set(room) == {"id", "name", "createdBy", "isActive", "isPublic", "maxParticipants", "settings",
                          "livekitHost", "mode"}
     assert room["name"] == name.lower() and room["mode"] == "standard" and room["isPublic"] is True
-    assert room["maxParticipants"] == 20  # the request value is not stored
-    assert room["settings"]["allowChat"] is True and room["settings"]["e2ee"] is True  # GORM default quirk
+    assert room["maxParticipants"] == 5
+    # Keys left out are false; recordingsAllowed is always on at create; isPersistent is superadmin-only.
+    assert room["settings"] == {"allowChat": False, "allowVideo": False, "allowAudio": False, "requireApproval": False,
+                                "e2ee": True, "isPersistent": False, "recordingsAllowed": True}
     assert room["livekitHost"] == srv.url + "/livekit"
     dup = srv.request("POST", "/api/room/create", {"name": name}, token=token)
     assert (dup.status, dup.json()) == (409, {"error": "a room with this name already exists"})
@@ -230,6 +250,7 @@ def test_list_is_callers_rooms_newest_first(srv):
     rooms = srv.request("GET", "/api/room/list", token=token).json()
     assert [r["name"] for r in rooms] == names[::-1]
     assert all(r["createdBy"] == body["user"]["id"] and "adminId" in r and "expiresAt" in r for r in rooms)
+    assert all("lastActivityAt" in r and "deletedAt" not in r for r in rooms)
     assert srv.request("GET", "/api/room/list", token=new_user(srv)[0]).json() == []
 
 
@@ -241,13 +262,13 @@ def test_join_mints_a_livekit_token(srv):
     assert r.status == 200, r
     j = r.json()
     assert set(j) == {"id", "name", "token", "createdBy", "adminId", "isActive", "isPublic", "maxParticipants",
-                      "expiresAt", "settings", "livekitHost", "mode"}
-    assert j["livekitHost"] == srv.url + "/livekit"
+                      "expiresAt", "settings", "livekitHost", "mode", "activeRecordingId"}
+    assert j["livekitHost"] == srv.url + "/livekit" and j["activeRecordingId"] == ""
     c = jwt_claims(j["token"])
     assert c["sub"] == body["user"]["id"] and c["name"] == "Joiner" and c["iss"] == "devkey"
     assert c["metadata"] == '{"accesses":["user"]}'
     assert c["video"] == {"roomJoin": True, "room": name, "canUpdateOwnMetadata": True}
-    assert c["exp"] - c["nbf"] == 3600
+    assert c["exp"] - c["nbf"] == 2 * 3600
     missing = srv.request("POST", "/api/room/join", {"roomName": "no-such-room"}, token=token)
     assert (missing.status, missing.json()) == (404, {"error": "Room not found"})
 
@@ -263,44 +284,58 @@ def test_guest_join_rules(srv):
     r = srv.request("POST", "/api/room/guest-join", {"roomName": public, "guestName": "  "})
     assert (r.status, r.json()) == (400, {"error": "Guest name is required"})
     r = srv.request("POST", "/api/room/guest-join", {"roomName": "nope-nope", "guestName": "\u0000"})
-    assert r.status == 404
+    assert (r.status, r.json()) == (400, {"error": "Guest name is required"})  # sanitised to nothing
+    r = srv.request("POST", "/api/room/guest-join", {"roomName": "nope-nope", "guestName": "x" * 51})
+    assert (r.status, r.json()) == (400, {"error": "Guest name too long (max 50 characters)"})
+    r = srv.request("POST", "/api/room/guest-join", {"roomName": "nope-nope", "guestName": "Nobody"})
+    assert (r.status, r.json()) == (404, {"error": "Room not found"})
     r = srv.request("POST", "/api/room/guest-join", {"roomName": public, "guestName": " Guest One "})
-    assert r.status == 200 and set(r.json()) == {"id", "name", "token", "adminId", "livekitHost"}
-    c = jwt_claims(r.json()["token"])
+    j = r.json()
+    assert r.status == 200 and set(j) == {"id", "name", "token", "adminId", "isPublic", "livekitHost",
+                                          "activeRecordingId", "accessToken", "refreshToken", "tokens"}
+    assert j["tokens"] == {"accessToken": j["accessToken"], "refreshToken": j["refreshToken"]}
+    c = jwt_claims(j["token"])
     assert re.fullmatch(r"guest-[a-z0-9]{8}", c["sub"]) and c["name"] == "Guest One" and "metadata" not in c
-    assert c["video"]["canUpdateOwnMetadata"] is False
+    assert c["video"]["canUpdateOwnMetadata"] is True
+    bedrud = jwt_claims(j["accessToken"])
+    assert (bedrud["userId"], bedrud["provider"], bedrud["accesses"]) == (c["sub"], "guest", ["guest"])
+    assert srv.request("GET", "/api/auth/me", token=j["accessToken"]).json()["email"] == c["sub"] + "@bedrud.guest"
     assert srv.request("POST", f"/_dev/rooms/{public}/deactivate").status == 200
     r = srv.request("POST", "/api/room/guest-join", {"roomName": public, "guestName": "G"})
     assert (r.status, r.json()) == (410, {"error": "room is no longer active"})
-    assert srv.request("POST", "/api/room/join", {"roomName": public}, token=token).status == 200  # re-activates
-    assert srv.request("POST", "/api/room/guest-join", {"roomName": public, "guestName": "G"}).status == 200
 
 
 def test_settings_need_the_wrapper_and_the_owner(srv):
     token, _ = new_user(srv)
     other, _ = new_user(srv)
     name = f"set-{uuid.uuid4().hex[:8]}"
-    room_id = srv.request("POST", "/api/room/create", {"name": name}, token=token).json()["id"]
+    room_id = srv.request("POST", "/api/room/create", {"name": name, "settings": {"allowChat": True}},
+                          token=token).json()["id"]
     flat = srv.request("PUT", f"/api/room/{room_id}/settings", {"allowChat": False}, token=token)
     assert flat.status == 200 and flat.json()["settings"]["allowChat"] is True  # the iOS app's silent no-op
     wrapped = srv.request("PUT", f"/api/room/{room_id}/settings",
                           {"settings": {"allowChat": False, "allowAudio": True}, "maxParticipants": 0}, token=token)
     assert wrapped.status == 200
     assert wrapped.json()["settings"] == {"allowChat": False, "allowVideo": False, "allowAudio": True,
-                                          "requireApproval": False, "e2ee": False}
+                                          "requireApproval": False, "e2ee": False, "isPersistent": False,
+                                          "recordingsAllowed": False}
+    assert set(wrapped.json()) == {"id", "name", "createdBy", "isActive", "maxParticipants", "createdAt", "updatedAt",
+                                   "expiresAt", "adminId", "isPublic", "settings", "mode", "lastActivityAt"}
+    bad = srv.request("PUT", f"/api/room/{room_id}/settings", {"maxParticipants": 1001}, token=token)
+    assert (bad.status, bad.json()) == (400, {"error": "maxParticipants must be between 0 and 1000"})
     assert wrapped.json()["maxParticipants"] == 0
     assert srv.request("PUT", f"/api/room/{room_id}/settings", {}, token=other).json() == {"error": "Insufficient permissions"}
     nf = srv.request("PUT", f"/api/room/{uuid.uuid4()}/settings", {}, token=token)
     assert (nf.status, nf.json()) == (404, {"error": "Room not found"})
 
 
-def test_capacity_counts_every_row(srv):
+def test_capacity_counts_active_rows(srv):
     token, _ = new_user(srv)
     name = f"cap-{uuid.uuid4().hex[:8]}"
-    room_id = srv.request("POST", "/api/room/create", {"name": name}, token=token).json()["id"]
+    room_id = srv.request("POST", "/api/room/create", {"name": name, "isPublic": True}, token=token).json()["id"]
     srv.request("PUT", f"/api/room/{room_id}/settings", {"maxParticipants": 1}, token=token)
     r = srv.request("POST", "/api/room/join", {"roomName": name}, token=new_user(srv)[0])
-    assert (r.status, r.json()) == (403, {"error": "room is full"})
+    assert (r.status, r.json()) == (403, {"error": "room is full"})  # the creator's row is active
 
 
 def test_delete_room(srv):
@@ -310,10 +345,15 @@ def test_delete_room(srv):
     room_id = srv.request("POST", "/api/room/create", {"name": name}, token=token).json()["id"]
     forbidden = srv.request("DELETE", f"/api/room/{room_id}", token=other)
     assert (forbidden.status, forbidden.json()) == (403, {"error": "Only the room creator can delete this room"})
-    assert srv.request("DELETE", f"/api/room/{room_id}", token=token).json() == {"status": "success"}
-    gone = srv.request("DELETE", f"/api/room/{room_id}", token=token)
-    assert (gone.status, gone.json()) == (404, {"error": "Room not found"})
-    assert srv.request("POST", "/api/room/join", {"roomName": name}, token=token).status == 404
+    r = srv.request("DELETE", f"/api/room/{room_id}", token=token)
+    assert (r.status, r.json()) == (202, {"message": "Room deletion queued"})
+    # Archived, not gone: the creator is offered a new meeting, others get 410, the list hides it.
+    again = srv.request("POST", "/api/room/join", {"roomName": name}, token=token)
+    assert (again.status, again.json()["status"]) == (200, "archived_owned")
+    assert srv.request("POST", "/api/room/join", {"roomName": name}, token=other).status == 410
+    assert name not in [r["name"] for r in srv.request("GET", "/api/room/list", token=token).json()]
+    nf = srv.request("DELETE", f"/api/room/{uuid.uuid4()}", token=token)
+    assert (nf.status, nf.json()) == (404, {"error": "Room not found"})
 
 
 def test_moderation_errors(srv):
@@ -352,8 +392,12 @@ def _png(w: int, h: int) -> bytes:
 
 def test_chat_upload(srv):
     token, _ = new_user(srv)
-    room_id = srv.request("POST", "/api/room/create", {"name": f"up-{uuid.uuid4().hex[:8]}"}, token=token).json()["id"]
+    room_id = srv.request("POST", "/api/room/create", {"name": f"up-{uuid.uuid4().hex[:8]}", "isPublic": True,
+                                                       "settings": {"allowChat": True}}, token=token).json()["id"]
     body, ctype = _multipart("file", "a.png", _png(3, 2))
+    outsider = srv.request("POST", f"/api/room/{room_id}/chat/upload", raw=body, content_type=ctype,
+                           token=new_user(srv)[0])
+    assert (outsider.status, outsider.json()) == (403, {"error": "Not a participant in this room"})
     r = srv.request("POST", f"/api/room/{room_id}/chat/upload", raw=body, content_type=ctype, token=token)
     assert r.status == 200, r
     j = r.json()
