@@ -40,6 +40,8 @@ EPILOG = """\
   POST /_dev/rooms/ROOM/mute/IDENTITY           server-mute audio tracks
   POST /_dev/rooms/ROOM/delete                  delete the room (ROOM_DELETED)
   POST /_dev/rooms/ROOM/deactivate              isActive=false now, as Bedrud's idle sweep (join -> 410/archived_owned)
+  POST /_dev/rooms/ROOM/recreate                the creator's "Start new meeting": a new active room, same settings
+  POST /_dev/rooms/ROOM/settings {KEY: bool}    change keys of the room's settings (e.g. recordingsAllowed)
   POST /_dev/users/EMAIL/verify                 mark the account's email verified
   POST /_dev/users/EMAIL/deactivate             isActive=false (login 401, API 403 "Account is deactivated")
   POST /_dev/users/EMAIL/delete                 remove the account (/auth/me 401 "User not found")
@@ -76,8 +78,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--registration", choices=["on", "off"], default="on", help="allow /api/auth/register (default on)")
     p.add_argument("--seed-user", action="append", default=[], metavar="EMAIL:PASSWORD[:NAME]",
                    help="create a user at start (repeatable); a password containing ':' needs the NAME part")
-    p.add_argument("--seed-room", action="append", default=[], metavar="NAME[:public|private]",
-                   help="create a room owned by the first seed user (repeatable; default public)")
+    p.add_argument("--seed-room", action="append", default=[], metavar="NAME[:public|private][:norecord][:owner=EMAIL]",
+                   help="create a room (repeatable; default public, recordingsAllowed true, owned by the first "
+                        "--seed-user or else owner@devserver.local)")
     p.add_argument("--scenario", action="append", default=[], metavar="FILE", help="run a scenario file (repeatable)")
     p.add_argument("--scenario-start", choices=["file", "immediate", "first-join"], default="file",
                    help="when scenario clocks start: as the file says (default), at once, or when the first real client joins")
@@ -172,6 +175,26 @@ def _seconds(text: str, flag: str) -> float:
     return value
 
 
+def parse_seed_room(spec: str) -> tuple[str, bool, bool, str]:
+    """NAME[:public|private][:norecord][:owner=EMAIL] -> (name, public, recordingsAllowed, owner email)."""
+    from .store import validate_room_name
+    name, *options = spec.split(":")
+    public, record, owner = True, True, ""
+    for option in options:
+        if option in ("public", "private"):
+            public = option == "public"
+        elif option == "norecord":
+            record = False
+        elif option.startswith("owner=") and len(option) > 6:
+            owner = option[6:].strip().lower()
+        else:
+            raise ValueError(f"--seed-room {spec!r}: expected NAME[:public|private][:norecord][:owner=EMAIL]")
+    problem = validate_room_name(name)
+    if problem:
+        raise ValueError(f"--seed-room {name!r}: {problem}")
+    return name, public, record, owner
+
+
 def parse_seed_user(spec: str) -> tuple[str, str, str]:
     email, sep, rest = spec.partition(":")
     if not sep or not email or not rest:
@@ -230,19 +253,20 @@ async def serve(args: argparse.Namespace) -> int:
     out(f"livekit_host={cfg.livekit_host}")
 
     import time as _time
-    owner = next(iter(store.users.values()), None)
+    default_owner = next(iter(store.users.values()), None)
     for spec in args.seed_room:
-        name, _, vis = spec.partition(":")
-        if vis not in ("", "public", "private"):
-            raise ValueError(f"--seed-room {spec!r}: expected NAME[:public|private]")
+        name, public, record, owner_email = parse_seed_room(spec)
+        owner = store.user_by_email(owner_email) if owner_email else default_owner
+        if owner_email and owner is None:
+            raise ValueError(f"--seed-room {spec!r}: no --seed-user {owner_email}")
         if owner is None:
-            owner = store.add_user("owner@devserver.local", "Devserver Owner", "", "local", ["user"], _time.time())
-        from .store import default_settings, validate_room_name
-        problem = validate_room_name(name)
-        if problem:
-            raise ValueError(f"--seed-room {name!r}: {problem}")
-        if store.room_by_name(name) is None:
-            store.add_room(name, owner.id, vis != "private", "", default_settings(), _time.time())
+            owner = default_owner = store.add_user("owner@devserver.local", "Devserver Owner", "", "local", ["user"],
+                                                   _time.time())
+        from .store import default_settings
+        settings = default_settings()
+        settings["recordingsAllowed"] = record
+        if store.active_room_named(name) is None:
+            store.add_room(name, owner.id, public, "", settings, _time.time())
         server.sfu.create_room(name)
 
     from .scenario import ScenarioRunner
@@ -274,6 +298,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         build_config(args)
         for spec in args.seed_user:
             parse_seed_user(spec)
+        for spec in args.seed_room:
+            parse_seed_room(spec)
         from .scenario import ScenarioError, parse
         for path in args.scenario:
             try:

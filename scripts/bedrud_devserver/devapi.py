@@ -34,6 +34,8 @@ class DevAPI:
             web.post("/_dev/rooms/{room}/mute/{identity}", self.mute),
             web.post("/_dev/rooms/{room}/delete", self.delete),
             web.post("/_dev/rooms/{room}/deactivate", self.deactivate),
+            web.post("/_dev/rooms/{room}/recreate", self.recreate),
+            web.post("/_dev/rooms/{room}/settings", self.room_settings),
             web.post("/_dev/users/{email}/verify", self.verify_user),
             web.post("/_dev/users/{email}/deactivate", self.deactivate_user),
             web.post("/_dev/users/{email}/delete", self.delete_user),
@@ -175,16 +177,43 @@ class DevAPI:
         self.server.store.set_idle(bedrud.id)
         return json_response({"ok": True})
 
+    async def recreate(self, request: web.Request) -> web.Response:
+        """What the web client does for its creator after `archived_owned` ("Start new
+        meeting", apps/web/src/routes/m.$meetId.tsx): a new room of the same name, mode,
+        visibility, capacity and settings, owned by the same user."""
+        store = self.server.store
+        old = store.room_by_name(request.match_info["room"])
+        if old is None:
+            return error(404, "no such room")
+        if old.is_active:
+            return error(400, "the room is active")
+        import time
+        room = store.add_room(old.name, old.created_by, old.is_public, old.mode, dict(old.settings), time.time())
+        room.max_participants = old.max_participants
+        self.server.sfu.create_room(room.name, room.max_participants)
+        return json_response({"ok": True, "room": room.to_json()})
+
+    async def room_settings(self, request: web.Request) -> web.Response:
+        from .store import SETTINGS_KEYS
+        room = self.server.store.room_by_name(request.match_info["room"])
+        if room is None:
+            return error(404, "no such room")
+        body = await self._json(request)
+        for key, value in body.items():
+            if key not in SETTINGS_KEYS or not isinstance(value, bool):
+                return error(400, f"{key}: expected one of {', '.join(SETTINGS_KEYS)} with true or false")
+        room.settings.update(body)
+        return json_response({"ok": True, "settings": dict(room.settings)})
+
     def _user(self, request: web.Request):  # type: ignore[no-untyped-def]
-        user = self.server.store.user_by_email(request.match_info["email"].strip().lower())
-        if user is None:
-            raise web.HTTPNotFound(text=json.dumps({"error": "no such user"}), content_type="application/json")
-        return user
+        return self.server.store.user_by_email(request.match_info["email"].strip().lower())
 
     async def verify_user(self, request: web.Request) -> web.Response:
         """The effect of following the emailed link (auth_handler.go:1054-1123)."""
         import time
         user = self._user(request)
+        if user is None:
+            return error(404, "no such user")
         if user.email_verified_at is None:
             user.email_verified_at = time.time()
         return json_response({"ok": True, "email": user.email})
@@ -192,11 +221,15 @@ class DevAPI:
     async def deactivate_user(self, request: web.Request) -> web.Response:
         """An admin setting the account inactive (PUT /admin/users/:id/status)."""
         user = self._user(request)
+        if user is None:
+            return error(404, "no such user")
         user.is_active = False
         return json_response({"ok": True, "email": user.email})
 
     async def delete_user(self, request: web.Request) -> web.Response:
         user = self._user(request)
+        if user is None:
+            return error(404, "no such user")
         self.server.store.users.pop(user.id, None)
         return json_response({"ok": True, "email": user.email})
 
