@@ -15,7 +15,7 @@ from .store import Store
 
 log = logging.getLogger("devserver.app")
 
-BODY_LIMIT = 4 * 1024 * 1024  # Fiber's default in the release binary
+BODY_LIMIT = 10 * 1024 * 1024  # v0.12.0 sets Fiber's BodyLimit to the chat upload maximum (server.go:219-229)
 
 SPA_HTML = ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Bedrud</title></head>"
             "<body><div id=\"app\"></div><script type=\"module\" src=\"/assets/index.js\"></script></body></html>")

@@ -932,7 +932,7 @@ class RestAPI:
             name = f"{hashlib.sha256(data).hexdigest()}.{ext}"
             self.store.uploads[name] = (mime, data)
             url = f"/uploads/chat/{name}"
-        return json_response({"url": url, "mime": mime, "size": len(data), "w": w, "h": h})
+        return json_response({"kind": "image", "url": url, "mime": mime, "size": len(data), "w": w, "h": h})
 
     async def serve_upload(self, request: web.Request) -> web.Response:
         entry = self.store.uploads.get(request.match_info["file"])

@@ -413,7 +413,7 @@ def test_chat_upload(srv):
 
 
 def test_body_limit_is_fiber_plain_text(srv):
-    r = srv.request("POST", "/api/auth/login", raw=b"x" * (4 * 1024 * 1024 + 10), content_type="application/json")
+    r = srv.request("POST", "/api/auth/login", raw=b"x" * (10 * 1024 * 1024 + 10), content_type="application/json")
     assert (r.status, r.text) == (413, "Request Entity Too Large")
 
 
