@@ -33,7 +33,8 @@ EPILOG = """\
 /_dev/ API (never part of the real server):
   GET  /_dev/state                              rooms, participants, tracks, per-subscriber stats, data log
   POST /_dev/config {accessTtl, registration, joinTimeout, refreshInterval, requireEmailVerification,
-                     guestLogin, roomMinAge, roomIdleAfter, authRateLimit, apiRateLimit, guestRateLimit,
+                     guestLogin, roomMinAge, roomIdleAfter, lkDepartureTimeout, lkEmptyTimeout,
+                     authRateLimit, apiRateLimit, guestRateLimit,
                      refreshLatency}
   POST /_dev/rooms/ROOM/kick/IDENTITY           remove (PARTICIPANT_REMOVED) + system "kick"
   POST /_dev/rooms/ROOM/drop/IDENTITY {seconds} cut a client's signal and media for N s
@@ -88,6 +89,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--lk-api-key", default=ServerConfig.lk_api_key, help="LiveKit API key (iss of LiveKit tokens)")
     p.add_argument("--lk-api-secret", default=ServerConfig.lk_api_secret, help="LiveKit API secret")
     p.add_argument("--lk-token-ttl", default="2h", help="lifetime of LiveKit tokens from /api/room/join (default 2h, as v0.12.0)")
+    p.add_argument("--lk-departure-timeout", default="0", metavar="SECONDS",
+                   help="LiveKit closes a room this long after its last participant left, and Bedrud makes it "
+                        "inactive (LiveKit's default 20; default 0 = never)")
+    p.add_argument("--lk-empty-timeout", default="0", metavar="SECONDS",
+                   help="LiveKit closes a room nobody joined this long after creation (LiveKit's default 300; "
+                        "default 0 = never)")
     p.add_argument("--require-email-verification", action="store_true",
                    help="Bedrud's auth.requireEmailVerification: register gives no tokens, login and the room API "
                         "refuse unverified accounts (verify with POST /_dev/users/EMAIL/verify)")
@@ -139,6 +146,8 @@ def build_config(args: argparse.Namespace) -> tuple[ServerConfig, FaultConfig]:
         room_min_age=_seconds(args.room_min_age, "--room-min-age"),
         room_idle_after=_seconds(args.room_idle_after, "--room-idle-after"),
         rate_window=_seconds(args.rate_window, "--rate-window"),
+        lk_departure_timeout=_seconds(args.lk_departure_timeout, "--lk-departure-timeout"),
+        lk_empty_timeout=_seconds(args.lk_empty_timeout, "--lk-empty-timeout"),
         refresh_latency=_seconds(args.refresh_latency, "--refresh-latency"),
         request_log=args.request_log,
     )

@@ -23,6 +23,10 @@ class ServerConfig:
     # with nobody in LiveKit for room_idle_after seconds becomes inactive.
     room_min_age: float = 300.0
     room_idle_after: float = 60.0
+    # LiveKit's own room timeouts (its defaults: 20 s after the last participant left,
+    # 300 s when nobody came); 0 = the devserver's SFU keeps empty rooms open.
+    lk_departure_timeout: float = 0.0
+    lk_empty_timeout: float = 0.0
     # Requests per client address and route in rate_window seconds; 0 = no limit.
     # v0.12.0 has auth 10, api 30, guest-join 5 (middleware/ratelimit.go); the devserver
     # default is off because test suites log in far more often than 10 times a minute.

@@ -119,7 +119,8 @@ class DevAPI:
                         raise ValueError(f"{key} must be true or false")
                     setattr(cfg, attr, body[key])
             for key, attr in (("roomMinAge", "room_min_age"), ("roomIdleAfter", "room_idle_after"),
-                              ("refreshLatency", "refresh_latency")):
+                              ("refreshLatency", "refresh_latency"), ("lkDepartureTimeout", "lk_departure_timeout"),
+                              ("lkEmptyTimeout", "lk_empty_timeout")):
                 if key in body:
                     cfg_value = parse_duration(str(body[key])) if isinstance(body[key], str) else body[key]
                     if isinstance(cfg_value, bool) or not isinstance(cfg_value, (int, float)) or cfg_value < 0:

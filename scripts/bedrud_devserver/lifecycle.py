@@ -9,6 +9,8 @@ Three ways, each a store change the REST handlers then see (`/room/join` answers
   so a test can set both times to a few seconds and know when it happens;
 - LiveKit's room_finished webhook (livekit_webhook.go:182-233): the room is closed in
   LiveKit (here: the SFU deletes it), so the Bedrud room goes idle at once;
+- LiveKit closing an empty room by itself (`LiveKitTimeouts`, off unless
+  --lk-departure-timeout / --lk-empty-timeout are set) is a room_finished too;
 - LiveKit's participant_left webhook (livekit_webhook.go:150-180): only that
   participant's row goes inactive.
 
@@ -57,6 +59,33 @@ class IdleSweep:
         return idle
 
 
+@dataclass
+class LiveKitTimeouts:
+    """When LiveKit closes a room by itself (its room defaults, which Bedrud keeps):
+    `departure` seconds after the last participant left, `empty` seconds after creation
+    when nobody ever came. 0 turns a rule off. The close is LiveKit's room_finished,
+    which makes the Bedrud room inactive (`room_finished` below)."""
+    departure: float = 0.0
+    empty: float = 0.0
+    _seen: dict[str, float] = field(default_factory=dict)  # LiveKit room sid -> last time occupied
+
+    def due(self, rooms: list[tuple[str, str, float, int]], now: float) -> list[str]:
+        """Names of the LiveKit rooms to close; each entry is (sid, name, created, participants)."""
+        close: list[str] = []
+        for sid, name, created, count in rooms:
+            if count > 0:
+                self._seen[sid] = now
+                continue
+            last = self._seen.get(sid)
+            if last is not None:
+                if self.departure > 0 and now - last >= self.departure:
+                    close.append(name)
+                    self._seen.pop(sid, None)
+            elif self.empty > 0 and now - created >= self.empty:
+                close.append(name)
+        return close
+
+
 def room_finished(store: Store, room_name: str) -> None:
     """LiveKit closed the room: RemoveAllParticipants + SetRoomIdle (livekit_webhook.go:224-231)."""
     room = store.room_by_name(room_name)
@@ -79,6 +108,7 @@ def attach(server: "Server", clock: Callable[[], float] = time.time) -> Callable
     sfu.on_room_finished = lambda name: room_finished(store, name)
     sfu.on_participant_left = lambda name, identity: participant_left(store, name, identity)
     sweep = IdleSweep(cfg.room_min_age, cfg.room_idle_after)
+    timeouts = LiveKitTimeouts(cfg.lk_departure_timeout, cfg.lk_empty_timeout)
 
     def occupancy(name: str) -> int:
         room = sfu.room(name)
@@ -91,6 +121,11 @@ def attach(server: "Server", clock: Callable[[], float] = time.time) -> Callable
                 room = store.rooms.get(room_id)
                 store.set_idle(room_id)
                 log.info("room %s: inactive (idle sweep)", room.name if room else room_id)
+            timeouts.departure, timeouts.empty = cfg.lk_departure_timeout, cfg.lk_empty_timeout
+            live = [(r.sid, r.name, r.created, len(r.participants)) for r in list(sfu.rooms.values()) if not r.closed]
+            for name in timeouts.due(live, clock()):
+                log.info("LiveKit room %s: closed (empty timeout)", name)
+                await sfu.delete_room(name)
             # Fine enough for the shortest times tests use, cheap for the defaults.
             await asyncio.sleep(max(0.1, min(1.0, cfg.room_idle_after / 4, cfg.room_min_age / 4)))
 

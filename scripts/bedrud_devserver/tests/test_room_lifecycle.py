@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from ..lifecycle import IdleSweep
+from ..lifecycle import IdleSweep, LiveKitTimeouts
 from ..store import Room, default_settings
 from .helpers import DevServer, jwt_claims
 
@@ -90,6 +90,33 @@ def test_idle_sweep_spares_persistent_and_inactive_rooms():
     inactive = _room(created=0)
     inactive.id, inactive.is_active = "r2", False
     assert sweep.due([persistent, inactive], lambda name: 0, 10_000) == []
+
+
+def test_livekit_closes_a_room_after_its_last_participant_or_when_nobody_came():
+    t = LiveKitTimeouts(departure=20, empty=300)
+    assert t.due([("RM_a", "a", 0.0, 1)], 10.0) == []
+    assert t.due([("RM_a", "a", 0.0, 0)], 29.0) == []      # left at 10 s: 19 s ago
+    assert t.due([("RM_a", "a", 0.0, 0)], 30.0) == ["a"]
+    assert t.due([("RM_b", "b", 0.0, 0)], 299.0) == []     # nobody ever came
+    assert t.due([("RM_b", "b", 0.0, 0)], 300.0) == ["b"]
+    assert LiveKitTimeouts().due([("RM_c", "c", 0.0, 0)], 1e9) == []  # both off
+
+
+def test_livekit_departure_timeout_ends_the_bedrud_room_whatever_its_age():
+    s = DevServer("--lk-departure-timeout", "1", "--lk-empty-timeout", "2")
+    try:
+        owner = s.register(f"u{uuid.uuid4().hex[:10]}@example.com")["tokens"]["accessToken"]
+        busy = create(s, owner, f"dep-{uuid.uuid4().hex[:8]}")
+        r = s.request("POST", f"/_dev/rooms/{busy['name']}/scenario",
+                      raw=f"room {busy['name']}\nat 0 join bob\nat 1 leave bob\n".encode())
+        assert r.status == 200, r
+        empty = create(s, owner, f"emp-{uuid.uuid4().hex[:8]}")
+        wait_inactive(s, empty["id"])
+        wait_inactive(s, busy["id"])  # a fresh room: the idle rule (300 s) has nothing to do with it
+        assert busy["name"] not in [rm["name"] for rm in s.state()["rooms"]]  # LiveKit closed it
+        assert join(s, owner, busy["name"]).json()["status"] == "archived_owned"
+    finally:
+        s.stop()
 
 
 # MARK: - inactive rooms: archived_owned, 410, recreate
