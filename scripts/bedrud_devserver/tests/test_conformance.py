@@ -5,6 +5,7 @@ missing or extra field fails). Statuses Bedrud documents that the devserver cann
 produce (500s, a deletion already in flight) are listed with the reason."""
 from __future__ import annotations
 
+import os
 import threading
 import uuid
 from typing import Callable
@@ -470,3 +471,55 @@ def test_the_fixture_records_its_source(spec):
     with open(SPEC_FILE, "rb") as f:
         assert hashlib.sha256(f.read()).hexdigest() == source["sha256"]
     assert spec.doc["swagger"] == "2.0" and spec.doc["basePath"] == "/api"
+
+
+def test_refresh_script_reads_a_local_clone(tmp_path):
+    """scripts/refresh-bedrud-spec against a throwaway git repository (no network)."""
+    import json as _json
+    import subprocess
+    from .helpers import REPO
+    script = os.path.join(REPO, "scripts", "refresh-bedrud-spec")
+    repo, out = tmp_path / "bedrud", tmp_path / "out"
+    (repo / "server" / "docs").mkdir(parents=True)
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@example.com")
+
+    def commit(spec: dict, tag: str) -> None:
+        (repo / "server" / "docs" / "swagger.json").write_text(_json.dumps(spec))
+        for args in (["add", "-A"], ["commit", "-q", "-m", tag], ["tag", tag]):
+            subprocess.run(["git", "-C", str(repo), *args], check=True, env=env, capture_output=True)
+
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, capture_output=True)
+    commit({"swagger": "2.0", "paths": {"/room/join": {"post": {}}}}, "v1")
+    commit({"swagger": "2.0", "paths": {"/room/join": {"post": {"x": 1}}}}, "v2")
+    run = lambda *a: subprocess.run([script, "--out", str(out), *a], capture_output=True, text=True, timeout=60)  # noqa: E731
+    first = run(str(repo), "v1")
+    assert first.returncode == 0, first.stderr
+    source = _json.loads((out / "bedrud-swagger.source.json").read_text())
+    assert source["ref"] == "v1" and len(source["commit"]) == 40
+    second = run(str(repo), "v2")
+    assert second.returncode == 0 and "changed: /room/join" in second.stdout
+    assert _json.loads((out / "bedrud-swagger.json").read_text())["paths"]["/room/join"]["post"] == {"x": 1}
+    missing = run(str(repo), "v9")
+    assert missing.returncode == 1 and missing.stderr.startswith("refresh-bedrud-spec: ")
+    assert run(str(repo)).returncode == 2
+
+
+def test_request_log_redacts_secrets(tmp_path):
+    import json as _json
+    log = tmp_path / "requests.jsonl"
+    s = DevServer("--request-log", str(log))
+    try:
+        body = s.register("log@example.com", "Logger")
+        s.request("POST", "/api/auth/refresh", {"refresh_token": body["tokens"]["refreshToken"]})
+        s.request("GET", "/api/auth/me", token=body["tokens"]["accessToken"])
+        s.request("GET", "/_dev/state")
+    finally:
+        s.stop()
+    entries = [_json.loads(line) for line in log.read_text().splitlines()]
+    assert [(e["method"], e["path"]) for e in entries] == [
+        ("POST", "/api/auth/register"), ("POST", "/api/auth/refresh"), ("GET", "/api/auth/me")]
+    assert entries[0]["body"] == {"email": "log@example.com", "password": "<redacted>", "name": "Logger"}
+    assert entries[1]["body"] == {"refresh_token": "<redacted>"} and entries[1]["json"] is True
+    assert entries[2]["body"] is None and entries[2]["bytes"] == 0
+    assert "correct horse battery" not in log.read_text()
