@@ -103,12 +103,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="the idle sweep spares rooms younger than this (default 300, as v0.12.0)")
     p.add_argument("--room-idle-after", default="60", metavar="SECONDS",
                    help="a non-persistent room with nobody in LiveKit this long becomes inactive (default 60)")
-    p.add_argument("--auth-rate-limit", type=int, default=0, metavar="N",
+    p.add_argument("--auth-rate-limit", type=int, default=None, metavar="N",
                    help="requests per address and route per --rate-window on register/login/guest-login/refresh; "
                         "0 = off (default 0; v0.12.0 uses 10)")
-    p.add_argument("--api-rate-limit", type=int, default=0, metavar="N",
+    p.add_argument("--api-rate-limit", type=int, default=None, metavar="N",
                    help="the same for room create, refresh-token and chat upload (default 0; v0.12.0 uses 30)")
-    p.add_argument("--guest-rate-limit", type=int, default=0, metavar="N",
+    p.add_argument("--guest-rate-limit", type=int, default=None, metavar="N",
                    help="the same for guest-join (default 0; v0.12.0 uses 5)")
     p.add_argument("--rate-limits", choices=["off", "v0.12"], default="off",
                    help="v0.12 sets the three limits above to Bedrud's 10/30/5 a minute (explicit numbers win)")
@@ -155,9 +155,9 @@ def build_config(args: argparse.Namespace) -> tuple[ServerConfig, FaultConfig]:
     for attr, flag, value, default in (("auth_rate_limit", "--auth-rate-limit", args.auth_rate_limit, defaults[0]),
                                        ("api_rate_limit", "--api-rate-limit", args.api_rate_limit, defaults[1]),
                                        ("guest_rate_limit", "--guest-rate-limit", args.guest_rate_limit, defaults[2])):
-        if value < 0:
+        if value is not None and value < 0:
             raise ValueError(f"{flag} must be 0 (off) or more")
-        setattr(cfg, attr, value or default)
+        setattr(cfg, attr, default if value is None else value)
     if cfg.rate_window <= 0:
         raise ValueError("--rate-window must be more than 0")
     if not (0 <= args.port <= 65535):

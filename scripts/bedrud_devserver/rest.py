@@ -896,7 +896,7 @@ class RestAPI:
         claims, failure = self._authenticate(request, mutation=True, verified=True)
         if failure:
             return failure
-        refused, headers = self._rate_check("api", "chat-upload", request)
+        refused, _ = self._rate_check("api", "chat-upload", request)
         if refused is not None:
             return refused
         room = self.store.rooms.get(request.match_info["roomId"])

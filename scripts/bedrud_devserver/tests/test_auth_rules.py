@@ -191,11 +191,13 @@ def test_auth_routes_are_limited_per_route_and_address():
 
 
 def test_v012_rate_limits_preset():
-    s = DevServer("--rate-limits", "v0.12", "--api-rate-limit", "1")
+    s = DevServer("--rate-limits", "v0.12", "--api-rate-limit", "1", "--guest-rate-limit", "0")
     try:
         token = s.register(email())["tokens"]["accessToken"]
         r = s.request("POST", "/api/auth/login", {"email": "x@example.com", "password": "whatever-pass"})
         assert r.headers["X-RateLimit-Limit"] == "10"
+        r = s.request("POST", "/api/room/guest-join", {"roomName": "none-here", "guestName": "G"})
+        assert r.status == 404 and "X-RateLimit-Limit" not in r.headers  # explicitly off
         assert s.request("POST", "/api/room/create", {}, token=token).status == 200
         r = s.request("POST", "/api/room/create", {}, token=token)
         assert (r.status, r.json()) == (429, {"error": "too many requests"})
