@@ -3,7 +3,8 @@ schemas (swagger_check.py). The built `bedrud-bot` runs `instance add`, `registe
 `login`, `rooms create/list/settings/delete`, `join --dry-run` and `logout` in a
 sandboxed HOME against a devserver started with `--request-log`; each logged body must
 be JSON of the declared shape (no unknown keys, right types), and the settings update
-must carry the whole settings object because Bedrud replaces it (room.go:2017-2021)."""
+must carry the whole settings object because Bedrud replaces it (room.go:2017-2021).
+Without a built bot the test builds one first (`swift build`)."""
 from __future__ import annotations
 
 import json
@@ -19,13 +20,25 @@ PW = "correct horse battery"
 
 
 def bot_binary() -> str:
+    """$BEDRUD_BOT_BINARY, else the debug build, else the release build; with none,
+    `swift build --product bedrud-bot` makes the debug one (slow, once)."""
     override = os.environ.get("BEDRUD_BOT_BINARY")
-    candidates = [override] if override else [os.path.join(REPO, ".build", "debug", "bedrud-bot"),
-                                              os.path.join(REPO, ".build", "release", "bedrud-bot")]
-    for path in candidates:
-        if path and os.access(path, os.X_OK):
+    if override:
+        if not os.access(override, os.X_OK):
+            pytest.fail(f"BEDRUD_BOT_BINARY={override} is not an executable")
+        return override
+    debug = os.path.join(REPO, ".build", "debug", "bedrud-bot")
+    for path in (debug, os.path.join(REPO, ".build", "release", "bedrud-bot")):
+        if os.access(path, os.X_OK):
             return path
-    pytest.fail(f"no built bot at {' or '.join(c for c in candidates if c)}: run `swift build` first")
+    try:
+        build = subprocess.run(["swift", "build", "--product", "bedrud-bot"], cwd=REPO, capture_output=True,
+                               text=True, timeout=3600)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        pytest.fail(f"no built bot and `swift build` could not run: {exc}")
+    if build.returncode != 0 or not os.access(debug, os.X_OK):
+        pytest.fail(f"no built bot and `swift build` failed ({build.returncode}):\n{build.stderr[-3000:]}")
+    return debug
 
 
 @pytest.fixture(scope="module")
