@@ -75,6 +75,24 @@ extension JSONValue: Decodable {
     }
 }
 
+extension JSONValue: Encodable {
+    /// Writes the value back as JSON, so a document read loosely (e.g. a room's settings
+    /// with keys this client does not know) survives a round trip. Whole numbers are
+    /// written without a fraction.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        switch self {
+        case .string(let s): try c.encode(s)
+        case .number(let n):
+            if n.rounded() == n, abs(n) < 9.0e15 { try c.encode(Int64(n)) } else { try c.encode(n) }
+        case .bool(let b): try c.encode(b)
+        case .array(let a): try c.encode(a)
+        case .object(let o): try c.encode(o)
+        case .null: try c.encodeNil()
+        }
+    }
+}
+
 extension JSONValue {
     /// The value as ``JSONWriter`` writes it (`[String: Any]`, `[Any]`, ``JSONNull``...).
     public var anyValue: Any {

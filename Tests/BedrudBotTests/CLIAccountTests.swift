@@ -114,8 +114,37 @@ import TestSupport
         #expect(r.stderr.contains("12 to 128"))
     }
 
+    @Test func anUnverifiedAccountIsToldToVerifyItsEmail() async throws {
+        let server = try await DevServer.start(["--require-email-verification", "--seed-room", "standup:public"])
+        let user = try CLIUser()
+        let pw = try user.writeFile("pw", Self.password)
+        try await user.expect(0, ["instance", "add", server.baseURL, "--name", "dev", "--email", "new@example.com", "--password-file", pw])
+        var r = try await user.expect(4, ["register", "--name", "New Bot", "--password-file", pw])
+        #expect(r.stderr.contains("bedrud-bot: error: The account new@example.com was registered on \(server.baseURL), but the server requires a verified email address "
+            + "before it issues a session: open the link Bedrud sent to that address, then run 'bedrud-bot login'."), "\(r.stderr)")
+        r = try await user.expect(4, ["login", "--password-file", pw])
+        #expect(r.stderr.contains("bedrud-bot: error: The account new@example.com on \(server.baseURL) has not verified its email address, and the server requires it: "
+            + "open the link Bedrud sent to that address (or ask an administrator to verify it), then try again."), "\(r.stderr)")
+        #expect(!r.stderr.contains("Unexpected answer"))
+        _ = try server.dev("POST", "/_dev/users/new@example.com/verify")
+        try await user.expect(0, ["login", "--password-file", pw])
+        try await user.expect(0, ["join", "standup", "--dry-run"])
+    }
+
+    @Test func guestsAreToldTheyCannotManageRooms() async throws {
+        let server = try await DevServer.start()
+        let user = try CLIUser()
+        try await user.expect(0, ["instance", "add", server.baseURL, "--name", "dev", "--guest-name", "Recorder"])
+        let line = "bedrud-bot: error: instance 'dev' is logged in as a Bedrud guest, and Bedrud does not let guests create, list, change or delete rooms: "
+            + "log in with an account ('bedrud-bot login --email ADDRESS')"
+        for args in [["rooms", "list"], ["rooms", "create", "guest-room"]] {
+            let r = try await user.expect(6, args)
+            #expect(r.stderr.contains(line), "\(args): \(r.stderr)")
+        }
+    }
+
     @Test func meetingLinkWithNoConfiguredInstanceJoinsAsGuest() async throws {
-        let server = try await DevServer.start(["--seed-user", "owner@example.com:\(Self.password)", "--seed-room", "standup:private"])
+        let server = try await DevServer.start(["--seed-user", "owner@example.com:\(Self.password)", "--seed-room", "standup:public"])
         let user = try CLIUser()
         for link in [server.baseURL + "/m/standup", server.baseURL + "/c/standup/extra?x=1", "  " + server.baseURL + "/m/standup\n"] {
             let r = try await user.expect(0, ["join", link, "--dry-run", "--guest-name", "Link Bot"])
@@ -126,7 +155,7 @@ import TestSupport
         let r = try await user.expect(2, ["join", server.baseURL + "/x/standup", "--dry-run"])
         #expect(r.stderr.contains("neither a room name nor a meeting link"))
         let missing = try await user.expect(5, ["join", server.baseURL + "/m/no-such-room", "--dry-run"])
-        #expect(missing.stderr.contains("Room not found"))
+        #expect(missing.stderr.contains("there is no room 'no-such-room' on this server"))
     }
 
     @Test func instanceUseAndRemoveKeepTheFileTidy() async throws {

@@ -26,7 +26,7 @@ import TestSupport
         let wrong = try user.writeFile("wrong", "not the password at all")
         try await check(.auth, ["login", "--password-file", wrong], "Wrong password, or no account yet? Create one with: bedrud-bot register")
         try await check(.notFound, ["-i", "nosuch", "whoami"], "no instance named 'nosuch'")
-        try await check(.notFound, ["join", "no-such-room", "--dry-run"], "Room not found")
+        try await check(.notFound, ["join", "no-such-room", "--dry-run"], "there is no room 'no-such-room' on this server")
         try await check(.roomsFailed, ["join", "taken", "no-such-room", "--dry-run"], "1 of 2 rooms failed: no-such-room (exit 5: ")
         try await check(.network, ["instance", "add", "http://127.0.0.1:1", "--name", "down"], "was refused")
         try await check(.rejected, ["rooms", "create", "taken"], "409")

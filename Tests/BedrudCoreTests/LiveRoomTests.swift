@@ -97,11 +97,11 @@ import TestSupport
         let auth = AuthManager(instanceKey: "t", api: api, store: MemoryCredentialStore(), fallbackLogin: .guest(name: "test-bot"),
                                now: { Date().timeIntervalSince1970 })
         let rooms = RoomAPI(auth: auth)
-        let join = try await rooms.join(roomName: roomName)
+        guard case .joined(let join) = try await rooms.join(roomName: roomName) else { throw TestSupportError("'\(roomName)' has ended") }
         let router = CountingRouter()
         let transport = WebRTCTransport(router: router, localAddresses: ["127.0.0.1"])
         let room = RoomManager(livekitHost: join.livekitHost, tls: .system, clientVersion: "test", transport: transport,
-                               tokenProvider: { try await rooms.join(roomName: roomName).token })
+                               tokenProvider: { try await rooms.refreshToken(roomName: roomName) })
         let log = EventLog()
         let collector = Task { for await e in room.events { await log.add(e) } }
         await room.connect(token: join.token)

@@ -304,6 +304,18 @@ import Testing
         #expect(t.feed(.joinTokenFailed(permanent: true)).events == [.disconnected(.notAllowed)])
     }
 
+    @Test(arguments: [RoomDisconnectReason.roomEnded, .forbidden, .roomNotFound])
+    func bedrudRefusingATokenForAReasonEndsTheRoomWithIt(reason: RoomDisconnectReason) {
+        var t = RoomTranscript()
+        t.joinRoom(Fixture.join(resume: .disabled))
+        t.feed(.signalClosed)
+        t.fireDueTimers()
+        let out = t.feed(.joinTokenRefused(reason))
+        #expect(out.events == [.disconnected(reason)])
+        // A refusal that arrives when no token was asked for changes nothing.
+        #expect(t.feed(.joinTokenRefused(.forbidden)).events.isEmpty)
+    }
+
     @Test func unreachableBedrudFallsBackToTheRefreshedToken() {
         var t = RoomTranscript()
         t.joinRoom(Fixture.join(resume: .disabled))
@@ -394,11 +406,16 @@ import Testing
         #expect(t.state.timers.isEmpty)
     }
 
-    @Test func roomGoneDuringReconnectIsFinal() {
+    @Test func roomGoneDuringAResumeAsksBedrudThenIsFinal() {
         var t = RoomTranscript()
         t.joinRoom()
         t.feed(.signalClosed)
         t.fireDueTimers()
+        // LiveKit closed the room: Bedrud decides (a fresh token, a 410, or a new meeting).
+        #expect(t.feed(.signalConnectFailed(.roomNotFound)).events == [.reconnecting(.full)])
+        t.advance(to: 5_000)
+        #expect(t.fireDueTimers().effects == [.fetchJoinToken])
+        t.feed(.joinTokenReceived("fresh"))
         #expect(t.feed(.signalConnectFailed(.roomNotFound)).events == [.disconnected(.roomNotFound)])
 
         t = RoomTranscript()

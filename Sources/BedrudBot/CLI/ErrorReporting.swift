@@ -8,6 +8,8 @@ public enum ErrorReporting {
         case is UsageError: return .usage
         case is InstanceNotFound: return .notFound
         case is ConfigError, is SecureFiles.UnsafePermissions: return .config
+        case is AccountProblem: return .auth
+        case let e as JoinTokenRefusal: return e.reason.exitCode
         case let e as NetworkError: return exitCode(for: e)
         case let e as APIError:
             switch e.code {

@@ -13,6 +13,8 @@ struct JoinPlan: Sendable {
     var auth: AuthManager
     /// True when logged in as a throwaway guest because no instance matched a link.
     var isThrowawayGuest: Bool
+    /// What to do with an ended meeting, a missing room and a room that forbids recording.
+    var entryRules = RoomEntry.Rules()
 
     /// Resolves `ROOM|LINK`: a link whose server is a configured instance uses that
     /// instance's account; a link to any other server logs in as a guest there (like the
@@ -50,9 +52,112 @@ struct JoinPlan: Sendable {
         }
     }
 
-    /// Asks Bedrud for a LiveKit token (`POST /room/join`), logging in first if needed.
-    func requestToken() async throws -> JoinRoomResponse {
-        try await RoomAPI(auth: auth).join(roomName: roomName)
+    /// Asks Bedrud for a LiveKit token (`POST /room/join`), logging in first if needed, and
+    /// follows v0.12.0's rules on the way (``RoomEntry``): starts an ended meeting again as
+    /// its owner, waits for one with `--wait-for-room`, refuses a room that forbids
+    /// recording. Lines for the person go to `console`.
+    func requestToken(console: Console? = nil) async throws -> JoinRoomResponse {
+        var entry = RoomEntry(room: roomName, rules: entryRules)
+        var inputs: [RoomEntry.Input] = [.start]
+        while !inputs.isEmpty {
+            let input = inputs.removeFirst()
+            for action in entry.handle(input, at: Self.now()) {
+                switch action {
+                case .requestJoin:
+                    inputs.append(.joinAnswered(try await askToJoin()))
+                case .create(let archived):
+                    inputs.append(try await startMeeting(archived))
+                case .wait(let seconds):
+                    try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+                    inputs.append(.waited)
+                case .say(let line):
+                    console?.note(line)
+                case .enter(let join):
+                    return join
+                case .fail(let code, let line):
+                    throw CommandFailure(code, line)
+                }
+            }
+        }
+        throw CommandFailure(.failure, "joining '\(roomName)' stopped without an answer")  // not reached: every answer ends or asks again
+    }
+
+    static func now() -> Double { Double(MonotonicClock.nanos()) / 1e9 }
+
+    /// One `/room/join`, its refusals turned into ``RoomEntry/Answer``s (other errors are thrown).
+    private func askToJoin() async throws -> RoomEntry.Answer {
+        do {
+            switch try await RoomAPI(auth: auth).join(roomName: roomName) {
+            case .joined(let r): return .joined(r)
+            case .archivedOwned(let a): return .archivedOwned(a)
+            }
+        } catch let e as APIError {
+            switch e.code {
+            case .gone: return .ended
+            case .notFound: return .notFound
+            case .rateLimited: return .rateLimited(retryAfter: e.retryAfter)
+            case .forbidden where !e.needsEmailVerification: return .forbidden(e.message)
+            default: throw e
+            }
+        }
+    }
+
+    /// "Start new meeting" as the web client does it: `/room/create` with the ended
+    /// meeting's name, mode and settings (all of them, unknown keys included). The web
+    /// client sends no `isPublic`, which would make a public room private; the bot keeps
+    /// the old room's visibility when its room list still shows it.
+    private func startMeeting(_ archived: ArchivedRoom) async throws -> RoomEntry.Input {
+        let api = RoomAPI(auth: auth)
+        let old = try? await api.list().first { $0.name == archived.name }
+        let settings = archived.settings ?? old?.settings
+        let room: Room
+        do {
+            room = try await api.create(name: archived.name, isPublic: old?.isPublic, maxParticipants: nil, mode: archived.mode, settings: settings)
+        } catch let e as APIError where e.code == .conflict {
+            return .createConflict
+        }
+        // v0.12.0's create turns recordingsAllowed on whatever was sent (handlers/room.go:297-298):
+        // an owner who had turned it off gets the same settings back, as the web client means.
+        if let settings, settings.recordingsAllowed == false, room.settings?.recordingsAllowed != false {
+            _ = try await api.updateSettings(roomID: room.id, isPublic: nil, maxParticipants: nil, settings: settings)
+        }
+        return .created
+    }
+
+    /// A fresh LiveKit token for a full rejoin: `POST /room/refresh-token` (no capacity
+    /// count, no join webhook). When the meeting ended during the outage (410), the
+    /// room's owner starts a new one (unless `--no-recreate`) and `onRecreated` is called
+    /// before the token is returned; anyone else's session ends as "room ended". A 403
+    /// (a private room forgets a participant who dropped) ends it with that reason.
+    func rejoinToken(onRecreated: @Sendable () -> Void) async throws -> String {
+        do {
+            return try await RoomAPI(auth: auth).refreshToken(roomName: roomName)
+        } catch let e as APIError where e.code == .gone {
+            // Only /room/join tells the owner apart (archived_owned); others get 410 again.
+            let answer: JoinAnswer
+            do {
+                answer = try await RoomAPI(auth: auth).join(roomName: roomName)
+            } catch let e as APIError where e.code == .gone {
+                throw JoinTokenRefusal(.roomEnded, "the meeting in '\(RoomName.normalize(roomName))' ended while the bot was disconnected; it comes back when its owner starts it")
+            }
+            switch answer {
+            case .joined(let r):
+                return r.token  // started again meanwhile
+            case .archivedOwned(let archived):
+                guard entryRules.recreate else {
+                    throw JoinTokenRefusal(.roomEnded, "the meeting in '\(RoomName.normalize(roomName))' ended while the bot was disconnected (--no-recreate: not starting a new one)")
+                }
+                _ = try await startMeeting(archived)
+                guard case .joined(let r) = try await RoomAPI(auth: auth).join(roomName: roomName) else {
+                    throw JoinTokenRefusal(.roomEnded, "the meeting in '\(RoomName.normalize(roomName))' ended and could not be started again")
+                }
+                onRecreated()
+                return r.token
+            }
+        } catch let e as APIError where e.code == .forbidden && !e.needsEmailVerification {
+            throw JoinTokenRefusal(.forbidden, "Bedrud no longer lets the bot into '\(RoomName.normalize(roomName))' after the drop: "
+                + RoomEntry.forbiddenLine(room: RoomName.normalize(roomName), serverText: e.message))
+        }
     }
 }
 
@@ -114,6 +219,8 @@ enum JoinCommand {
             OptionSpec("alone-timeout", value: "DURATION", help: "Leave when nobody else has been here this long (default: record.alone_timeout, 60s; 0 = never)."),
             OptionSpec("max-outage", value: "DURATION", help: "Keep reconnecting this long after the connection is lost (default: record.max_outage, 10m; 0 = resume schedule only)."),
             OptionSpec("no-mix", help: "Do not write room.opus."),
+            OptionSpec("wait-for-room", value: "DURATION", help: "When the meeting has ended (or the room does not exist yet), ask again every few seconds for this long until its owner starts it, then join (default: record.wait_for_room, 0 = do not wait; exit 5)."),
+            OptionSpec("no-recreate", help: "When the bot's account owns a room whose meeting has ended, do not start a new meeting in it (exit 5, or wait with --wait-for-room)."),
             OptionSpec("wait-for-participants", value: "DURATION", help: "Leave with exit code 14 if no person (bots do not count) came within this long (default: record.wait_for_participants, 0 = wait)."),
             OptionSpec("include", value: "GLOB", repeatable: true, help: "Record only participants whose identity or display name matches (shell glob; repeatable)."),
             OptionSpec("exclude", value: "GLOB", repeatable: true, help: "Do not record participants whose identity or display name matches (shell glob; repeatable; wins over --include)."),
@@ -138,6 +245,17 @@ enum JoinCommand {
             throw CommandFailure(.usage, "--\(flag) expects a duration like 30s, 10m or 1h30m, got '\(d)'")
         }
         return v
+    }
+
+    /// `--wait-for-room` (or `record.wait_for_room`), `--no-recreate` and `--record`: what
+    /// ``RoomEntry`` does with an ended meeting, a missing room and a room that forbids recording.
+    static func entryRules(_ inv: Invocation, _ config: Configuration, record: Bool) throws -> RoomEntry.Rules {
+        var rules = RoomEntry.Rules()
+        rules.recreate = !inv.flag("no-recreate")
+        rules.record = record
+        let wait = try parseDuration(inv, "wait-for-room") ?? config.duration("record", "wait_for_room")
+        rules.waitForRoom = wait > 0 ? wait : nil
+        return rules
     }
 
     /// `--split` / `--split-size` win over `record.split` / `record.split_size`; both need
@@ -262,13 +380,15 @@ enum JoinCommand {
         options.filter = ParticipantFilter(include: inv.arguments.all("include").flatMap(ConfigValues.list),
                                            exclude: inv.arguments.all("exclude").flatMap(ConfigValues.list))
         options.json = inv.flag("json")
+        options.entry = try entryRules(inv, ctx.config, record: options.record)
 
         if inv.positionals.count > 1 {
             try severalRoomsAllowed(inv)
             return try await MultiRoomRun(ctx: ctx, targets: inv.positionals, options: options, console: inv.console, dryRun: inv.flag("dry-run")).run()
         }
-        let plan = try JoinPlan.make(ctx, target: inv.positionals[0])
-        let (join, summary) = try await requestToken(plan)
+        var plan = try JoinPlan.make(ctx, target: inv.positionals[0])
+        plan.entryRules = options.entry
+        let (join, summary) = try await requestToken(plan, console: inv.console)
         if inv.flag("dry-run") {
             inv.console.out(summary)
             return .success
@@ -283,13 +403,13 @@ enum JoinCommand {
         roomOptions.signalConnectTimeout = try ctx.config.duration("network", "connect_timeout") + 5
         let room = RoomManager(
             livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string, options: roomOptions,
-            transport: nil, tokenProvider: { try await plan.requestToken().token })
+            transport: nil, tokenProvider: { [plan] in try await plan.rejoinToken(onRecreated: {}) })
         return try await follow(room, token: join.token, duration: duration, json: options.json, console: inv.console)
     }
 
     /// Asks for the room's LiveKit token; returns it with the line that says what is joined.
-    static func requestToken(_ plan: JoinPlan) async throws -> (JoinRoomResponse, String) {
-        let join = try await plan.requestToken()
+    static func requestToken(_ plan: JoinPlan, console: Console? = nil) async throws -> (JoinRoomResponse, String) {
+        let join = try await plan.requestToken(console: console)
         let claims = JWTClaims(token: join.token)
         let who = claims?.subject ?? "?"
         let name = claims?.name.map { " '\($0)'" } ?? ""
@@ -341,6 +461,9 @@ enum JoinCommand {
         case .left:
             // Stopped by a signal or --duration: a clean leave either way (docs/CLI.md).
             return .success
+        case .roomEnded, .forbidden:
+            // Bedrud's refusal of a rejoin token says it all (who can start the room, who gets in).
+            throw CommandFailure(reason.exitCode, await room.lastConnectError ?? RoomEventFormatter.explain(reason))
         default:
             let detail = RoomEventFormatter.failureDetail(reason, connectError: await room.lastConnectError, transportError: nil)
             throw CommandFailure(reason.exitCode, RoomEventFormatter.explain(reason) + detail)

@@ -40,10 +40,15 @@ enum RoomCommands {
         "settings", summary: "show or change a room's settings",
         discussion: """
             With no options, prints the current settings. Only the room's creator (or a superadmin)
-            may change them. Note that Bedrud stores these flags but does not enforce them.
+            may change them. Bedrud replaces the whole settings object on every change, so the
+            bot sends back every setting it read, changed ones and unknown ones alike.
+            --recordings-allowed no makes every 'join --record' into the room refuse (exit 6),
+            whoever runs the bot. A private room (--public no) admits only its creator and
+            people already in the meeting.
 
             Example:
               bedrud-bot rooms settings standup --max 0 --public yes
+              bedrud-bot rooms settings standup --recordings-allowed no
             """,
         arguments: [ArgumentSpec("ROOM", help: "room name or id")],
         options: [
@@ -54,6 +59,7 @@ enum RoomCommands {
             OptionSpec("audio", value: "yes|no", help: "allowAudio"),
             OptionSpec("require-approval", value: "yes|no", help: "requireApproval"),
             OptionSpec("e2ee", value: "yes|no", help: "e2ee"),
+            OptionSpec("recordings-allowed", value: "yes|no", help: "recordingsAllowed: whether 'join --record' may record the room."),
             OptionSpec("json", help: "Print the room as JSON."),
         ],
         action: runSettings)
@@ -61,6 +67,18 @@ enum RoomCommands {
     static func roomAPI(_ ctx: BotContext) throws -> (RoomAPI, ResolvedInstance) {
         let inst = try ctx.instance()
         return (RoomAPI(auth: try ctx.authManager(for: inst)), inst)
+    }
+
+    /// Runs a room call; Bedrud v0.12.0's 403 for guest accounts (middleware `RejectGuest`
+    /// on create, list, settings and delete; handlers/room.go:335-337) becomes a line that
+    /// says what to do.
+    static func managing<T>(_ inst: ResolvedInstance, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let e as APIError where e.code == .forbidden && e.message.lowercased().contains("guest") {
+            throw CommandFailure(.forbidden, "instance '\(inst.name)' is logged in as a Bedrud guest, and Bedrud does not let guests create, list, change or delete rooms: "
+                + "log in with an account ('bedrud-bot login --email ADDRESS')")
+        }
     }
 
     static func printJSON<T: Encodable>(_ v: T, _ console: Console) throws {
@@ -85,7 +103,7 @@ enum RoomCommands {
     static func runList(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
         let (api, inst) = try roomAPI(ctx)
-        let rooms = try await api.list()
+        let rooms = try await managing(inst) { try await api.list() }
         if inv.flag("json") {
             try printJSON(rooms, inv.console)
             return .success
@@ -95,14 +113,18 @@ enum RoomCommands {
             return .success
         }
         let w = max(4, rooms.map(\.name.count).max() ?? 0) + 2
-        inv.console.out("NAME".padded(to: w) + "ID".padded(to: 38) + "PUBLIC  ACTIVE  MAX")
+        inv.console.out("NAME".padded(to: w) + "ID".padded(to: 38) + "PUBLIC  ACTIVE  RECORD  MAX")
         for r in rooms {
-            inv.console.out(r.name.padded(to: w) + r.id.padded(to: 38) + yesNo(r.isPublic).padded(to: 8) + yesNo(r.isActive).padded(to: 8) + (r.maxParticipants.map(String.init) ?? "-"))
+            inv.console.out(r.name.padded(to: w) + r.id.padded(to: 38) + yesNo(r.isPublic).padded(to: 8) + yesNo(r.isActive).padded(to: 8)
+                + recordable(r.settings).padded(to: 8) + (r.maxParticipants.map(String.init) ?? "-"))
         }
         return .success
     }
 
     static func yesNo(_ b: Bool?) -> String { b.map { $0 ? "yes" : "no" } ?? "-" }
+
+    /// `recordingsAllowed` for the table: yes, no, or "-" when the server has no such setting.
+    static func recordable(_ settings: RoomSettings?) -> String { yesNo(settings?.recordingsAllowed) }
 
     static func runCreate(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
@@ -116,7 +138,11 @@ enum RoomCommands {
             max = v
         }
         let (api, inst) = try roomAPI(ctx)
-        let room = try await api.create(name: name, isPublic: inv.flag("public") ? true : nil, maxParticipants: max, mode: inv.value("mode"))
+        // v0.12.0 reads a missing settings key as false (chat, audio and video off) and
+        // turns recordingsAllowed on for every new room (handlers/room.go:297-298).
+        let room = try await managing(inst) {
+            try await api.create(name: name, isPublic: inv.flag("public") ? true : nil, maxParticipants: max, mode: inv.value("mode"), settings: .default)
+        }
         if inv.flag("json") {
             try printJSON(CreatedRoomJSON(instance: inst.name, meetingLink: meetingLink(inst, room), room: room), inv.console)
         } else {
@@ -136,18 +162,18 @@ enum RoomCommands {
 
     static func runDelete(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
-        let (api, _) = try roomAPI(ctx)
-        let room = try await findRoom(api, inv.positionals[0], to: "delete it")
-        try await api.delete(roomID: room.id)
+        let (api, inst) = try roomAPI(ctx)
+        let room = try await managing(inst) { try await findRoom(api, inv.positionals[0], to: "delete it") }
+        try await managing(inst) { try await api.delete(roomID: room.id) }
         inv.console.out("Deleted room '\(room.name)'.")
         return .success
     }
 
     static func runSettings(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
-        let (api, _) = try roomAPI(ctx)
-        let changing = ["public", "max", "chat", "video", "audio", "require-approval", "e2ee"].contains { inv.value($0) != nil }
-        var room = try await findRoom(api, inv.positionals[0], to: changing ? "change its settings" : "see its settings")
+        let (api, inst) = try roomAPI(ctx)
+        let changing = ["public", "max", "chat", "video", "audio", "require-approval", "e2ee", "recordings-allowed"].contains { inv.value($0) != nil }
+        var room = try await managing(inst) { try await findRoom(api, inv.positionals[0], to: changing ? "change its settings" : "see its settings") }
         func bool(_ name: String) throws -> Bool? {
             guard let v = inv.value(name) else { return nil }
             guard let b = ConfigValues.bool(v) else { throw CommandFailure(.usage, "--\(name) expects yes or no, got '\(v)'") }
@@ -170,8 +196,15 @@ enum RoomCommands {
                 settingsChanged = true
             }
         }
+        if let b = try bool("recordings-allowed") {
+            s.recordingsAllowed = b
+            settingsChanged = true
+        }
         if isPublic != nil || max != nil || settingsChanged {
-            room = try await api.updateSettings(roomID: room.id, isPublic: isPublic, maxParticipants: max, settings: settingsChanged ? s : nil)
+            // The whole object as read, with the changes: Bedrud replaces it whole.
+            let changed = s
+            let id = room.id
+            room = try await managing(inst) { try await api.updateSettings(roomID: id, isPublic: isPublic, maxParticipants: max, settings: settingsChanged ? changed : nil) }
         }
         if inv.flag("json") {
             try printJSON(room, inv.console)
@@ -187,6 +220,7 @@ enum RoomCommands {
             audio:            \(yesNo(st.allowAudio))
             require approval: \(yesNo(st.requireApproval))
             e2ee:             \(yesNo(st.e2ee))
+            recordings:       \(st.recordingsAllowed.map { $0 ? "allowed" : "not allowed" } ?? "-")
             """)
         return .success
     }

@@ -9,7 +9,7 @@ extension RoomEventFormatter {
     static func failureDetail(_ reason: RoomDisconnectReason, connectError: String?, transportError: String?) -> String {
         let why: String?
         switch reason {
-        case .notAllowed: why = connectError
+        case .notAllowed, .roomEnded, .forbidden: why = connectError
         case .network(.ice): why = transportError
         case .network(.signalLost): why = nil
         case .network: why = connectError

@@ -60,7 +60,11 @@ final class MultiRoomRun: Sendable {
         for (label, link) in links { link.whenAttached { [self] in feed(.ready(label)) } }
         let pool = dryRun ? nil : MediaThreadPool(threads: Self.mediaThreads(rooms: targets.count))
         defer { pool?.shutdown() }
-        let plans = sharedAuth(try targets.map { try JoinPlan.make(ctx, target: $0) })
+        let plans = sharedAuth(try targets.map { target in
+            var plan = try JoinPlan.make(ctx, target: target)
+            plan.entryRules = options.entry
+            return plan
+        })
         await withTaskGroup(of: Void.self) { group in
             for (i, plan) in plans.enumerated() {
                 let label = labels[i]
@@ -86,7 +90,7 @@ final class MultiRoomRun: Sendable {
         let roomConsole = console.labelled(label)
         var run: RoomRun?
         do {
-            let (join, line) = try await JoinCommand.requestToken(plan)
+            let (join, line) = try await JoinCommand.requestToken(plan, console: roomConsole)
             if dryRun {
                 roomConsole.out(line)
                 return .init(code: .success, endReason: nil, detail: "dry run", folder: nil)

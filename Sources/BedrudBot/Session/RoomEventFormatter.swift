@@ -113,6 +113,8 @@ public struct RoomEventFormatter: Sendable {
         case .serverShutdown: "the server shut down"
         case .notAllowed: "the join token was refused"
         case .roomNotFound: "the room does not exist on the media server"
+        case .roomEnded: "the meeting ended (Bedrud says the room is no longer active)"
+        case .forbidden: "Bedrud no longer lets the bot into the room"
         case .network(let cause): "the connection could not be re-established (last attempt: \(cause))"
         case .protocolError: "the server broke the signalling protocol"
         case .subscriberNotPrimary(let canSubscribe):
@@ -129,7 +131,8 @@ extension RoomDisconnectReason {
     var exitCode: ExitCode {
         switch self {
         case .left: .success
-        case .kicked, .roomDeleted, .roomClosed, .duplicateIdentity: .removed
+        case .kicked, .roomDeleted, .roomClosed, .duplicateIdentity, .roomEnded: .removed
+        case .forbidden: .forbidden
         case .notAllowed: .auth
         case .roomNotFound: .notFound
         case .joinFailure: .forbidden

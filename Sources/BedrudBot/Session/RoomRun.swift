@@ -52,6 +52,8 @@ struct RoomRunOptions: Sendable {
     /// link the process's signals come through (nil: a thread and a watcher of its own).
     var pool: MediaThreadPool?
     var signalLink: RoomSignalLink?
+    /// Ended meetings, missing rooms, rooms that forbid recording (``RoomEntry``).
+    var entry = RoomEntry.Rules()
 }
 
 /// One joined room with media: the RoomManager (signalling), the WebRTC transport, the
@@ -85,6 +87,8 @@ final class RoomRun: Sendable {
         var speakingMs: [String: Int64] = [:]
         var chatCount = 0
         var reconnects = 0
+        /// The bot started a new meeting for the rejoin under way (``meetingRestarted()``).
+        var restartPending = false
     }
 
     /// Where the actions go: set by `run` before the first input.
@@ -148,6 +152,18 @@ final class RoomRun: Sendable {
         }
     }
 
+    /// The meeting ended during an outage and the bot started a new one as the room's
+    /// owner (``JoinPlan/rejoinToken(onRecreated:)``): said once, and the files go on in
+    /// new numbered segments, so one file never joins two meetings.
+    ///
+    /// The rotation waits for the rejoin (`reconnected`): by then whoever left with the old
+    /// meeting has been reported gone, and whoever is already back continues in their
+    /// next numbered file, with the outage as its `reconnect` gap.
+    func meetingRestarted() {
+        console.note("The meeting in '\(join.room.name)' ended during the outage; started a new one as the room's owner.")
+        book.withLock { $0.restartPending = true }
+    }
+
     /// Free bytes for unprivileged writers on the file system of `path`.
     static func freeBytes(_ path: String) -> Int64? {
         var s = statvfs()
@@ -196,8 +212,10 @@ final class RoomRun: Sendable {
         var roomOptions = RoomManagerOptions()
         roomOptions.state.maxOutageMs = Int64(options.maxOutage * 1000)
         roomOptions.logRoom = console.label
+        let restarted: @Sendable () -> Void = { [weak self] in self?.meetingRestarted() }
         let room = RoomManager(livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string,
-                               options: roomOptions, transport: transport, tokenProvider: { try await plan.requestToken().token })
+                               options: roomOptions, transport: transport,
+                               tokenProvider: { try await plan.rejoinToken(onRecreated: restarted) })
         router.room = room
 
         let claims = JWTClaims(token: join.token)
@@ -387,6 +405,11 @@ final class RoomRun: Sendable {
         case .reconnected:
             // Whoever is still listed after a resume or rejoin is here again (the absent left first).
             for identity in book.withLock({ Array($0.present.keys) }) { pipeline.send(.participantPresent(identity: identity)) }
+            let restarted = book.withLock { b in
+                defer { b.restartPending = false }
+                return b.restartPending
+            }
+            if restarted { feed(.meetingRestarted) }
         case .chatReceived:
             book.withLock { $0.chatCount += 1 }
         default:
@@ -418,6 +441,9 @@ final class RoomRun: Sendable {
         switch reason {
         case .notAllowed:
             return ending.detail + (await room.lastConnectError.map { ": \($0)" } ?? "")
+        case .roomEnded, .forbidden:
+            // The refusal's own line says it all (who can start the room, who gets in).
+            return await room.lastConnectError ?? ending.detail
         case .network:
             return ending.detail + RoomEventFormatter.failureDetail(reason, connectError: await room.lastConnectError,
                                                                     transportError: transport.lastError)

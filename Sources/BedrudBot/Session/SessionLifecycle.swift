@@ -88,6 +88,9 @@ public struct SessionLifecycle: Sendable, Equatable {
         case hangup
         /// The size of the largest file of the segment being written (sampled while recording).
         case segmentBytes(Int64)
+        /// The meeting ended during an outage and the bot, as the room's owner, started a
+        /// new one: the new meeting's audio goes into new numbered files.
+        case meetingRestarted
     }
 
     public enum Action: Sendable, Equatable {
@@ -187,6 +190,8 @@ public struct SessionLifecycle: Sendable, Equatable {
             }
         case .hangup:
             return rotate(.signal)
+        case .meetingRestarted:
+            return rotate(.meetingRestarted)
         case .segmentBytes(let bytes):
             guard rules.splitBytes > 0, bytes >= rules.splitBytes else { return [] }
             if let last = lastRotation, now - last < Self.sizeSettleSeconds { return [] }
@@ -245,7 +250,7 @@ public struct SessionLifecycle: Sendable, Equatable {
         switch reason {
         case .left: why = .left
         case .kicked: why = .kicked
-        case .roomDeleted, .roomClosed, .serverShutdown: why = .roomEnded
+        case .roomDeleted, .roomClosed, .serverShutdown, .roomEnded: why = .roomEnded
         case .duplicateIdentity: why = .replaced
         case .network: why = .network
         default: why = .error

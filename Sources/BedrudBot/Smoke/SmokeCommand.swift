@@ -306,7 +306,8 @@ final class SmokeShell: @unchecked Sendable {
                 return await leave(pass: pass, fail: fail)
             }
         } catch {
-            if stage == .token, let e = error as? APIError, e.code == .notFound || e.code == .gone {
+            let missing = (error as? APIError).map { $0.code == .notFound || $0.code == .gone } ?? ((error as? CommandFailure)?.code == .notFound)
+            if stage == .token, missing {
                 return fail("no such room '\(TerminalText.sanitize(plan.roomName))' (\(Self.why(error)))")
             }
             return fail(Self.why(error))

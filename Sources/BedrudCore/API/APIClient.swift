@@ -67,7 +67,12 @@ public final class APIClient: Sendable {
         }
         logger.debug("\(call) → \(resp.status)")
         guard resp.isSuccess else {
-            throw APIError(APIError.code(for: resp.status), status: resp.status, message: Self.errorMessage(resp), call: call)
+            var error = APIError(APIError.code(for: resp.status), status: resp.status, message: Self.errorMessage(resp), call: call)
+            if resp.status == 429 { error.retryAfter = Self.retryAfter(resp.headers["Retry-After"]) }
+            if case .object(let obj)? = try? JSONDecoder().decode(JSONValue.self, from: Data(resp.body)), obj["requiresVerification"]?.bool == true {
+                error.requiresVerification = true
+            }
+            throw error
         }
         return resp
     }
@@ -107,6 +112,13 @@ public final class APIClient: Sendable {
         if looksLikeHTML(text) { return "the server answered with an HTML page" }
         let oneLine = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
         return oneLine.count > 200 ? String(oneLine.prefix(200)) + "…" : oneLine
+    }
+
+    /// `Retry-After` in its delta-seconds form (RFC 9110 §10.2.3), capped at an hour; an
+    /// HTTP date or garbage gives nil (the caller backs off on its own schedule).
+    static func retryAfter(_ value: String?) -> Double? {
+        guard let v = value?.trimmingWhitespaceScalars(), let n = Int(v), n >= 0 else { return nil }
+        return Double(min(n, 3600))
     }
 
     static func looksLikeHTML(_ text: String) -> Bool {

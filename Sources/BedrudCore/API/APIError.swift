@@ -40,6 +40,11 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     /// `POST /api/auth/login on https://host` — never with query secrets.
     public let call: String
     public let network: NetworkError?
+    /// 429's `Retry-After` in seconds, when the server sent one (delta-seconds form).
+    public var retryAfter: Double?
+    /// The body said `requiresVerification: true` (v0.12.0's login 403 when the account's
+    /// email is not verified, auth_handler.go:325-333).
+    public var requiresVerification = false
 
     public init(_ code: Code, status: Int? = nil, message: String, call: String, network: NetworkError? = nil) {
         self.code = code
@@ -47,6 +52,14 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         self.message = message
         self.call = call
         self.network = network
+    }
+
+    /// The account's email must be verified before this call is allowed: login's 403
+    /// with `requiresVerification`, or the auth middleware's 403 "Email not verified"
+    /// (v0.12.0 middleware/auth.go:165-197).
+    public var needsEmailVerification: Bool {
+        code == .forbidden && (requiresVerification || message.lowercased().contains("email not verified")
+            || message.lowercased().contains("verify your email"))
     }
 
     public var description: String {

@@ -55,13 +55,28 @@ public struct RoomAPI: Sendable {
         _ = try await auth.authorized { try await api.send("DELETE", "/room/\(PercentEncoding.encodeQueryComponent(roomID))", bearer: $0) }
     }
 
-    /// `POST /room/join`: a LiveKit token for a room by name (any room, public or not).
-    public func join(roomName: String) async throws -> JoinRoomResponse {
+    /// `POST /room/join`: a LiveKit token for an active room by name, or — to the room's
+    /// creator, when the meeting has ended — ``JoinAnswer/archivedOwned(_:)``. Others get
+    /// 410 for an ended meeting and 403 for a private room they are not in (v0.12.0
+    /// handlers/room.go:436-461).
+    public func join(roomName: String) async throws -> JoinAnswer {
         struct Body: Encodable, Sendable { let roomName: String }
         let api = self.api
         return try await auth.authorized {
-            try await api.request(JoinRoomResponse.self, "POST", "/room/join", json: Body(roomName: RoomName.normalize(roomName)), bearer: $0)
+            try await api.request(JoinAnswer.self, "POST", "/room/join", json: Body(roomName: RoomName.normalize(roomName)), bearer: $0)
         }
+    }
+
+    /// `POST /room/refresh-token {roomName}` → `{token}`: a fresh LiveKit token for a room
+    /// the caller is already in, for rejoins (it counts no capacity and fires no join
+    /// webhook; v0.12.0 handlers/room.go:796-849). 410 when the meeting has ended, 403 when
+    /// banned or no longer admitted to a private room.
+    public func refreshToken(roomName: String) async throws -> String {
+        struct Body: Encodable, Sendable { let roomName: String }
+        let api = self.api
+        return try await auth.authorized {
+            try await api.request(LiveKitTokenResponse.self, "POST", "/room/refresh-token", json: Body(roomName: RoomName.normalize(roomName)), bearer: $0)
+        }.token
     }
 
     /// `POST /room/guest-join`: no account needed; public, active rooms only.
@@ -100,9 +115,24 @@ public struct ChatUpload: Decodable, Sendable, Equatable {
     public var h: Int
 }
 
-/// Server health: `GET /auth/settings`, which every Bedrud build answers.
+/// `GET /api/health`'s answer in v0.12.0 (server.go:320-322): `{status: "healthy", time}`.
+public struct HealthAnswer: Decodable, Sendable {
+    public var status: String
+}
+
+/// Is this a Bedrud server? `GET /api/health` (v0.12.0) must say `healthy`, and
+/// `GET /auth/settings` must have Bedrud's shape. A server without `/api/health` (404:
+/// Bedrud before v0.12.0) is still accepted on its `/auth/settings`.
 public enum ServerProbe {
     public static func check(_ api: APIClient) async throws -> AuthSettings {
-        try await api.request(AuthSettings.self, "GET", "/auth/settings")
+        do {
+            let health = try await api.request(HealthAnswer.self, "GET", "/health")
+            guard health.status == "healthy" else {
+                throw APIError(.serverError, status: 200, message: "the server reports its health as '\(TerminalText.sanitize(String(health.status.prefix(40))))'", call: "GET /api/health on \(api.server.origin)")
+            }
+        } catch let e as APIError where e.code == .notFound {
+            // An older Bedrud: no health route; /auth/settings below decides.
+        }
+        return try await api.request(AuthSettings.self, "GET", "/auth/settings")
     }
 }

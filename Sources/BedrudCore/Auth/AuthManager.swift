@@ -72,22 +72,35 @@ public actor AuthManager {
     // MARK: - Login flows
 
     /// `POST /auth/login`.
+    /// - Throws: ``AccountProblem`` when the server wants the email verified first.
     @discardableResult
     public func login(email: String, password: String) async throws -> User {
         struct Body: Encodable, Sendable { let email: String; let password: String }
-        let r = try await api.request(LoginResponse.self, "POST", "/auth/login", json: Body(email: email, password: password))
+        let r: LoginResponse
+        do {
+            r = try await api.request(LoginResponse.self, "POST", "/auth/login", json: Body(email: email, password: password))
+        } catch let e as APIError where e.needsEmailVerification {
+            throw AccountProblem(.emailNotVerified(justRegistered: false), email: email, server: api.serverDescription)
+        }
         try store(r.tokens, user: r.user)
         logger.debug("logged in to \(api.serverDescription) as \(r.user.email)")
         return r.user
     }
 
-    /// `POST /auth/register`; same answer shape as login.
+    /// `POST /auth/register`; same answer shape as login, unless the server requires a
+    /// verified email: then it answers `{requiresVerification, message, email}` with no
+    /// tokens, and this throws ``AccountProblem``.
     @discardableResult
     public func register(email: String, password: String, name: String, inviteToken: String? = nil) async throws -> User {
         struct Body: Encodable, Sendable { let email: String; let password: String; let name: String; let inviteToken: String? }
-        let r = try await api.request(LoginResponse.self, "POST", "/auth/register", json: Body(email: email, password: password, name: name, inviteToken: inviteToken))
-        try store(r.tokens, user: r.user)
-        return r.user
+        let r = try await api.request(RegisterAnswer.self, "POST", "/auth/register", json: Body(email: email, password: password, name: name, inviteToken: inviteToken))
+        switch r {
+        case .session(let login):
+            try store(login.tokens, user: login.user)
+            return login.user
+        case .verificationRequired(let address):
+            throw AccountProblem(.emailNotVerified(justRegistered: true), email: address ?? email, server: api.serverDescription)
+        }
     }
 
     /// `POST /auth/guest-login`: a persistent guest account with this display name.
@@ -116,18 +129,30 @@ public actor AuthManager {
     /// Exchanges the refresh token for a new pair (`POST /auth/refresh`, snake_case).
     /// Concurrent callers share one request. A refused refresh (401) drops the stored
     /// session, since the server has invalidated it.
+    ///
+    /// A 409 means the token was rotated already (v0.12.0 auth_handler.go:486-492): the
+    /// credential file is shared by every bot process of an instance, so another one may
+    /// have just refreshed. The stored tokens are read again (for up to
+    /// ``rotationWaitSeconds``, while that process writes them) and the newer pair is used
+    /// — refreshed once more if its access token is stale. Only when nobody stored a newer
+    /// pair is the session treated as lost.
     public func refresh() async throws -> AuthTokens {
         if let t = refreshTask { return try await t.value }
         try restore()
         guard let refreshToken = session?.tokens.refreshToken, !refreshToken.isEmpty else {
             throw APIError(.notLoggedIn, message: "Not logged in to \(api.serverDescription).", call: "")
         }
-        let api = self.api
-        let task = Task<AuthTokens, any Error> {
-            struct Body: Encodable, Sendable {
-                let refresh_token: String  // snake_case, as the server expects
+        let task = Task<AuthTokens, any Error> { [self] in
+            do {
+                return try await self.exchange(refreshToken)
+            } catch let e as APIError where e.code == .conflict {
+                logger.info("the refresh token for \(api.serverDescription) was rotated by another process; reading the stored session again")
+                guard let newer = await self.storedTokens(replacing: refreshToken) else {
+                    throw APIError(.unauthorized, status: 409, message: e.message + " (and no other process stored a newer session)", call: e.call)
+                }
+                if let claims = JWTClaims(token: newer.accessToken), !claims.isExpired(now: self.now()) { return newer }
+                return try await self.exchange(newer.refreshToken)
             }
-            return try await api.request(RefreshResponse.self, "POST", "/auth/refresh", json: Body(refresh_token: refreshToken)).tokens
         }
         refreshTask = task
         defer { refreshTask = nil }
@@ -141,6 +166,50 @@ public actor AuthManager {
             session = nil
             try? store.delete(instanceKey)
             throw e
+        }
+    }
+
+    /// How long a refresh that got 409 waits for another process to store its new pair.
+    public var rotationWaitSeconds: Double = 3
+
+    /// Sets ``rotationWaitSeconds`` (tests shorten it).
+    public func setRotationWait(_ seconds: Double) { rotationWaitSeconds = seconds }
+
+    /// One `POST /auth/refresh`. 403s become ``AccountProblem``; one 429 is waited out as
+    /// its `Retry-After` says (at most a minute) and tried again.
+    private func exchange(_ refreshToken: String) async throws -> AuthTokens {
+        struct Body: Encodable, Sendable {
+            let refresh_token: String  // snake_case, as the server expects
+        }
+        var waited = false
+        while true {
+            do {
+                return try await api.request(RefreshResponse.self, "POST", "/auth/refresh", json: Body(refresh_token: refreshToken)).tokens
+            } catch let e as APIError where e.code == .rateLimited && !waited {
+                let delay = min(60, e.retryAfter ?? 10)
+                logger.info("the server rate-limits token refreshes; trying again in \(Int(delay)) s")
+                waited = true
+                try await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
+            } catch let e as APIError where e.code == .forbidden {
+                let email = session?.user?.email
+                if e.needsEmailVerification { throw AccountProblem(.emailNotVerified(justRegistered: false), email: email, server: api.serverDescription) }
+                if e.message.lowercased().contains("deactivated") { throw AccountProblem(.deactivated, email: email, server: api.serverDescription) }
+                throw e
+            }
+        }
+    }
+
+    /// The stored pair once its refresh token is no longer `old` (another process rotated
+    /// it), waiting up to ``rotationWaitSeconds``; nil when none appears.
+    private func storedTokens(replacing old: String) async -> AuthTokens? {
+        let deadline = MonotonicClock.nanos() + UInt64(rotationWaitSeconds * 1e9)
+        while true {
+            if let s = try? store.load(instanceKey), s.server == api.serverDescription, s.tokens.refreshToken != old {
+                session = s
+                return s.tokens
+            }
+            if MonotonicClock.nanos() >= deadline { return nil }
+            try? await Task.sleep(for: .milliseconds(100))
         }
     }
 
@@ -166,6 +235,14 @@ public actor AuthManager {
     /// Runs an authenticated call with a valid token; on 401 refreshes once and retries
     /// once (a 403 is final). Mirrors the iOS APIClient's authFetch.
     public func authorized<T: Sendable>(_ call: @Sendable (String) async throws -> T) async throws -> T {
+        do {
+            return try await authorizedOnce(call)
+        } catch let e as APIError where e.needsEmailVerification {
+            throw AccountProblem(.emailNotVerified(justRegistered: false), email: session?.user?.email, server: api.serverDescription)
+        }
+    }
+
+    private func authorizedOnce<T: Sendable>(_ call: @Sendable (String) async throws -> T) async throws -> T {
         let token = try await validAccessToken()
         do {
             return try await call(token)

@@ -3,6 +3,18 @@ import BedrudProtocol
 import FoundationEssentials
 import Glibc
 
+/// Thrown by a ``RoomManager``'s token provider to end the room with `reason` instead of
+/// retrying; `description` is the one line that says why.
+public struct JoinTokenRefusal: Error, Sendable, CustomStringConvertible {
+    public let reason: RoomDisconnectReason
+    public let description: String
+
+    public init(_ reason: RoomDisconnectReason, _ description: String) {
+        self.reason = reason
+        self.description = description
+    }
+}
+
 /// Options of a ``RoomManager``.
 public struct RoomManagerOptions: Sendable {
     /// False for a signalling-only session (no peer connection): connected at `join`.
@@ -57,7 +69,10 @@ public actor RoomManager {
 
     /// - Parameters:
     ///   - livekitHost: Bedrud's `livekitHost` from the join answer.
-    ///   - tokenProvider: asks Bedrud for a fresh LiveKit token (`/room/join`), for full rejoins.
+    ///   - tokenProvider: asks Bedrud for a fresh LiveKit token (`/room/refresh-token`), for full
+    ///     rejoins. A ``JoinTokenRefusal`` it throws ends the room with that reason; an
+    ///     ``APIError`` 410/403/404/401 ends it as room ended / forbidden / not found / not
+    ///     allowed; anything else is retried.
     ///   - transport: the WebRTC layer, or nil for signalling only.
     public init(
         livekitHost: String, tls: TLSConfiguration, clientVersion: String, options: RoomManagerOptions = RoomManagerOptions(),
@@ -291,13 +306,38 @@ public actor RoomManager {
             do {
                 let token = try await provider()
                 await self?.tokenResult(.joinTokenReceived(token))
+            } catch let e as JoinTokenRefusal {
+                await self?.tokenRefused(e.description, reason: e.reason)
             } catch let e as APIError {
-                let permanent = [.forbidden, .notFound, .gone, .unauthorized, .notLoggedIn].contains(e.code)
-                await self?.tokenFailed(e.description, permanent: permanent)
+                if let reason = Self.refusalReason(e) {
+                    await self?.tokenRefused(e.description, reason: reason)
+                } else {
+                    await self?.tokenFailed(e.description, permanent: false)
+                }
+            } catch let e as AccountProblem {
+                await self?.tokenRefused(e.description, reason: .notAllowed)
             } catch {
                 await self?.tokenFailed("\(error)", permanent: false)
             }
         }
+    }
+
+    /// How a refused token request ends the room; nil for a failure worth retrying.
+    static func refusalReason(_ e: APIError) -> RoomDisconnectReason? {
+        switch e.code {
+        case .gone: .roomEnded
+        case .forbidden: .forbidden
+        case .notFound: .roomNotFound
+        case .unauthorized, .notLoggedIn: .notAllowed
+        default: nil
+        }
+    }
+
+    private func tokenRefused(_ why: String, reason: RoomDisconnectReason) {
+        guard finishedReason == nil else { return }
+        logger.warning("Bedrud refused a fresh join token: \(why)")
+        lastConnectError = why
+        apply(.joinTokenRefused(reason))
     }
 
     private func tokenResult(_ input: RoomInput) {

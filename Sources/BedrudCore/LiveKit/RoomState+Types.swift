@@ -92,6 +92,12 @@ public enum RoomDisconnectReason: Sendable, Equatable, CustomStringConvertible {
     case notAllowed
     /// `requested room does not exist` (the server does not auto-create it).
     case roomNotFound
+    /// Bedrud says the meeting has ended (410 "room is no longer active": the idle sweep or
+    /// LiveKit's room_finished made the room inactive) and no new one was started.
+    case roomEnded
+    /// Bedrud refused a fresh token with 403: a private room that no longer admits the
+    /// bot (it was an active participant only until it dropped), or a ban.
+    case forbidden
     /// The connection could not be kept or re-established within the retry schedule
     /// (the first join's retries, or `maxOutageMs` of a reconnect episode); the cause is
     /// what the last attempt ran into.
@@ -132,6 +138,8 @@ public enum RoomDisconnectReason: Sendable, Equatable, CustomStringConvertible {
         case .serverShutdown: "server shutdown"
         case .notAllowed: "not allowed"
         case .roomNotFound: "room not found"
+        case .roomEnded: "room ended"
+        case .forbidden: "forbidden"
         case .network: "network"
         case .protocolError: "protocol error"
         case .subscriberNotPrimary(let canSubscribe): canSubscribe ? "subscriber not primary" : "cannot subscribe"
@@ -270,6 +278,9 @@ public enum RoomInput: Sendable {
     case joinTokenReceived(String)
     /// `permanent`: Bedrud refused (403, room gone, banned); else a transient failure.
     case joinTokenFailed(permanent: Bool)
+    /// Bedrud refused a fresh token for good, and why the room therefore ends
+    /// (`.roomEnded` for a 410, `.forbidden` for a private room or a ban, …).
+    case joinTokenRefused(RoomDisconnectReason)
 
     // Peer connections
     case transportStateChanged(LiveKit.SignalTarget, TransportState)
@@ -296,8 +307,8 @@ public enum RoomAction: Sendable, Equatable {
     case closeSignal
     /// Send one binary message on the current WebSocket.
     case send(LiveKit.SignalRequest)
-    /// Ask Bedrud's API for a fresh LiveKit token (`/room/join`), answer with
-    /// `joinTokenReceived` or `joinTokenFailed`.
+    /// Ask Bedrud's API for a fresh LiveKit token (`/room/refresh-token`), answer with
+    /// `joinTokenReceived`, `joinTokenFailed` or `joinTokenRefused`.
     case fetchJoinToken
     /// Run `timer`: deliver `timerFired(timer)` at `deadline` plus a random delay of up
     /// to `jitterMs`. Replaces a pending timer of the same kind.
@@ -439,6 +450,7 @@ extension RoomInput: CustomStringConvertible, CustomDebugStringConvertible {
         case .signalClosed: "signalClosed"
         case .joinTokenReceived: "joinTokenReceived(\(Redact.mask))"
         case .joinTokenFailed(let permanent): "joinTokenFailed(permanent: \(permanent))"
+        case .joinTokenRefused(let reason): "joinTokenRefused(\(reason))"
         case .transportStateChanged(let target, let state): "transportStateChanged(\(target), \(state))"
         case .answerCreated(_, let id): "answerCreated(offerID: \(id))"
         case .offerCreated: "offerCreated"

@@ -13,7 +13,8 @@ import BedrudProtocol
 //   connect(token:) / leave / sendRequest(_)            from the owner
 //   signalConnected / signalConnectFailed(_) /           from the SignalClient (WebSocket);
 //     signalData(bytes) / signalMessage(_) / signalClosed   only for the socket of the last openSignal
-//   joinTokenReceived(_) / joinTokenFailed(permanent:)   answers to fetchJoinToken (Bedrud API)
+//   joinTokenReceived(_) / joinTokenFailed(permanent:)   answers to fetchJoinToken (Bedrud API);
+//     joinTokenRefused(reason)                             a refusal that ends the room with `reason`
 //   transportStateChanged / answerCreated / offerCreated / from the PeerConnections; none after
 //     negotiationFailed / localCandidate /                 closeTransports for the closed ones
 //     dataChannelOpened / dataReceived
@@ -21,7 +22,7 @@ import BedrudProtocol
 //
 // Actions (RoomAction), performed in order:
 //   openSignal / closeSignal / send                      the WebSocket (binary frames only)
-//   fetchJoinToken                                       POST /api/room/join for a fresh token
+//   fetchJoinToken                                       POST /api/room/refresh-token for a fresh token
 //   startTimer(kind, deadline, jitterMs) / cancelTimer   the owner runs the timers: one per kind,
 //                                                        a new start replaces the old deadline;
 //                                                        a late or stale fire is harmless
@@ -211,6 +212,7 @@ public struct RoomState: Sendable {
         case .signalClosed: signalClosed()
         case .joinTokenReceived(let token): joinTokenReceived(token)
         case .joinTokenFailed(let permanent): joinTokenFailed(permanent: permanent)
+        case .joinTokenRefused(let reason): joinTokenRefused(reason)
         case .transportStateChanged(let target, let state): transportStateChanged(target, state)
         case .answerCreated(let sdp, let offerID): answerCreated(sdp: sdp, offerID: offerID)
         case .offerCreated(let sdp): offerCreated(sdp: sdp)
@@ -572,16 +574,22 @@ public struct RoomState: Sendable {
     }
 
     mutating func joinTokenFailed(permanent: Bool) {
-        guard case .joining(let a) = phase, a.step == .fetchingToken else { return }
-        disarm(.tokenFetch)
         if permanent {
-            disconnect(.notAllowed, sendLeave: false)
+            joinTokenRefused(.notAllowed)
             return
         }
+        guard case .joining(let a) = phase, a.step == .fetchingToken else { return }
+        disarm(.tokenFetch)
         // Bedrud is unreachable: try the newest LiveKit token we have (refresh_token
         // keeps it valid for at least ten minutes).
         tokenIsFresh = false
         openSignal(.join)
+    }
+
+    mutating func joinTokenRefused(_ reason: RoomDisconnectReason) {
+        guard case .joining(let a) = phase, a.step == .fetchingToken else { return }
+        disarm(.tokenFetch)
+        disconnect(reason, sendLeave: false)
     }
 
     /// What a failed attempt tells about the network, if anything.
@@ -653,7 +661,10 @@ public struct RoomState: Sendable {
             case .connect(.unauthorized):
                 nextReconnectAttempt(.full)  // the token expired: rejoin with a fresh one
             case .connect(.roomNotFound):
-                disconnect(.roomNotFound, sendLeave: false)
+                // LiveKit closed the room while we were away (Bedrud v0.12.0 then marks the
+                // meeting ended): only Bedrud knows whether it goes on, so ask it for a fresh
+                // token — it answers 410, or the room's owner starts a new meeting.
+                nextReconnectAttempt(.full)
             case .connect(.rejected(let status)) where status < 500:
                 nextReconnectAttempt(.full)  // the server answered and will not resume us
             case .connect, .timeout, .signalLost:

@@ -16,6 +16,25 @@ public struct LoginResponse: Decodable, Sendable {
     public var tokens: AuthTokens
 }
 
+/// `POST /auth/register`'s answer: a session like login's, or — when the server requires
+/// a verified email (v0.12.0 auth_handler.go:226-235) — `{requiresVerification: true,
+/// message, email}` and no tokens.
+public enum RegisterAnswer: Decodable, Sendable {
+    case session(LoginResponse)
+    case verificationRequired(email: String?)
+
+    enum Keys: String, CodingKey { case requiresVerification, email }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        if ((try? c.decodeIfPresent(Bool.self, forKey: .requiresVerification)) ?? nil) == true {
+            self = .verificationRequired(email: (try? c.decodeIfPresent(String.self, forKey: .email)) ?? nil)
+        } else {
+            self = .session(try LoginResponse(from: decoder))
+        }
+    }
+}
+
 /// The refresh response, `{access_token, refresh_token}` in snake_case, unlike login.
 /// The camelCase form is accepted as well in case a later server harmonises it.
 public struct RefreshResponse: Decodable, Sendable {
@@ -38,8 +57,14 @@ public struct AuthSettings: Decodable, Sendable, Equatable {
     public var tokenRegistrationOnly: Bool
     public var passkeysEnabled: Bool
     public var oauthProviders: [String]
+    /// v0.12.0 additions (nil from older servers).
+    public var guestLoginEnabled: Bool?
+    public var requireEmailVerification: Bool?
+    public var recordingsEnabled: Bool?
 
-    enum CodingKeys: String, CodingKey { case registrationEnabled, tokenRegistrationOnly, passkeysEnabled, oauthProviders }
+    enum CodingKeys: String, CodingKey {
+        case registrationEnabled, tokenRegistrationOnly, passkeysEnabled, oauthProviders, guestLoginEnabled, requireEmailVerification, recordingsEnabled
+    }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -47,6 +72,9 @@ public struct AuthSettings: Decodable, Sendable, Equatable {
         tokenRegistrationOnly = ((try? c.decodeIfPresent(Bool.self, forKey: .tokenRegistrationOnly)) ?? nil) ?? false
         passkeysEnabled = ((try? c.decodeIfPresent(Bool.self, forKey: .passkeysEnabled)) ?? nil) ?? false
         oauthProviders = ((try? c.decodeIfPresent([String].self, forKey: .oauthProviders)) ?? nil) ?? []
+        guestLoginEnabled = (try? c.decodeIfPresent(Bool.self, forKey: .guestLoginEnabled)) ?? nil
+        requireEmailVerification = (try? c.decodeIfPresent(Bool.self, forKey: .requireEmailVerification)) ?? nil
+        recordingsEnabled = (try? c.decodeIfPresent(Bool.self, forKey: .recordingsEnabled)) ?? nil
     }
 }
 

@@ -1,31 +1,79 @@
 import BedrudProtocol
-/// A room's feature flags. Bedrud stores and echoes them but enforces none.
+/// A room's settings object, read and written back whole.
+///
+/// Bedrud v0.12.0 replaces the whole `settings` object on `PUT /room/{id}/settings`
+/// (handlers/room.go:2017-2021): a key left out is reset to false. So the bot keeps every
+/// key it was given — the ones it knows as fields, any other in ``otherKeys`` — and
+/// sends them all back. `recordingsAllowed` (models/room.go:105-107) says whether the
+/// room's owner allows recording; `join --record` honours it. `isPersistent` is admin-only
+/// (the server keeps its own value whatever is sent).
 public struct RoomSettings: Codable, Sendable, Equatable {
     public var allowChat: Bool
     public var allowVideo: Bool
     public var allowAudio: Bool
     public var requireApproval: Bool
     public var e2ee: Bool
+    public var isPersistent: Bool
+    /// Whether the owner allows recording; nil when the server does not know the flag
+    /// (Bedrud before v0.12.0), which the bot reads as allowed.
+    public var recordingsAllowed: Bool?
+    /// Keys this client does not know, kept as they came so they survive a round trip.
+    public var otherKeys: [String: JSONValue]
 
-    public init(allowChat: Bool = true, allowVideo: Bool = true, allowAudio: Bool = true, requireApproval: Bool = false, e2ee: Bool = false) {
+    public init(allowChat: Bool = true, allowVideo: Bool = true, allowAudio: Bool = true, requireApproval: Bool = false, e2ee: Bool = false,
+                isPersistent: Bool = false, recordingsAllowed: Bool? = nil, otherKeys: [String: JSONValue] = [:]) {
         self.allowChat = allowChat
         self.allowVideo = allowVideo
         self.allowAudio = allowAudio
         self.requireApproval = requireApproval
         self.e2ee = e2ee
+        self.isPersistent = isPersistent
+        self.recordingsAllowed = recordingsAllowed
+        self.otherKeys = otherKeys
     }
 
+    /// The settings `rooms create` sends: the three `allow` flags on, the rest off.
     public static let `default` = RoomSettings()
 
-    enum CodingKeys: String, CodingKey { case allowChat, allowVideo, allowAudio, requireApproval, e2ee }
+    static let knownKeys: Set<String> = ["allowChat", "allowVideo", "allowAudio", "requireApproval", "e2ee", "isPersistent", "recordingsAllowed"]
+
+    struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ s: String) { stringValue = s }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
 
     public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        allowChat = ((try? c.decodeIfPresent(Bool.self, forKey: .allowChat)) ?? nil) ?? true
-        allowVideo = ((try? c.decodeIfPresent(Bool.self, forKey: .allowVideo)) ?? nil) ?? true
-        allowAudio = ((try? c.decodeIfPresent(Bool.self, forKey: .allowAudio)) ?? nil) ?? true
-        requireApproval = ((try? c.decodeIfPresent(Bool.self, forKey: .requireApproval)) ?? nil) ?? false
-        e2ee = ((try? c.decodeIfPresent(Bool.self, forKey: .e2ee)) ?? nil) ?? false
+        let c = try decoder.container(keyedBy: Key.self)
+        func flag(_ name: String, _ fallback: Bool) -> Bool {
+            ((try? c.decodeIfPresent(Bool.self, forKey: Key(name))) ?? nil) ?? fallback
+        }
+        allowChat = flag("allowChat", true)
+        allowVideo = flag("allowVideo", true)
+        allowAudio = flag("allowAudio", true)
+        requireApproval = flag("requireApproval", false)
+        e2ee = flag("e2ee", false)
+        isPersistent = flag("isPersistent", false)
+        recordingsAllowed = (try? c.decodeIfPresent(Bool.self, forKey: Key("recordingsAllowed"))) ?? nil
+        var other: [String: JSONValue] = [:]
+        for key in c.allKeys where !Self.knownKeys.contains(key.stringValue) {
+            if let v = try? c.decode(JSONValue.self, forKey: key) { other[key.stringValue] = v }
+        }
+        otherKeys = other
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        for (k, v) in otherKeys where !Self.knownKeys.contains(k) { try c.encode(v, forKey: Key(k)) }
+        try c.encode(allowChat, forKey: Key("allowChat"))
+        try c.encode(allowVideo, forKey: Key("allowVideo"))
+        try c.encode(allowAudio, forKey: Key("allowAudio"))
+        try c.encode(requireApproval, forKey: Key("requireApproval"))
+        try c.encode(e2ee, forKey: Key("e2ee"))
+        try c.encode(isPersistent, forKey: Key("isPersistent"))
+        try c.encodeIfPresent(recordingsAllowed, forKey: Key("recordingsAllowed"))
     }
 }
 
@@ -96,6 +144,46 @@ public struct JoinRoomResponse: Decodable, Sendable {
         self.token = token
         self.livekitHost = livekitHost
     }
+}
+
+/// The v0.12.0 answer to `/room/join` for the creator of a room that is no longer active
+/// (handlers/room.go:436-446): `{status: "archived_owned", name, mode, settings}`, no id
+/// and no token. The web client offers "Start new meeting": create a room with the same
+/// name, mode and settings, then join it.
+public struct ArchivedRoom: Decodable, Sendable, Equatable {
+    public var name: String
+    public var mode: String?
+    public var settings: RoomSettings?
+
+    public init(name: String, mode: String?, settings: RoomSettings?) {
+        self.name = name
+        self.mode = mode
+        self.settings = settings
+    }
+}
+
+/// What `/room/join` answers with a 200: a token for an active room, or — to the room's
+/// creator only — the news that the meeting has ended.
+public enum JoinAnswer: Decodable, Sendable {
+    case joined(JoinRoomResponse)
+    case archivedOwned(ArchivedRoom)
+
+    enum CodingKeys: String, CodingKey { case status }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        if ((try? c.decodeIfPresent(String.self, forKey: .status)) ?? nil) == "archived_owned" {
+            self = .archivedOwned(try ArchivedRoom(from: decoder))
+        } else {
+            self = .joined(try JoinRoomResponse(from: decoder))
+        }
+    }
+}
+
+/// `POST /room/refresh-token`'s answer: `{token}` (handlers/room.go:796-849).
+public struct LiveKitTokenResponse: Decodable, Sendable {
+    /// LiveKit access token (JWT). A secret: never log it.
+    public var token: String
 }
 
 /// Bedrud's room-name rule (`models.ValidateRoomName`), applied after trimming and

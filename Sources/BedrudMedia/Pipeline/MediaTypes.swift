@@ -159,6 +159,8 @@ public enum RotationCause: String, Sendable, Equatable, CaseIterable {
     case size
     /// SIGHUP.
     case signal
+    /// The meeting ended during an outage and the bot started a new one as the room's owner.
+    case meetingRestarted = "meeting_restarted"
 }
 
 /// Writes `<directory>/room.opus` and `<directory>/<participant-name>.opus` (names
