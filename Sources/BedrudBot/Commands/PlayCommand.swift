@@ -155,7 +155,7 @@ enum PlayCommand {
         let transport = WebRTCTransport(router: nil, localAddresses: RoomRun.isLoopback(join.livekitHost) ? ["127.0.0.1"] : [],
                                         connectTimeoutSeconds: timeout, publishData: true)
         let room = RoomManager(livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string,
-                               transport: transport, tokenProvider: { try await plan.requestToken().token })
+                               transport: transport, tokenProvider: { try await plan.rejoinToken(onRecreated: {}) })
         let ring = PacketRing(capacity: 512)
         let producer = PlayProducer(source: source, ring: ring, limitSamples: limit)
         let interrupted = Atomic<Bool>(false)

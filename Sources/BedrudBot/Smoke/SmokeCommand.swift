@@ -113,7 +113,7 @@ final class SmokeSide: Sendable {
     func connect(_ join: JoinRoomResponse) async {
         let plan = self.plan
         let room = RoomManager(livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string,
-                               transport: transport, tokenProvider: { try await plan.requestToken().token })
+                               transport: transport, tokenProvider: { try await plan.rejoinToken(onRecreated: {}) })
         roomBox.withLock { $0 = room }
         let watch = self.watch
         Task { for await e in room.events { watch.note(e) } }
