@@ -50,6 +50,8 @@ import TestSupport
         #expect(Self.errorLine(r.stderr) == "the meeting in 'standup' has ended; it comes back when its owner starts it (--wait-for-room DURATION waits for that)")
         r = try await owner.expect(5, ["join", "standup", "--no-media", "--no-recreate"])
         #expect(Self.errorLine(r.stderr) == "the meeting in 'standup' has ended; as its owner, start it again in Bedrud or run without --no-recreate")
+        r = try await owner.expect(5, ["join", "standup", "--dry-run"])
+        #expect(Self.errorLine(r.stderr) == "the meeting in 'standup' has ended; without --dry-run the bot would start a new one as the room's owner")
         r = try await bot.expect(5, ["join", "standup", "--no-media", "--wait-for-room", "2s"])
         #expect(r.stderr.contains("Waiting up to 2s for 'standup' (the meeting in 'standup' has ended): asking the server again every few seconds."))
         #expect(Self.errorLine(r.stderr) == "waited 2s for 'standup': the meeting in 'standup' has ended; it comes back when its owner starts it")

@@ -66,6 +66,14 @@ import Testing
         #expect(e.handle(.start, at: 3).isEmpty, "finished")
     }
 
+    @Test func aDryRunStartsNothing() {
+        var rules = Self.rules()
+        rules.dryRun = true
+        var e = RoomEntry(room: "standup", rules: rules)
+        #expect(Self.text(e.handle(.joinAnswered(.archivedOwned(ArchivedRoom(name: "standup", mode: nil, settings: nil))), at: 0))
+            == ["fail 5 the meeting in 'standup' has ended; without --dry-run the bot would start a new one as the room's owner"])
+    }
+
     @Test func someoneElseStartingItFirstIsJoined() throws {
         var e = RoomEntry(room: "standup", rules: Self.rules())
         _ = e.handle(.joinAnswered(.archivedOwned(ArchivedRoom(name: "standup", mode: nil, settings: nil))), at: 0)

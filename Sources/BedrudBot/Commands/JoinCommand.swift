@@ -253,6 +253,7 @@ enum JoinCommand {
         var rules = RoomEntry.Rules()
         rules.recreate = !inv.flag("no-recreate")
         rules.record = record
+        rules.dryRun = inv.flag("dry-run")
         let wait = try parseDuration(inv, "wait-for-room") ?? config.duration("record", "wait_for_room")
         rules.waitForRoom = wait > 0 ? wait : nil
         return rules

@@ -24,6 +24,8 @@ struct RoomEntry: Sendable {
         var waitForRoom: Double?
         /// `--record`: refuse a room whose owner does not allow recording.
         var record = false
+        /// `--dry-run`: change nothing on the server (an ended meeting is not started again).
+        var dryRun = false
     }
 
     /// What the server answered to one `/room/join`.
@@ -112,6 +114,9 @@ struct RoomEntry: Sendable {
             finished = true
             return [.enter(r)]
         case .archivedOwned(let archived):
+            if rules.recreate && rules.dryRun {
+                return fail(.notFound, "the meeting in '\(room)' has ended; without --dry-run the bot would start a new one as the room's owner")
+            }
             if rules.recreate && !recreated {
                 recreated = true
                 return [.say("The meeting in '\(room)' had ended; starting a new one as its owner (same name, mode and settings)."), .create(archived)]
