@@ -140,6 +140,37 @@ import TestSupport
         #expect(r.stdout == "_bedrud_bot\n")
     }
 
+    /// The zsh script's own logic (the word walk, what completes each value) in a real zsh,
+    /// with zsh's completion builtins replaced by stand-ins that print the candidates
+    /// matching the word at the cursor: a zsh completion needs a terminal (zpty) otherwise.
+    @Test func zshOffersWhatTheSpecSays() async throws {
+        let u = try Self.user()
+        var program = #"""
+            compdef() { }
+            _show() { local -a m; m=(${(M)@:#${words[CURRENT]}*}); print -r -- ${(j: :)${(o)m}} }
+            _describe() { local -a arr names; arr=("${(@P)4}"); names=(${arr%%:*}); _show $names }
+            compadd() { if [[ $1 == -a ]]; then local -a arr; arr=("${(@P)2}"); _show $arr; else shift; _show "$@"; fi }
+            _files() { print -r -- "<files $*>" }
+            t() { words=("$@"); CURRENT=$#; _bedrud_bot || print }
+            source <(bedrud-bot completion zsh) || exit 9
+
+            """#
+        let cases = [["in"], ["instance", "use", ""], ["-c", "alt.conf", "instance", "remove", ""], ["--log-level", "d"],
+                     ["verify", ""], ["join", "--dur"], ["completion", ""], ["join", "standup", "--duration", ""]]
+        for c in cases { program += "t bedrud-bot " + c.map { "'\($0)'" }.joined(separator: " ") + "\n" }
+        let env = u.environment.merging(["PATH": Repo.binary.deletingLastPathComponent().path + ":/usr/bin:/bin"]) { $1 }
+        let home = u.home
+        let script = program
+        let r = try await offPool {
+            try Subprocess.run(URL(fileURLWithPath: "/usr/bin/zsh"), ["-f", "-c", script], environment: env, currentDirectory: home,
+                               inheritEnvironment: false)
+        }
+        #expect(r.exitCode == 0 && r.stderr.isEmpty, "zsh: \(r.stderr)")
+        #expect(r.stdout.components(separatedBy: "\n").dropLast() == [
+            "instance", "lab work", "other", "debug", "<files >", "--duration", "bash fish zsh", "",
+        ])
+    }
+
     @Test func anUnknownShellIsAUsageError() async throws {
         let r = try await offPool { try Subprocess.bot(["completion", "tcsh"]) }
         #expect(r.exitCode == 2)
