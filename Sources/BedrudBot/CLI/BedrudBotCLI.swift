@@ -25,6 +25,7 @@ public enum BedrudBotCLI {
                 InstanceCommands.spec, AuthCommands.login, AuthCommands.register, AuthCommands.logout, AuthCommands.whoami,
                 RoomCommands.spec, JoinCommand.spec, SayCommand.spec, SmokeCommand.spec, ConfigCommands.spec,
                 MediaCommands.verify, MediaCommands.repair, MediaCommands.bench, MediaCommands.devRecord, PlayCommand.spec,
+                ReportCommand.spec,
                 CommandSpec("version", summary: "print the version", action: { inv in
                     inv.console.out("bedrud-bot \(BedrudBotVersion.string)")
                     return .success
