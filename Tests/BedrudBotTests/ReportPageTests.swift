@@ -36,7 +36,7 @@ import TestSupport
     @Test func spansCarryTheirExactTimesForTheTimeline() {
         let html = ReportPage.render(Self.input(), nonce: "n")
         // x = 180 + ms / 20000 * 1000
-        #expect(html.contains("<rect class=\"turn\" x=\"230\" y=\"136\" width=\"150\" height=\"10\" data-start=\"1000\" data-end=\"4000\">"))
+        #expect(html.contains("<rect class=\"turn\" x=\"230\" y=\"137\" width=\"150\" height=\"10\" data-start=\"1000\" data-end=\"4000\">"))
         #expect(html.contains("<rect class=\"gap-reconnect\" x=\"580\" y=\"102\" width=\"150\" height=\"32\" data-start=\"8000\" data-end=\"11000\">"))
         #expect(html.contains("<rect class=\"mute\" x=\"430\" y=\"158\" width=\"400\" height=\"32\" data-start=\"5000\" data-end=\"13000\">"))
         #expect(Self.count("<rect class=\"gap-", in: html) - ReportTimeline.SpanKind.allCases.filter { $0.rawValue.hasPrefix("gap-") }.count == 1, "DTX is not drawn")

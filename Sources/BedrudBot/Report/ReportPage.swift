@@ -229,7 +229,8 @@ enum ReportPage {
         for s in lane.spans where s.kind != .presence && s.kind != .turn {
             spanRect(&h, s, y: y + 2, height: laneHeight - 18, d: d)
         }
-        for s in turns { spanRect(&h, s, y: y + laneHeight - 14, height: 10, d: d) }
+        // Speaking turns on a row of their own under the level strip, so neither hides the other.
+        for s in turns { spanRect(&h, s, y: y + laneHeight - 13, height: 10, d: d) }
         for m in lane.markers {
             let x = Double(plotLeft) + Double(min(max(0, m.offsetMs), d)) / Double(d) * Double(plotWidth)
             h += "<g class=\"marker\" tabindex=\"0\" role=\"img\" data-kind=\"\(m.kind)\" data-offset=\"\(m.offsetMs)\" aria-label=\"\(HTMLText.escape("\(m.kind) at +\(ReportFormat.clock(ms: m.offsetMs)): \(m.text)"))\">"
@@ -264,8 +265,8 @@ enum ReportPage {
                 steps.append((x0, x1, v))
             }
         }
-        let base = Double(y + laneHeight - 2)
-        let top = 30.0
+        let base = Double(y + laneHeight - 16)  // above the turns' row
+        let top = 28.0
         var p = ""
         var open = false
         for s in steps {
