@@ -30,8 +30,8 @@ public enum OggOpusLevels {
     public static func measure(_ bytes: [UInt8], stepMs: Int = 200) throws(OggOpusPackets.ReadError) -> AudioLevels {
         let ogg = try OggOpusPackets.read(bytes)
         let channels = ogg.isStereo ? 2 : 1
-        // Decoded at 8 kHz: a level needs no full bandwidth, and libopus then skips most of
-        // the work (the packets' sample positions are in 48 kHz units, hence `ratio`).
+        // Decoded at 8 kHz: a level strip needs no full bandwidth, and a sixth of the samples
+        // pass through the loop below (packet positions are in 48 kHz units, hence `ratio`).
         let rate: Int64 = 8000, ratio: Int64 = 48000 / rate
         guard let decoder = OpusDecoderBox(channels: channels, sampleRate: Int32(rate)) else { throw .notOggOpus }
         let stepMs = max(10, stepMs)
