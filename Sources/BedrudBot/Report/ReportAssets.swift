@@ -59,7 +59,7 @@ enum ReportAssets {
           pointer-events:none; overflow-wrap:anywhere; z-index:3; }
         .players { display:grid; grid-template-columns:repeat(auto-fill, minmax(300px, 1fr)); gap:8px 16px; }
         .player { margin:0; } .player audio { width:100%; } .player .file { color:var(--muted); font-size:0.85em; }
-        .chat { list-style:none; padding:0; } .chat li { padding:3px 0; border-bottom:1px solid var(--grid); overflow-wrap:anywhere; }
+        .chat { list-style:none; padding:0; } .chat > li { padding:3px 0; border-bottom:1px solid var(--grid); overflow-wrap:anywhere; }
         .when { color:var(--muted); font-variant-numeric:tabular-nums; } .msg { white-space:pre-wrap; }
         .attachments { list-style:none; padding:4px 0 0 0; } .attachments img { max-width:320px; max-height:240px; border:1px solid var(--grid); }
         .mime { color:var(--muted); font-size:0.85em; }

@@ -115,3 +115,15 @@ extension SessionReport {
         }
     }
 }
+
+extension SessionReport {
+    /// ``writeLogged(folder:instance:)`` on a thread of its own: decoding a long session's
+    /// files takes seconds of CPU, which must not hold a thread of the cooperative pool
+    /// (other rooms of the same process are still finishing).
+    @discardableResult
+    static func writeOffPool(folder: String, instance: String? = nil) async -> String? {
+        await withCheckedContinuation { (k: CheckedContinuation<String?, Never>) in
+            OSThread.start(name: "bedrud-report") { k.resume(returning: writeLogged(folder: folder, instance: instance)) }
+        }
+    }
+}
