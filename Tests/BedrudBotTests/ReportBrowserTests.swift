@@ -29,6 +29,7 @@ import TestSupport
         var pwned: Bool
         var imgX: Int
         var seekOK: Bool
+        var keyOK: Bool
         var plotLeft: Double
         var plotWidth: Double
         var durationMs: Double
@@ -64,7 +65,12 @@ import TestSupport
             const want = Math.max(0, Math.min((mid - Number(a.dataset.start)) / 1000, a.duration));
             return Math.abs(a.currentTime - want) < 0.25;
           });
-          const out = { audio, lanes, images, errors: window.__errors, violations: window.__violations, pwned: window.__pwned !== undefined,
+          // The keyboard: focused, → moves every player 5 s on, End to the end.
+          svg.focus();
+          svg.dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowRight", bubbles: true }));
+          const keyOK = document.activeElement === svg && Math.abs(Number(svg.getAttribute("aria-valuenow")) - Math.round((mid + 5000) / 1000)) <= 1
+            && audios.every(a => Math.abs(a.currentTime - Math.max(0, Math.min((mid + 5000 - Number(a.dataset.start)) / 1000, a.duration))) < 0.25);
+          const out = { audio, lanes, images, keyOK, errors: window.__errors, violations: window.__violations, pwned: window.__pwned !== undefined,
             imgX: document.querySelectorAll("img[src='x']").length, seekOK, plotLeft: data.plot_left, plotWidth: data.plot_width,
             durationMs: data.duration_ms };
           const pre = document.createElement("pre"); pre.id = "check-result"; pre.textContent = JSON.stringify(out);
@@ -158,6 +164,7 @@ import TestSupport
             #expect(abs(got * 1000 - ms) <= 50, "\(a.src): browser \(got * 1000) ms, file \(ms) ms")
         }
         #expect(f.seekOK, "a click on the timeline moves every player to that moment")
+        #expect(f.keyOK, "the focused timeline moves every player with the arrow keys")
         // Speaking spans are the speaking_turn events, lane by lane.
         for lane in f.lanes where !lane.id.isEmpty {
             let turns = all.filter { $0["type"] as? String == "speaking_turn" && ($0["participant"] as? [String: Any])?["identity"] as? String == lane.id }

@@ -101,6 +101,14 @@ import TestSupport
         #expect(!help.stdout.contains("No Bedrud server is set up yet."))
     }
 
+    @Test func severalInstancesAndNoDefaultSayHowToPickOne() async throws {
+        let user = try CLIUser()
+        _ = try user.writeFile(".config/bedrud-bot/config", "[instance a]\nurl = https://a.example.com\n\n[instance b]\nurl = https://b.example.com\n")
+        let r = try await user.expect(0, ["status"])
+        let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.count > 1 && lines[1] == "Configured: a, b. Pick one with: bedrud-bot instance use NAME (or -i NAME)", "\(r.stdout)")
+    }
+
     @Test func theLoggedOutTextSaysWhatTheServerRequires() {
         let r = StatusCommand.Report(state: .loggedOut, instance: .init(name: "work", url: "https://meet.example.com"), instances: ["work"],
                                      server: .init(reachable: true, requireEmailVerification: true, guestLoginEnabled: false, registrationEnabled: false),

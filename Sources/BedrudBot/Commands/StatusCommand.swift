@@ -112,6 +112,10 @@ enum StatusCommand {
     static func lines(_ r: Report) -> [String] {
         var out: [String] = []
         switch r.state {
+        case .noInstance where !r.instances.isEmpty:
+            // Instances exist but none is selected (several, no default), or the named one is missing.
+            out.append(r.problem ?? "No instance is selected.")
+            out.append("Configured: \(r.instances.joined(separator: ", ")). Pick one with: bedrud-bot instance use NAME (or -i NAME)")
         case .noInstance:
             if let p = r.problem {
                 out.append(p)
