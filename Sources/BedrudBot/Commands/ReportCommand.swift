@@ -31,7 +31,7 @@ enum ReportCommand {
         for dir in inv.positionals {
             let folder = PathText.fixingSlashes(dir)
             do {
-                let path = try SessionReport.write(folder: folder)
+                let path = try SessionReport.write(folder: folder, instance: instanceName(for: folder, inv))
                 inv.console.out(path)
                 if inv.flag("open") { open(path, inv) }
             } catch let e as CommandFailure {
@@ -40,6 +40,14 @@ enum ReportCommand {
             }
         }
         return worst
+    }
+
+    /// The configured instance whose server recorded the folder (its summary's `server`),
+    /// for the page's header; nil when none matches or the configuration cannot be read.
+    static func instanceName(for folder: String, _ inv: Invocation) -> String? {
+        guard let config = try? inv.configuration(), let data = FileManager.default.contents(atPath: folder + "/summary.json"),
+              let json = try? JSONDecoder().decode(JSONValue.self, from: data), let server = ReportSummary(json: json).server else { return nil }
+        return config.instances.first { (try? config.instance(named: $0.name))?.server == server }?.name
     }
 
     /// Hands the page to the desktop's browser; says why not when there is no display.
