@@ -42,6 +42,14 @@ import TestSupport
         #expect(Self.count("<rect class=\"gap-", in: html) - ReportTimeline.SpanKind.allCases.filter { $0.rawValue.hasPrefix("gap-") }.count == 1, "DTX is not drawn")
     }
 
+    @Test func theLevelStripIsAStepAreaWithOneStepPerRun() {
+        let l = AudioLevels(stepMs: 200, values: [0, 0, 63, 63, 63, 0])
+        // 400–1000 ms of 1200: x 513.3–1013.3; the strip's base is 34 (above the turns), full scale 28 high.
+        #expect(ReportPage.levelPath(l, start: 0, y: 0, d: 1200) == "M513.3 34L513.3 6H1013.3V34Z")
+        // Starting 200 ms into the session, and silent: nothing.
+        #expect(ReportPage.levelPath(AudioLevels(stepMs: 200, values: [0, 0]), start: 200, y: 0, d: 1200) == "")
+    }
+
     @Test func playersUseRelativePathsAndTheirStartOffsets() {
         let html = ReportPage.render(Self.input(), nonce: "n")
         #expect(html.contains("<audio controls preload=\"metadata\" src=\"Alice.opus\" data-start=\"100\" data-file-duration-ms=\"19900\""))

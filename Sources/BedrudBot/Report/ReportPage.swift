@@ -265,6 +265,12 @@ enum ReportPage {
                 steps.append((x0, x1, v))
             }
         }
+        // Runs of one level are one step (a steady tone or silence costs a few bytes).
+        var merged: [(x0: Double, x1: Double, v: UInt8)] = []
+        for s in steps {
+            if let last = merged.last, last.v == s.v, abs(last.x1 - s.x0) < 0.05 { merged[merged.count - 1].x1 = s.x1 } else { merged.append(s) }
+        }
+        steps = merged
         let base = Double(y + laneHeight - 16)  // above the turns' row
         let top = 28.0
         var p = ""
