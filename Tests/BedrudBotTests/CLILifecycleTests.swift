@@ -87,7 +87,7 @@ import TestSupport
         #expect(end?.code == 0, "\(String(describing: end)) \(p.stdout.suffix(2000))")
         let dir = try Self.session(out, "standup")
         let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
-        #expect(files == ["Alice Martin.opus", "events.jsonl", "room.opus", "summary.json", "transcript.vtt"], "--include Alice* leaves Bob out: \(files)")
+        #expect(files == ["Alice Martin.opus", "events.jsonl", "report.html", "room.opus", "summary.json", "transcript.vtt"], "--include Alice* leaves Bob out: \(files)")
         let s = try Self.summary(dir)
         #expect(s["end_reason"] as? String == "signal" && s["message"] as? String == "terminated (SIGTERM)", "\(s)")
         let people = try #require(s["participants"] as? [[String: Any]])

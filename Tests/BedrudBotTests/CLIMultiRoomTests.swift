@@ -79,7 +79,7 @@ import TestSupport
         for (room, person) in [("alpha", "Alice Martin"), ("beta", "Bob Chen")] {
             let dir = try CLILifecycleTests.session(out, room)
             let files = try await Self.expectVerified(user, dir)
-            #expect(files == ["\(person).opus", "events.jsonl", "room.opus", "summary.json", "transcript.vtt"], "\(room): \(files)")
+            #expect(files == ["\(person).opus", "events.jsonl", "report.html", "room.opus", "summary.json", "transcript.vtt"], "\(room): \(files)")
             let s = try CLILifecycleTests.summary(dir)
             #expect(s["room"] as? String == room && s["end_reason"] as? String == "signal" && s["exit_code"] as? Int == 0, "\(s)")
             let people = try #require(s["participants"] as? [[String: Any]])

@@ -28,7 +28,7 @@ import TestSupport
         #expect(sessions.count == 1)
         let dir = out + "/standup/" + sessions[0]
         let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
-        #expect(files == ["Alice Martin.opus", "Bob Chen.opus", "events.jsonl", "room.opus", "summary.json", "transcript.vtt"], "\(files)")
+        #expect(files == ["Alice Martin.opus", "Bob Chen.opus", "events.jsonl", "report.html", "room.opus", "summary.json", "transcript.vtt"], "\(files)")
 
         // Independent check: opusinfo accepts every file.
         var lengths: [String: Double] = [:]
@@ -100,7 +100,7 @@ import TestSupport
         let r = try await user.expect(0, ["repair", dir])
         #expect(r.stdout.contains("transcript.vtt: rebuilt from events.jsonl") && r.stdout.contains("summary.json: rebuilt from events.jsonl"), "\(r.stdout)")
         let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
-        #expect(files == ["Alice Martin.opus", "Bob Chen.opus", "events.jsonl", "room.opus", "summary.json", "transcript.vtt"], "\(files)")
+        #expect(files == ["Alice Martin.opus", "Bob Chen.opus", "events.jsonl", "report.html", "room.opus", "summary.json", "transcript.vtt"], "\(files)")
         for part in parts {
             let final = dir + "/" + part.replacingOccurrences(of: ".part", with: "")
             let info = try opusinfo(final)

@@ -1,5 +1,6 @@
 import BedrudProtocol
 import FoundationEssentials
+import Glibc
 
 /// The program: parses argv, sets up logging, runs the command, reports errors and
 /// returns the exit code. `main.swift` only calls ``run(_:environment:)``.
@@ -26,6 +27,7 @@ public enum BedrudBotCLI {
                 RoomCommands.spec, JoinCommand.spec, SayCommand.spec, SmokeCommand.spec, ConfigCommands.spec,
                 MediaCommands.verify, MediaCommands.repair, MediaCommands.bench, MediaCommands.devRecord, PlayCommand.spec,
                 CompletionCommands.spec, CompletionCommands.manpage,
+                ReportCommand.spec, RecordingsCommand.spec, StatusCommand.spec,
                 CommandSpec("version", summary: "print the version", action: { inv in
                     inv.console.out("bedrud-bot \(BedrudBotVersion.string)")
                     return .success
@@ -54,7 +56,12 @@ public enum BedrudBotCLI {
             early.err("Run '\(p) --help' for usage.")
             return ExitCode.usage.rawValue
         }
-        let command = ArgumentParser.command(at: parsed.path, in: tree)
+        var command = ArgumentParser.command(at: parsed.path, in: tree)
+        // Bare `bedrud-bot` (global options allowed) on a terminal shows where you are, as the
+        // apps' first screen does; in a pipe or a script it stays the help.
+        if parsed.path.isEmpty && parsed.positionals.isEmpty && !parsed.flag("help") && isatty(1) != 0 {
+            command = StatusCommand.spec
+        }
         if parsed.flag("help") || command.action == nil {
             early.out(HelpFormatter.help(for: parsed.path, root: tree))
             return ExitCode.success.rawValue

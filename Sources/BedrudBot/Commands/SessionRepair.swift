@@ -182,6 +182,7 @@ enum SessionRepair {
             console.out("\(dir)/\(name): rebuilt from events.jsonl (\(summary.repaired.eventLines) events" +
                         (summary.repaired.eventLinesUnreadable > 0 ? ", \(summary.repaired.eventLinesUnreadable) cut-off line skipped" : "") + ")")
         }
+        if let path = SessionReport.writeLogged(folder: dir) { console.out("\(path): written") }
         return worst
     }
 }

@@ -310,6 +310,7 @@ final class RoomRun: Sendable {
                 logger.error("\(error)")
                 if code == .success { (code, message) = (.diskLow, "\(error)") }
             }
+            await SessionReport.writeOffPool(folder: folder.path, instance: plan.instance.name)
             console.note(Self.filesLine(directory: folder.path))
             folder.release()
             if let command = options.onFinish {

@@ -13,9 +13,11 @@ final class OpusDecoderBox {
     private(set) var libopusNanos: UInt64 = 0
     private(set) var calls = 0
 
-    init?(channels: Int) {
+    /// - Parameter sampleRate: 48000 (the pipeline), or 8000/12000/16000/24000 where
+    ///   full bandwidth is not needed (the report's level strip: cheaper to decode).
+    init?(channels: Int, sampleRate: Int32 = 48000) {
         var err: Int32 = 0
-        guard let d = opus_decoder_create(48000, Int32(channels), &err), err == OPUS_OK else { return nil }
+        guard let d = opus_decoder_create(sampleRate, Int32(channels), &err), err == OPUS_OK else { return nil }
         decoder = d
         self.channels = channels
     }

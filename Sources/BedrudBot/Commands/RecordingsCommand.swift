@@ -1,0 +1,202 @@
+import BedrudMedia
+import BedrudProtocol
+import FoundationEssentials
+import Glibc
+
+/// `recordings [ROOM]`: the session folders under the output directory, newest first.
+enum RecordingsCommand {
+    static let spec = CommandSpec(
+        "recordings", summary: "list recorded sessions, newest first: date, room, length, people, how it ended, size, problems",
+        discussion: """
+            Looks for session folders (folders with events.jsonl) under the output directory
+            (--output, else record.output_dir, else ~/.local/share/bedrud-bot/recordings) and
+            lists them newest first, each with the path of its report.html. Every .opus file is
+            verified (as 'verify' does, without decoding); a failed check, a .part file left by a
+            crash, or a missing summary.json is a problem. A folder still being recorded says so.
+
+            Exit status: 0 (also when there is nothing to list), 5 when the output directory
+            does not exist.
+
+            Examples:
+              bedrud-bot recordings
+              bedrud-bot recordings standup --json | jq -r '.[0].report'
+            """,
+        arguments: [ArgumentSpec("ROOM", optional: true, help: "Only sessions of this room.")],
+        options: [
+            OptionSpec("output", short: "o", value: "DIR", help: "Where the recordings are (default: record.output_dir)."),
+            OptionSpec("limit", value: "N", help: "List at most N sessions (default: all)."),
+            OptionSpec("json", help: "Print a JSON array, one object per session."),
+        ],
+        action: run)
+
+    /// One session folder as listed (also the `--json` shape).
+    struct Entry: Encodable, Equatable {
+        var folder: String
+        /// `report.html`'s path, or nil when the folder has none (older or unrepaired).
+        var report: String?
+        var room: String?
+        var started: String?
+        var durationMs: Int64?
+        var people: Int
+        /// summary.json's `end_reason`; `recording` while a bot holds the folder; `unfinished`
+        /// for a crashed session not yet repaired.
+        var endReason: String
+        var bytes: Int64
+        var problems: [String]
+
+        enum CodingKeys: String, CodingKey {
+            case folder, report, room, started, people, bytes, problems
+            case durationMs = "duration_ms", endReason = "end_reason"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(folder, forKey: .folder)
+            try c.encode(report, forKey: .report)
+            try c.encode(room, forKey: .room)
+            try c.encode(started, forKey: .started)
+            try c.encode(durationMs, forKey: .durationMs)
+            try c.encode(people, forKey: .people)
+            try c.encode(endReason, forKey: .endReason)
+            try c.encode(bytes, forKey: .bytes)
+            try c.encode(problems, forKey: .problems)
+        }
+    }
+
+    // MARK: - Pure: one folder's facts → an entry
+
+    /// What one session folder holds, as read by ``scan(_:)``.
+    struct FolderFacts {
+        var path: String
+        var summary: ReportSummary?
+        var events: [ReportEvent]
+        var files: [(name: String, bytes: Int64)]
+        /// `verify` problems per `.opus` file (empty: valid).
+        var verify: [String: [String]]
+        var busy: Bool
+    }
+
+    static func entry(_ f: FolderFacts) -> Entry {
+        let started = f.summary?.started ?? f.events.first { $0.type == "session_started" }?.string("time")
+        let room = f.summary?.room ?? f.events.first { $0.type == "session_started" }?.string("room")
+        var people = Set<String>()
+        for e in f.events where e.type == "participant_joined" { if let id = e.identity { people.insert(id) } }
+        for p in f.summary?.participants ?? [] { people.insert(p.identity) }
+        let ended = f.events.last { $0.type == "session_ended" }
+        let duration = f.summary?.durationMs ?? ended?.int64("duration_ms") ?? f.events.map { max($0.offsetMs, $0.int64("end_ms") ?? 0) }.max()
+        let names = Set(f.files.map(\.name))
+        var problems: [String] = []
+        let parts = f.files.map(\.name).filter { $0.hasSuffix(".part") }.sorted()
+        if !f.busy {
+            if !parts.isEmpty { problems.append(".part left: " + parts.joined(separator: ", ") + " (run: bedrud-bot repair \(f.path))") }
+            if f.summary == nil { problems.append("no summary.json") }
+        }
+        for (name, p) in f.verify.sorted(by: { $0.key < $1.key }) where !p.isEmpty {
+            problems.append("verify \(name): \(p.first ?? "")" + (p.count > 1 ? " (+\(p.count - 1) more)" : ""))
+        }
+        let reason = f.busy ? "recording" : (f.summary?.endReason ?? "unfinished")
+        return Entry(folder: f.path, report: names.contains(SessionReport.fileName) ? f.path + "/" + SessionReport.fileName : nil,
+                     room: room, started: started, durationMs: duration, people: people.count, endReason: reason,
+                     bytes: f.files.reduce(0) { $0 + $1.bytes }, problems: problems)
+    }
+
+    /// Newest first (by start time; folders without one last, by path).
+    static func sorted(_ entries: [Entry]) -> [Entry] {
+        entries.sorted { a, b in
+            let ta = a.started.flatMap(ReportFormat.unixMs(iso:)), tb = b.started.flatMap(ReportFormat.unixMs(iso:))
+            switch (ta, tb) {
+            case let (x?, y?): return x != y ? x > y : a.folder > b.folder
+            case (.some, nil): return true
+            case (nil, .some): return false
+            case (nil, nil): return a.folder > b.folder
+            }
+        }
+    }
+
+    // MARK: - The shell
+
+    /// Session folders under `root`, at most `depth` levels down (a session folder is not
+    /// searched further).
+    static func sessionFolders(under root: String, depth: Int = 5) -> [String] {
+        let fm = FileManager.default
+        var isDir = false
+        guard depth >= 0, fm.fileExists(atPath: root, isDirectory: &isDir), isDir else { return [] }
+        if fm.fileExists(atPath: root + "/events.jsonl") { return [root] }
+        guard depth > 0 else { return [] }
+        return ((try? fm.contentsOfDirectory(atPath: root)) ?? []).sorted().filter { !$0.hasPrefix(".") }
+            .flatMap { sessionFolders(under: root + "/" + $0, depth: depth - 1) }
+    }
+
+    static func scan(_ path: String) -> FolderFacts {
+        let fm = FileManager.default
+        let text = (try? String(contentsOfFile: path + "/events.jsonl", encoding: .utf8)) ?? ""
+        var summary: ReportSummary?
+        if let data = fm.contents(atPath: path + "/summary.json"), let v = try? JSONDecoder().decode(JSONValue.self, from: data) {
+            summary = ReportSummary(json: v)
+        }
+        var files: [(String, Int64)] = []
+        var verify: [String: [String]] = [:]
+        for name in ((try? fm.contentsOfDirectory(atPath: path)) ?? []).sorted() {
+            files.append((name, SessionReport.size(path + "/" + name)))
+            if name.hasSuffix(".opus") {
+                verify[name] = (try? OggOpusVerifier.verify(path: path + "/" + name))?.problems ?? ["cannot be read"]
+            }
+        }
+        return FolderFacts(path: path, summary: summary, events: ReportEvent.parse(text).events, files: files.map { (name: $0.0, bytes: $0.1) },
+                           verify: verify, busy: SessionFolder.isBusy(path))
+    }
+
+    static func run(_ inv: Invocation) async throws -> ExitCode {
+        let ctx = try BotContext(inv)
+        let root = PathText.fixingSlashes(inv.value("output") ?? ctx.config.string("record", "output_dir") ?? Configuration.defaultOutputDir(inv.environment))
+        var limit = Int.max
+        if let l = inv.value("limit") {
+            guard let n = Int(l), n > 0 else { throw CommandFailure(.usage, "--limit must be a whole number of sessions, 1 or more (got '\(l)')") }
+            limit = n
+        }
+        var isDir = false
+        guard FileManager.default.fileExists(atPath: root, isDirectory: &isDir), isDir else {
+            throw CommandFailure(.notFound, "no recordings folder at \(root) (nothing recorded yet, or a different --output / record.output_dir)")
+        }
+        let room = inv.positionals.first
+        let entries = Array(sorted(sessionFolders(under: root).map { entry(scan($0)) }.filter { room == nil || $0.room == room }).prefix(limit))
+        if inv.flag("json") {
+            try JSONOutput.print(entries, to: inv.console)
+            return .success
+        }
+        if entries.isEmpty {
+            inv.console.out(room.map { "No recordings of room '\($0)' under \(root)." } ?? "No recordings under \(root). Record one with: bedrud-bot join ROOM --record")
+            return .success
+        }
+        for line in table(entries) { inv.console.out(line) }
+        return .success
+    }
+
+    /// The text listing: a header, one row per session, then its report's path and problems.
+    static func table(_ entries: [Entry], utcOffset: (Int64) -> Int = localOffset) -> [String] {
+        let rows = entries.map { e -> [String] in
+            let date = e.started.flatMap(ReportFormat.unixMs(iso:)).map { ms in
+                String(ReportFormat.localTime(unixMs: ms, utcOffsetSeconds: utcOffset(ms)).prefix(16))
+            } ?? "-"
+            return [date, e.room ?? "-", e.durationMs.map { ReportFormat.clock(ms: $0) } ?? "-", String(e.people), e.endReason,
+                    ReportFormat.bytes(e.bytes), e.problems.isEmpty ? "-" : "\(e.problems.count)"]
+        }
+        let head = ["DATE", "ROOM", "LENGTH", "PEOPLE", "ENDED", "SIZE", "PROBLEMS"]
+        let widths = head.indices.map { i in max(head[i].count, rows.map { $0[i].count }.max() ?? 0) + 2 }
+        func line(_ r: [String]) -> String { r.indices.map { $0 == r.count - 1 ? r[$0] : r[$0].padded(to: widths[$0]) }.joined() }
+        var out = [line(head)]
+        for (e, r) in zip(entries, rows) {
+            out.append(line(r))
+            out.append("  " + (e.report ?? "\(e.folder) (no report.html: bedrud-bot report \(e.folder))"))
+            for p in e.problems { out.append("  problem: \(p)") }
+        }
+        return out
+    }
+
+    static func localOffset(_ unixMs: Int64) -> Int {
+        var t = time_t(unixMs / 1000)
+        var tmv = tm()
+        localtime_r(&t, &tmv)
+        return Int(tmv.tm_gmtoff)
+    }
+}

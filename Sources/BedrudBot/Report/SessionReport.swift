@@ -1,0 +1,129 @@
+import BedrudMedia
+import BedrudProtocol
+import FoundationEssentials
+import Glibc
+
+/// The shell around ``ReportPage``: reads a session folder (summary.json, events.jsonl,
+/// the audio files, verified and decoded for their level strips, attachments) and writes
+/// `report.html` into it, replacing an older one. Called when a session finishes, by
+/// `repair`, and by `bedrud-bot report`.
+enum SessionReport {
+    static let fileName = "report.html"
+
+    /// Builds and writes the folder's report; returns its path.
+    @discardableResult
+    static func write(folder: String, instance: String? = nil) throws -> String {
+        let input = try read(folder: folder, instance: instance)
+        var rng = SystemRandomNumberGenerator()
+        let nonce = (0..<4).map { _ in String(rng.next() as UInt32, radix: 16) }.joined()
+        let html = ReportPage.render(input, nonce: nonce)
+        let path = folder + "/" + fileName
+        var st = stat()
+        let mode: mode_t = stat(folder + "/events.jsonl", &st) == 0 ? st.st_mode & 0o666 : 0o640
+        let part = path + ".part"
+        unlink(part)
+        try SessionFolder.writeFinished(part, html, mode: mode, temporarySuffix: ".tmp")
+        if rename(part, path) != 0 {
+            let e = errno
+            unlink(part)
+            throw CommandFailure(.failure, "cannot write \(path): \(String(cString: strerror(e)))")
+        }
+        return path
+    }
+
+    /// Everything the page shows, from the folder's files.
+    static func read(folder: String, instance: String?) throws -> ReportInput {
+        let fm = FileManager.default
+        guard let eventsText = try? String(contentsOfFile: folder + "/events.jsonl", encoding: .utf8) else {
+            throw CommandFailure(.notFound, "\(folder) is not a session folder (it has no readable events.jsonl)")
+        }
+        let (events, unreadable) = ReportEvent.parse(eventsText)
+        var summary = ReportSummary()
+        if let data = fm.contents(atPath: folder + "/summary.json"), let v = try? JSONDecoder().decode(JSONValue.self, from: data) {
+            summary = ReportSummary(json: v)
+        }
+        let names = ((try? fm.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+        var files: [ReportFile] = []
+        var other: [(String, Int64)] = []
+        var existing = Set<String>()
+        for name in names {
+            let path = folder + "/" + name
+            existing.insert(name)
+            if name.hasSuffix(".opus") {
+                files.append(audioFile(path: path, name: name, summary: summary))
+            } else if name == "attachments" {
+                for a in ((try? fm.contentsOfDirectory(atPath: path)) ?? []).sorted() {
+                    existing.insert("attachments/" + a)
+                    other.append(("attachments/" + a, size(path + "/" + a)))
+                }
+            } else if !name.hasSuffix(".part") && !name.hasSuffix(".tmp") && name != fileName && !name.hasPrefix(".") {
+                other.append((name, size(path)))
+            }
+        }
+        // The room mix first, then participants in the order they appear in the summary.
+        let order = Dictionary(summary.participants.enumerated().map { ($1.file ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+        files.sort { a, b in
+            if (a.identity == nil) != (b.identity == nil) { return a.identity == nil }
+            return (order[a.name] ?? Int.max, a.name) < (order[b.name] ?? Int.max, b.name)
+        }
+        let startMs = summary.started.flatMap(ReportFormat.unixMs(iso:))
+            ?? events.first { $0.type == "session_started" }?.string("time").flatMap(ReportFormat.unixMs(iso:)) ?? 0
+        var t = time_t(startMs / 1000)
+        var tmv = tm()
+        localtime_r(&t, &tmv)
+        return ReportInput(summary: summary, events: events, unreadableEventLines: unreadable, files: files,
+                           otherFiles: other.map { (path: $0.0, bytes: $0.1) },
+                           leftoverParts: names.filter { $0.hasSuffix(".part") }, instance: instance,
+                           utcOffsetSeconds: Int(tmv.tm_gmtoff), existingPaths: existing)
+    }
+
+    static func size(_ path: String) -> Int64 {
+        var st = stat()
+        return stat(path, &st) == 0 ? Int64(st.st_size) : 0
+    }
+
+    /// One `.opus` file: verified (as `verify` does), its participant and start from its
+    /// tags (else the summary), and its level strip decoded with libopus.
+    static func audioFile(path: String, name: String, summary: ReportSummary) -> ReportFile {
+        var f = ReportFile(name: name, bytes: size(path))
+        guard let report = try? OggOpusVerifier.verify(path: path) else { return f }
+        f.valid = report.isValid
+        f.problems = report.problems
+        f.durationMs = report.durationMillis
+        let tag = { (key: String) in report.tags?.comments.first { $0.key == key }?.value }
+        f.identity = tag("PARTICIPANT_IDENTITY").flatMap { $0.isEmpty ? nil : $0 }
+        let fromSummary = summary.participants.first { $0.file == name }
+        if f.identity == nil, let p = fromSummary { f.identity = p.identity }
+        f.startOffsetMs = tag("START_OFFSET_MS").flatMap { Int64($0) } ?? fromSummary?.startOffsetMs ?? 0
+        if let data = FileManager.default.contents(atPath: path) {
+            f.levels = try? OggOpusLevels.measure([UInt8](data))
+        }
+        return f
+    }
+}
+
+extension SessionReport {
+    /// ``write(folder:instance:)`` for the end of a session and `repair`: a page that cannot
+    /// be written is logged, never a reason to fail the session (its recordings are done).
+    @discardableResult
+    static func writeLogged(folder: String, instance: String? = nil) -> String? {
+        do {
+            return try write(folder: folder, instance: instance)
+        } catch {
+            Logger("report").error("report.html not written: \(error)")
+            return nil
+        }
+    }
+}
+
+extension SessionReport {
+    /// ``writeLogged(folder:instance:)`` on a thread of its own: decoding a long session's
+    /// files takes seconds of CPU, which must not hold a thread of the cooperative pool
+    /// (other rooms of the same process are still finishing).
+    @discardableResult
+    static func writeOffPool(folder: String, instance: String? = nil) async -> String? {
+        await withCheckedContinuation { (k: CheckedContinuation<String?, Never>) in
+            OSThread.start(name: "bedrud-report") { k.resume(returning: writeLogged(folder: folder, instance: instance)) }
+        }
+    }
+}
