@@ -188,6 +188,7 @@ public struct RoomState: Sendable {
 
     var queue: [LiveKit.SignalRequest] = []
     var lastDataSequence: [String: UInt32] = [:]
+    var chatAssembler = ChatAssembler()
     var sidToIdentity: [String: String] = [:]
     var retiredSids: Set<String> = []
     var retiredOrder: [String] = []
@@ -414,6 +415,7 @@ public struct RoomState: Sendable {
             output.append(.send(.ping(timestampMs: now.milliseconds)))
             output.append(.send(.pingReq(timestampMs: now.milliseconds, rttMs: rttMs ?? 0)))
             arm(.ping, afterMs: pingIntervalMs)
+            expireChatChunks()
         case .pingTimeout:
             guard signal == .ready, pingTimeoutMs > 0 else { return }
             // Wrapping and clamped: a clock that jumps must not trap.
