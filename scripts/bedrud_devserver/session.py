@@ -209,7 +209,8 @@ class ClientParticipant(Participant):
                                      protocol=self.config.server_protocol, node_id=self.room.sfu.node_id)
         return lkr.JoinResponse(
             room=self.room.room_info(), participant=self.info(), other_participants=others,
-            server_version=self.config.server_version, ice_servers=[], subscriber_primary=True,
+            server_version=self.config.server_version, ice_servers=turn_servers(self.config, self.identity),
+            subscriber_primary=True,
             ping_timeout=self.config.ping_timeout, ping_interval=self.config.ping_interval,
             server_info=server_info, fast_publish=self.can_publish,
             enabled_publish_codecs=[lkm.Codec(mime="audio/opus"), lkm.Codec(mime="audio/red")],
@@ -800,7 +801,8 @@ class ClientParticipant(Participant):
         server_info = lkm.ServerInfo(edition=lkm.ServerInfo.Standard, version=self.config.server_version,
                                      protocol=self.config.server_protocol, node_id=self.room.sfu.node_id)
         self.send_signal(lkr.SignalResponse(reconnect=lkr.ReconnectResponse(
-            ice_servers=[], server_info=server_info, last_message_seq=self.last_client_sequence)))
+            ice_servers=turn_servers(self.config, self.identity), server_info=server_info,
+            last_message_seq=self.last_client_sequence)))
         self.send_signal(lkr.SignalResponse(update=lkr.ParticipantUpdate(
             participants=[p.info() for p in self.room.participants.values()])))
         self.send_signal(lkr.SignalResponse(room_update=lkr.RoomUpdate(room=self.room.room_info())))
@@ -865,6 +867,23 @@ class ClientParticipant(Participant):
             "subscriptions": [s.dev_state() for s in self.subscriptions.values()],
         })
         return out
+
+
+def turn_servers(config, identity: str, now: Optional[float] = None) -> list:  # type: ignore[no-untyped-def]
+    """`ice_servers` for a JoinResponse or ReconnectResponse: the configured TURN URLs
+    with credentials that expire `turn_ttl` from now (TURN REST API, coturn's
+    use-auth-secret). LiveKit >= 1.12 hands out such credentials and checks their expiry
+    on new allocations only (v1.13.5 pkg/service/turn.go:270-279); every response has a
+    fresh pair, so a client that resumes can allocate again."""
+    if not config.turn_urls:
+        return []
+    import base64
+    import hashlib
+    import hmac
+    expiry = int((time.time() if now is None else now) + config.turn_ttl)
+    username = f"{expiry}:{identity}"
+    password = base64.b64encode(hmac.new(config.turn_secret.encode(), username.encode(), hashlib.sha1).digest()).decode()
+    return [lkr.ICEServer(urls=list(config.turn_urls), username=username, credential=password)]
 
 
 def subscriber_codecs(red: bool) -> list:
