@@ -1,4 +1,6 @@
 @testable import BedrudBot
+import BedrudCore
+import BedrudMedia
 import BedrudProtocol
 import Foundation
 import Testing
@@ -55,5 +57,41 @@ import Testing
         #expect(unsaved["saved"] as? Bool == false && unsaved["bytes"] as? Int == 4 && unsaved["url"] == nil)
         let link = AttachmentStore.eventFields(.init(kind: "image", url: "https://h/p.png", mime: "image/png", size: 9), chatID: "x", index: 0, store: store)
         #expect(link["url"] as? String == "https://h/p.png" && link["size"] as? Int == 9 && link["path"] == nil)
+    }
+}
+
+/// A chunked chat with an inline image, from the wire to events.jsonl and the saved file.
+@Suite struct ChatAttachmentEventTests {
+    @Test func aChunkedInlineImageIsSavedByteForByteAndTheEventCarriesItsPath() throws {
+        let dir = try AttachmentStoreTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var rng = SystemRandomNumberGenerator()
+        let picture = (0..<300_000).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let url = "data:image/png;base64," + Data(picture).base64EncodedString()
+        let text = String(repeating: "Grüße 😀 👩‍👩‍👧 ", count: 6000)
+        let chat = BedrudChatPayload(id: "img-1", timestampMs: 1, senderName: "Ada", senderIdentity: "ada", message: text,
+                                     attachments: [.init(kind: "image", url: url, mime: "image/png", width: 1, height: 1, size: picture.count)])
+        var assembler = ChatAssembler()
+        var whole: [BedrudChatPayload] = []
+        for p in try ChatChunker.packets(for: chat) {
+            for case .chat(let c, _) in assembler.handle(try #require(BedrudChatWire(topic: "chat", payload: p)), from: "ada", at: 0) { whole.append(c) }
+        }
+        #expect(whole.count == 1)
+        let w = try TranscriptWriter(path: dir + "/events.jsonl", startUnixNanos: 0, startMonotonicNanos: MonotonicClock.nanos(),
+                                     attachments: AttachmentStore(directory: dir))
+        var formatter = RoomEventFormatter()
+        let event = RoomEvent.chatReceived(MeetingChatMessage(id: "img-1", senderIdentity: "ada", senderName: "Ada", text: whole[0].message,
+                                                              timestampMs: 1, attachments: whole[0].attachments))
+        let started = ContinuousClock.now
+        _ = formatter.text(event)
+        TranscriptEvents.write(event, to: w, formatter: formatter)
+        #expect(ContinuousClock.now - started < .seconds(20))
+        let line = try String(contentsOfFile: dir + "/events.jsonl", encoding: .utf8)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(object["message"] as? String == text)
+        let attachment = try #require((object["attachments"] as? [[String: Any]])?.first)
+        #expect(attachment["path"] as? String == "attachments/img-1-0.png" && attachment["bytes"] as? Int == picture.count)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/attachments/img-1-0.png")) == Data(picture))
+        #expect(!line.contains("base64"))
     }
 }
