@@ -8,11 +8,8 @@ Runs *inside* a private network namespace (scripts/netns-run), like sdk_record_p
 
 `BEDRUD_BOT` names another bot binary (default: .build/release/bedrud-bot).
 
-The packets come from `web_chat_packets`, written here from the rules of the web client's
-`buildChatWirePackets` (apps/web/src/components/meeting/chat/chatDataChannel.ts, v0.12):
-one `chat` when its JSON is at most 60,000 UTF-8 bytes, else a `chat_chunk_meta` and
-`chat_chunk`s of each section (message text, attachments JSON, poll JSON), every part the
-longest prefix whose packet (sized with index 0) fits in 60,000 bytes.
+The packets come from bedrud_devserver/chatwire.py, written from the rules of the web
+client's `buildChatWirePackets` (chatDataChannel.ts, v0.12).
 """
 from __future__ import annotations
 
@@ -30,6 +27,7 @@ import traceback
 
 from livekit import rtc
 
+from ..chatwire import chat_packets as web_chat_packets, wire
 from .helpers import REPO, DevServer
 from .sdk_record_probe import wait_for, ws_url
 
@@ -40,49 +38,6 @@ SAFE_BYTES = 60_000
 # Multibyte text (2-, 3-, 4-byte UTF-8, a ZWJ sequence) long enough to be cut.
 TEXT = "Grüße aus Köln — «سلام» 😀 👩‍👩‍👧 " * 2600
 IMAGE_BYTES = 300_000  # under Bedrud's 512,000-byte inline limit (chat_upload.go)
-
-
-def wire(obj: dict) -> bytes:
-    """JSON.stringify + TextEncoder: no spaces, UTF-8, key order as written."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-def split_section(msg_id: str, kind: str, text: str) -> list[str]:
-    # The web client cuts on UTF-16 units, but JSON.stringify spends 6 bytes on a lone
-    # surrogate and 4 on a pair, so its largest fitting prefix never ends inside a pair:
-    # cutting on code points gives the same parts.
-    parts: list[str] = []
-    rest = text
-    while rest:
-        lo, hi, best = 1, len(rest), 0
-        while lo <= hi:
-            mid = (lo + hi) // 2
-            if len(wire({"type": "chat_chunk", "id": msg_id, "kind": kind, "index": 0, "part": rest[:mid]})) <= SAFE_BYTES:
-                best, lo = mid, mid + 1
-            else:
-                hi = mid - 1
-        if best == 0:
-            raise ValueError("chunk overhead exceeds the limit")
-        parts.append(rest[:best])
-        rest = rest[best:]
-    return parts
-
-
-def web_chat_packets(chat: dict) -> list[bytes]:
-    single = wire(chat)
-    if len(single) <= SAFE_BYTES:
-        return [single]
-    sections = [("message", chat["message"]),
-                ("attachments", json.dumps(chat["attachments"], ensure_ascii=False, separators=(",", ":")) if chat["attachments"] else ""),
-                ("poll", json.dumps(chat["poll"], ensure_ascii=False, separators=(",", ":")) if "poll" in chat else "")]
-    parts = {kind: split_section(chat["id"], kind, text) for kind, text in sections}
-    meta = {"type": "chat_chunk_meta", "id": chat["id"], "timestamp": chat["timestamp"], "senderName": chat["senderName"],
-            "senderIdentity": chat["senderIdentity"], "messageChunks": len(parts["message"]),
-            "attachmentChunks": len(parts["attachments"]), "pollChunks": len(parts["poll"])}
-    out = [wire(meta)]
-    for kind, _ in sections:
-        out += [wire({"type": "chat_chunk", "id": chat["id"], "kind": kind, "index": i, "part": p}) for i, p in enumerate(parts[kind])]
-    return out
 
 
 def image() -> bytes:
