@@ -83,7 +83,7 @@ enum TranscriptEvents {
                 var pollEvent = pollFields(poll)
                 pollEvent["participant"] = participant(c.senderIdentity, name: name)
                 pollEvent["message_id"] = c.id
-                w.write("poll", offsetMs: off, pollEvent)
+                w.write("poll", pollEvent)
                 w.noteLine(offsetMs: off, text: "\(name.isEmpty ? c.senderIdentity : name) asks: \(poll.question) (" + poll.options.map(\.text).joined(separator: " / ") + ")")
             }
         case .chatDropped(let d):
