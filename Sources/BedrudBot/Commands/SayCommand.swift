@@ -81,7 +81,7 @@ enum SayCommand {
         func be32(_ i: Int) -> Int { bytes.count >= i + 4 ? Int(bytes[i]) << 24 | Int(bytes[i + 1]) << 16 | Int(bytes[i + 2]) << 8 | Int(bytes[i + 3]) : 0 }
         if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
             mime = "image/png"
-            (width, height) = (be32(16), be32(20))  // IHDR
+            if bytes.count >= 24, Array(bytes[12..<16]) == Array("IHDR".utf8) { (width, height) = (be32(16), be32(20)) }
         } else if bytes.starts(with: [0xFF, 0xD8, 0xFF]) {
             mime = "image/jpeg"
         } else if bytes.starts(with: Array("GIF87a".utf8)) || bytes.starts(with: Array("GIF89a".utf8)) {
