@@ -58,6 +58,18 @@ import Testing
         let link = AttachmentStore.eventFields(.init(kind: "image", url: "https://h/p.png", mime: "image/png", size: 9), chatID: "x", index: 0, store: store)
         #expect(link["url"] as? String == "https://h/p.png" && link["size"] as? Int == 9 && link["path"] == nil)
     }
+
+    @Test func aSessionSavesAtMostItsLimit() throws {
+        let dir = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = AttachmentStore(directory: dir, sessionLimit: 6)
+        let a = BedrudChatPayload.Attachment(kind: "image", url: "data:image/png;base64,AAEC/w==", mime: "image/png")
+        #expect(AttachmentStore.eventFields(a, chatID: "a", index: 0, store: store)["saved"] as? Bool == true)
+        let refused = AttachmentStore.eventFields(a, chatID: "b", index: 0, store: store)
+        #expect(refused["saved"] as? Bool == false && refused["path"] == nil && refused["bytes"] as? Int == 4)
+        #expect((refused["error"] as? String)?.contains("reached 6 bytes") == true, "\(refused)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/attachments") == ["a-0.png"])
+    }
 }
 
 /// A chunked chat with an inline image, from the wire to events.jsonl and the saved file.

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import BedrudProtocol
 import FoundationEssentials
+import Synchronization
 
 /// Chat attachments sent inline as `data:` URLs (Bedrud puts images under 512,000 bytes in
 /// the message itself: server/internal/storage/chat_upload.go), decoded and saved in the
@@ -21,13 +22,19 @@ public final class AttachmentStore: Sendable {
     static let maxIDLength = 64
     static let maxNameLength = 100
 
+    /// Bytes saved in one session at most: a sender flooding images cannot fill the disk.
+    public static let defaultSessionLimit = 256 << 20
+
     /// The session folder (`attachments/` is made in it on first use).
     public let directory: String
     let mode: mode_t
+    let sessionLimit: Int
+    private let saved = Mutex(0)
 
-    public init(directory: String, mode: mode_t = 0o640) {
+    public init(directory: String, mode: mode_t = 0o640, sessionLimit: Int = AttachmentStore.defaultSessionLimit) {
         self.directory = directory
         self.mode = mode
+        self.sessionLimit = sessionLimit
     }
 
     /// A `data:` URL taken apart (RFC 2397).
@@ -102,6 +109,12 @@ public final class AttachmentStore: Sendable {
     /// Writes `bytes` under the session folder at `relative` (or with `-2`, `-3`… before the
     /// extension when taken); returns the path written, relative to the folder.
     func write(_ bytes: [UInt8], relative: String) throws -> String {
+        let allowed = saved.withLock { total in
+            guard total + bytes.count <= sessionLimit else { return false }
+            total += bytes.count
+            return true
+        }
+        guard allowed else { throw CommandFailure(.failure, "the session's attachments reached \(sessionLimit) bytes; not saved") }
         let folder = directory + "/attachments"
         if mkdir(folder, 0o750) != 0 && errno != EEXIST {
             throw CommandFailure(.failure, "cannot create \(folder): \(String(cString: strerror(errno)))")
