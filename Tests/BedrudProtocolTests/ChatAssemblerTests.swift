@@ -53,6 +53,16 @@ import Testing
         #expect(chats(out).map(\.message) == [text])
     }
 
+    /// Emoji only: the packet size is not monotonic in the cut (a lone high surrogate costs 6
+    /// bytes, the pair 4), so the web client's binary search stops short of the longest part
+    /// that fits. 59,995 bytes is what its buildChatWirePackets gives here (chatDataChannel.ts
+    /// v0.12 run with tsc + node on 2026-12-02; the longest fitting part would be 59,999).
+    @Test func cutsWhereTheWebClientCuts() throws {
+        let packets = try ChatChunker.packets(for: BedrudChatPayload(id: "msg-3", timestampMs: 1, senderName: "U", senderIdentity: "u",
+                                                                     message: String(repeating: "😀", count: 40_000)))
+        #expect(packets.count == 4 && packets[1].count == 59_995)
+    }
+
     /// A sender that cuts inside a surrogate pair (JSON.stringify writes each half as an
     /// escape): the halves are joined before they become text.
     @Test func surrogatePairCutBetweenTwoChunksIsJoined() {

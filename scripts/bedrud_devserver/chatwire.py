@@ -11,34 +11,66 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 
 SAFE_BYTES = 60_000
 INLINE_MAX_BYTES = 512_000  # server/internal/storage/chat_upload.go: smaller uploads become data: URLs
 
 
 def wire(obj: dict) -> bytes:
-    """JSON.stringify + TextEncoder: no spaces, UTF-8, keys in the order written."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    """JSON.stringify + TextEncoder: no spaces, UTF-8, keys in the order written, and a lone
+    surrogate (half of a pair cut apart) as a `\\uXXXX` escape, as JSON.stringify writes it."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return re.sub("[\ud800-\udfff]", lambda m: "\\u%04x" % ord(m.group()), text).encode("utf-8")
+
+
+def _units(text: str) -> list[int]:
+    data = text.encode("utf-16-le", "surrogatepass")
+    return [int.from_bytes(data[i:i + 2], "little") for i in range(0, len(data), 2)]
+
+
+def _text(units: list[int]) -> str:
+    return b"".join(u.to_bytes(2, "little") for u in units).decode("utf-16-le", "surrogatepass")
+
+
+def _unit_cost(u: int) -> int:
+    if u in (0x22, 0x5C, 0x08, 0x0C, 0x0A, 0x0D, 0x09):
+        return 2
+    if u < 0x20 or 0xD800 <= u <= 0xDFFF:
+        return 6
+    return 1 if u < 0x80 else 2 if u < 0x800 else 3
 
 
 def _split(msg_id: str, kind: str, text: str) -> list[str]:
-    # The web client cuts on UTF-16 units, but JSON.stringify spends 6 bytes on a lone
-    # surrogate and 4 on a pair, so the largest fitting prefix never ends inside a pair:
-    # cutting on code points gives the same parts.
+    # As splitUtf8ByMaxBytes: the text is cut on UTF-16 units, each part the result of the
+    # same binary search over the encoded packet size (sized with index 0). The size is not
+    # monotonic in the cut (a lone high surrogate costs 6 bytes, the whole pair 4), so the
+    # search is reproduced step by step rather than taking the longest part that fits.
+    overhead = len(wire({"type": "chat_chunk", "id": msg_id, "kind": kind, "index": 0, "part": ""}))
+    units = _units(text)
     parts: list[str] = []
-    rest = text
-    while rest:
+    start = 0
+    while start < len(units):
+        rest = units[start:]
+        cost = [0] * (len(rest) + 1)
+        high_before = False
+        for k, u in enumerate(rest):
+            if high_before and 0xDC00 <= u <= 0xDFFF:
+                c, high_before = 4 - 6, False
+            else:
+                c, high_before = _unit_cost(u), 0xD800 <= u <= 0xDBFF
+            cost[k + 1] = cost[k] + c
         lo, hi, best = 1, len(rest), 0
         while lo <= hi:
             mid = (lo + hi) // 2
-            if len(wire({"type": "chat_chunk", "id": msg_id, "kind": kind, "index": 0, "part": rest[:mid]})) <= SAFE_BYTES:
+            if overhead + cost[mid] <= SAFE_BYTES:
                 best, lo = mid, mid + 1
             else:
                 hi = mid - 1
         if best == 0:
             raise ValueError("chunk overhead exceeds the limit")
-        parts.append(rest[:best])
-        rest = rest[best:]
+        parts.append(_text(rest[:best]))
+        start += best
     return parts
 
 

@@ -212,3 +212,17 @@ def test_chat_wire_packets_follow_the_web_clients_budget():
     assert meta["messageChunks"] == sum(1 for p in parts if p["kind"] == "message") > 1
     assert "".join(p["part"] for p in parts if p["kind"] == "message") == chat["message"]
     assert json.loads("".join(p["part"] for p in parts if p["kind"] == "attachments")) == chat["attachments"]
+
+
+def test_chat_wire_cuts_where_the_web_client_cuts():
+    # Emoji only: a lone high surrogate costs 6 bytes and the pair 4, so the packet size is
+    # not monotonic in the cut and the web client's binary search stops short of the longest
+    # part that fits. 59,995 bytes is what its buildChatWirePackets gives for this message
+    # (chatDataChannel.ts v0.12 run with tsc + node on 2026-12-02; the longest fitting part is 59,999).
+    from ..chatwire import chat_packets
+    chat = {"type": "chat", "id": "msg-3", "timestamp": 1, "senderName": "U", "senderIdentity": "u", "message": "😀" * 40_000,
+            "attachments": []}
+    packets = chat_packets(chat)
+    assert len(packets[1]) == 59_995
+    import json
+    assert "".join(json.loads(p)["part"] for p in packets[1:]) == chat["message"]
