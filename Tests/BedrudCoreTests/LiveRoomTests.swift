@@ -131,6 +131,94 @@ import TestSupport
         }
     }
 
+    /// The devserver's view of our bot's video subscriptions: (track, paused, payload bytes sent).
+    static func videoSubscriptions(_ server: DevServer, room: String) throws -> [(track: String, paused: Bool, bytes: Int)] {
+        let state = try server.dev("GET", "/_dev/state") as? [String: Any]
+        let rooms = state?["rooms"] as? [[String: Any]] ?? []
+        let r = rooms.first { ($0["name"] as? String) == room }
+        let participants = r?["participants"] as? [[String: Any]] ?? []
+        let bot = participants.first { ($0["client"] as? Bool) == true }
+        let subs = bot?["subscriptions"] as? [[String: Any]] ?? []
+        return subs.filter { ($0["codec"] as? String ?? "").hasPrefix("video/") }.map {
+            ($0["track"] as? String ?? "", $0["paused"] as? Bool ?? false, $0["payloadBytesSent"] as? Int ?? -1)
+        }
+    }
+
+    @Test func camerasAreTurnedOffAtTheServerAndAudioGoesOn() async throws {
+        // One camera from the start, one published while we are in the room. The server
+        // sends video to a subscriber that answers `inactive` (as pion does) unless it
+        // disabled the track: we must get none of it, and no rejoin.
+        let live = try await Self.start(text: """
+            room cams public
+            start first-join
+            at 0s join alice name=Alice
+            at 0s camera alice
+            at 0s join bob name=Bob
+            at 0.5s tone alice 440Hz 60s
+            at 0.5s tone bob 660Hz 60s
+            at 3s camera bob
+            at 60s leave alice
+            at 60s leave bob
+            """, room: "cams")
+        _ = try await live.waitFor("connected") { if case .connected = $0 { true } else { false } }
+        try await waitUntil("both cameras in our subscriber connection", timeout: 40, every: 0.2) {
+            (try? Self.videoSubscriptions(live.server, room: "cams").count) == 2
+        }
+        // Six more seconds of audio on both tracks after bob's camera came.
+        let audioNow = live.router.lock.withLock { s in s.trackSids.keys.map { (ssrc: $0, count: s.counts[$0] ?? 0) } }
+        #expect(audioNow.count == 2, "two audio tracks routed")
+        try await waitUntil("6 s more audio on both tracks", timeout: 60, every: 0.1) {
+            live.router.lock.withLock { s in audioNow.allSatisfy { (s.counts[$0.ssrc] ?? 0) >= $0.count + 300 } }
+        }
+        let videos = try await offPool { try Self.videoSubscriptions(live.server, room: "cams") }
+        #expect(videos.count == 2 && videos.allSatisfy { $0.paused && $0.bytes == 0 }, "\(videos)")
+        let events = await live.log.events
+        #expect(!events.contains { if case .reconnecting = $0 { true } else { false } }, "no reconnect: \(events)")
+        let refused = try await offPool { () -> Int? in
+            let state = try live.server.dev("GET", "/_dev/state") as? [String: Any]
+            let bot = ((state?["rooms"] as? [[String: Any]])?.first?["participants"] as? [[String: Any]])?.first { ($0["client"] as? Bool) == true }
+            return (bot?["stats"] as? [String: Any])?["answers_pion_refused"] as? Int
+        }
+        #expect(refused == nil, "every answer passes pion's rule")
+        await live.stop()
+    }
+
+    @Test func dataTrackChannelIsAcceptedAndItsMessagesIgnored() async throws {
+        let live = try await Self.start(text: """
+            room dtrack public
+            start first-join
+            at 0s join alice name=Alice
+            at 0.5s tone alice 440Hz 60s
+            at 60s leave alice
+            """, room: "dtrack")
+        let joined = try await live.waitFor("joined") { if case .roomJoined = $0 { true } else { false } }
+        guard case .roomJoined(_, let me) = joined else { return }
+        _ = try await live.waitFor("connected") { if case .connected = $0 { true } else { false } }
+        // A message shaped like a chat DataPacket: on `_data_track` it must not become one.
+        let chatLike = LiveKit.DataPacket.with {
+            $0.participantIdentity = "alice"
+            $0.value = .user(.with { $0.topic = "chat"; $0.payload = Array(#"{"type":"chat","message":"not chat"}"#.utf8) })
+        }.protobufBytes()
+        let path = "/_dev/rooms/dtrack/data-track/\(me.identity)"
+        try await waitUntil("the server's _data_track channel open", timeout: 20, every: 0.2) {
+            (try? await offPool { (try live.server.devBytes(path, body: chatLike)["ok"] as? Bool) == true }) == true
+        }
+        for junk in [[UInt8](repeating: 0xFF, count: 1200), [0x00]] {
+            let answer = try await offPool { String(describing: try live.server.devBytes(path, body: junk)) }
+            #expect(answer.contains("ok"), "\(answer)")
+        }
+        try await waitUntil("three ignored messages", timeout: 10, every: 0.05) { live.transport.ignoredDataMessages == 3 }
+        // The room goes on: a real chat arrives on `_reliable`.
+        _ = try await offPool { () -> Bool in _ = try live.server.dev("POST", "/_dev/rooms/dtrack/chat", json: ["from": "alice", "message": "real chat"]); return true }
+        let chat = try await live.waitFor("chat") { if case .chatReceived = $0 { true } else { false } }
+        if case .chatReceived(let c) = chat { #expect(c.text == "real chat") }
+        let events = await live.log.events
+        #expect(events.filter { if case .chatReceived = $0 { true } else { false } }.count == 1, "\(events)")
+        #expect(!events.contains { if case .reconnecting = $0 { true } else { false } })
+        #expect(live.transport.ignoredDataMessages == 3)
+        await live.stop()
+    }
+
     @Test func receivesEveryPacketAiortcSent() async throws {
         // Two talkers that stay for a minute, so the comparison never races their leaving.
         let live = try await Self.start(text: """

@@ -52,6 +52,20 @@ public final class DevServer: @unchecked Sendable {
     deinit { stop() }
 
     /// GET/POST on the devserver itself (e.g. `/_dev/state`), returning the parsed JSON.
+    /// POSTs `body` as raw bytes to a `/_dev/` path; the JSON answer (also for 4xx).
+    public func devBytes(_ path: String, body: [UInt8]) throws -> [String: Any] {
+        let hex = body.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        let r = try Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", """
+            import sys, urllib.request, ssl
+            req = urllib.request.Request(sys.argv[1], method="POST", data=bytes.fromhex(sys.argv[2]), headers={'Content-Type': 'application/octet-stream'})
+            try:
+                r = urllib.request.urlopen(req, context=ssl._create_unverified_context(), timeout=20); print(r.read().decode())
+            except urllib.error.HTTPError as e:
+                print(e.read().decode())
+            """, baseURL + path, hex], timeout: 30)
+        return try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any] ?? [:]
+    }
+
     public func dev(_ method: String = "GET", _ path: String, json body: Any? = nil) throws -> Any {
         let curl = URL(fileURLWithPath: "/usr/bin/env")
         var args = ["python3", "-c", """

@@ -129,6 +129,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--fault-seed", default="1", help="seed of the fault generator (default 1)")
     p.add_argument("--media", choices=["forward", "reencode"], default="forward",
                    help="forward publishers' RTP packets as LiveKit does (default), or decode and re-encode them")
+    p.add_argument("--turn-url", action="append", default=[], metavar="URL",
+                   help="a TURN server for ice_servers, e.g. turn:127.0.0.1:3478?transport=udp (repeatable; needs --turn-secret)")
+    p.add_argument("--turn-secret", default="", help="coturn's static-auth-secret: credentials are time-limited (use-auth-secret)")
+    p.add_argument("--turn-ttl", default="300s", help="lifetime of each TURN credential handed out (default 300s, as LiveKit 1.12)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     return p.parse_args(argv)
 
@@ -141,7 +145,7 @@ def build_config(args: argparse.Namespace) -> tuple[ServerConfig, FaultConfig]:
         lk_api_key=args.lk_api_key, lk_api_secret=args.lk_api_secret,
         lk_token_ttl=parse_duration(args.lk_token_ttl), lk_refresh_interval=parse_duration(args.refresh_interval),
         join_timeout=parse_duration(args.join_timeout), ice_hosts=args.ice_host or ["127.0.0.1"],
-        media=args.media,
+        media=args.media, turn_urls=args.turn_url, turn_secret=args.turn_secret, turn_ttl=parse_duration(args.turn_ttl),
         require_email_verification=args.require_email_verification, guest_login=args.guest_login == "on",
         room_min_age=_seconds(args.room_min_age, "--room-min-age"),
         room_idle_after=_seconds(args.room_idle_after, "--room-idle-after"),
@@ -160,6 +164,10 @@ def build_config(args: argparse.Namespace) -> tuple[ServerConfig, FaultConfig]:
         setattr(cfg, attr, default if value is None else value)
     if cfg.rate_window <= 0:
         raise ValueError("--rate-window must be more than 0")
+    if cfg.turn_urls and not cfg.turn_secret:
+        raise ValueError("--turn-url needs --turn-secret")
+    if cfg.turn_ttl < 1:
+        raise ValueError("--turn-ttl must be at least 1s")
     if not (0 <= args.port <= 65535):
         raise ValueError("--port must be 0..65535")
     if cfg.lk_refresh_interval < 1:

@@ -64,6 +64,13 @@ class ServerConfig:
     refuse_tokens: bool = False
     refuse_upgrades: bool = False
     bad_fingerprint: bool = False
+    # A TURN server handed out in JoinResponse/ReconnectResponse.ice_servers with
+    # time-limited credentials (coturn's use-auth-secret: username "<expiry>:<identity>",
+    # password base64(HMAC-SHA1(secret, username))), each response a fresh pair valid
+    # `turn_ttl` seconds, as LiveKit >= 1.12 does. Empty: no ICE servers (the default).
+    turn_urls: list[str] = field(default_factory=list)
+    turn_secret: str = ""
+    turn_ttl: float = 300.0
     # Filled in once the listening socket is bound.
     base_url: str = ""
 

@@ -40,6 +40,7 @@ class DevAPI:
             web.post("/_dev/users/{email}/deactivate", self.deactivate_user),
             web.post("/_dev/users/{email}/delete", self.delete_user),
             web.post("/_dev/rooms/{room}/chat", self.chat),
+            web.post("/_dev/rooms/{room}/data-track/{identity}", self.data_track),
             web.post("/_dev/rooms/{room}/system", self.system),
             web.post("/_dev/rooms/{room}/faults", self.faults),
             web.post("/_dev/rooms/{room}/scenario", self.scenario),
@@ -255,6 +256,21 @@ class DevAPI:
             user=lkm.UserPacket(payload=data, topic=topic, participant_sid=sender.sid,
                                 participant_identity=sender.identity))
         return room.send_data(packet, True, sender, [])
+
+    async def data_track(self, request: web.Request) -> web.Response:
+        """Writes the request body (1 to 65536 bytes, as is) on a client's `_data_track`
+        subscriber channel, where LiveKit >= 1.11 sends data-track packets."""
+        room = self._room(request)
+        body = await request.read()
+        if not 1 <= len(body) <= 65536:
+            return error(400, "the body (the message) must have 1 to 65536 bytes")
+        p = room.participants.get(request.match_info["identity"])
+        send = getattr(p, "send_data_track", None)
+        if send is None:
+            return error(404, "no such client participant")
+        if not send(body):
+            return error(409, "the _data_track channel is not open")
+        return json_response({"ok": True, "bytes": len(body)})
 
     async def system(self, request: web.Request) -> web.Response:
         room = self._room(request)

@@ -30,6 +30,7 @@ from typing import Optional
 
 
 AUDIO_CLOCK = 48000
+VIDEO_CLOCK = 90000
 OPUS_PT = 111
 RED_PT = 63
 PACKET_LOG_LIMIT = 6000   # per track: two minutes of 20 ms packets, for /_dev/ packet logs
@@ -102,6 +103,7 @@ class SourcePacket:
     marker: bool
     payload: bytes          # exactly as received
     red: bool = False       # payload is RFC 2198 RED around Opus
+    keyframe: bool = False  # video: the first packet of a key frame (a down track may start here)
 
     def opus_payload(self) -> Optional[bytes]:
         return red_primary(self.payload) if self.red else self.payload
@@ -142,7 +144,8 @@ class RtpMunger:
 
     HISTORY = 64
 
-    def __init__(self, first_sequence: int, first_timestamp: int) -> None:
+    def __init__(self, first_sequence: int, first_timestamp: int, clock: int = AUDIO_CLOCK) -> None:
+        self.clock = clock
         self.first_sequence = first_sequence
         self.first_timestamp = first_timestamp
         self.sn_offset: Optional[int] = None
@@ -174,10 +177,10 @@ class RtpMunger:
             return (ext_sn - offset) & 0xFFFF, (ext_ts - self.ts_offset) & 0xFFFFFFFF
         elif self.resync:
             # First packet after a dropped run: continue the sequence and move the
-            # timestamp on by the wall time that passed (at least one 10 ms frame).
+            # timestamp on by the wall time that passed (at least 10 ms).
             assert self.last_out_sn is not None
             self.sn_offset = ext_sn - (self.last_out_sn + 1)
-            elapsed = max(int((now - self.last_out_at) * AUDIO_CLOCK), AUDIO_CLOCK // 100)
+            elapsed = max(int((now - self.last_out_at) * self.clock), self.clock // 100)
             self.ts_offset = ext_ts - (self.last_out_ts + elapsed)
             self.runs = [(ext_sn, self.sn_offset)]
             self.dropped.clear()
@@ -287,11 +290,70 @@ class DownTrack:
             self.first_out_ts = self.munger.last_out_ts
         return out[0], out[1], pt, payload
 
+    def note_sent(self, payload_type: int, size: int) -> None:
+        if payload_type == self.payload_types[1]:
+            self.sent_red += 1
+        else:
+            self.sent_opus += 1
+
+
+class VideoDownTrack(DownTrack):
+    """One subscriber of a video track (a scripted VP8 camera). Like LiveKit's forwarder it
+    sends nothing while the subscriber disabled the track (`UpdateTrackSettings{disabled}`
+    → `DownTrack.Mute`, livekit v1.10.1 pkg/rtc/subscribedtrack.go:364-366) or the
+    publisher muted it: `GetTranslationParams` drops every packet then
+    (pkg/sfu/forwarder.go:1695-1699). It starts, and starts again after such a pause, at a
+    key frame (the layer selector locks on at one: pkg/sfu/videolayerselector/simulcast.go:96),
+    with sequence numbers that follow on and the timestamp moved by the wall time
+    (forwarder.go:510, resyncLocked on mute)."""
+
+    def __init__(self, sender, counters: dict) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(sender, counters)
+        self.munger = RtpMunger(random.randint(0, 0x7FFF), random.getrandbits(32), clock=VIDEO_CLOCK)
+        self.waiting_for_keyframe = True
+        self.sent_video = 0
+        self.video_bytes = 0
+
+    @property
+    def payload_types(self) -> tuple[Optional[int], Optional[int]]:
+        """(VP8 PT, None) as the subscriber negotiated it; None before negotiation."""
+        params = getattr(self.sender, "_lk_parameters", None)
+        if params is None:
+            return None, None
+        return next((c.payloadType for c in params.codecs if c.mimeType.lower() == "video/vp8"), None), None
+
+    @property
+    def codec(self) -> str:
+        return "video/vp8" if self.payload_types[0] is not None else ""
+
+    def handle(self, pkt: SourcePacket, ext_sn: int, ext_ts: int, withheld: bool, now: float) -> Optional[tuple]:
+        pt = self.payload_types[0]
+        if pt is None or self.sender.transport is None:
+            return None
+        if withheld or self.paused:
+            self.munger.drop(ext_sn)
+            self.waiting_for_keyframe = True
+            return None
+        if self.waiting_for_keyframe and not pkt.keyframe:
+            self.munger.drop(ext_sn)
+            return None
+        out = self.munger.forward(ext_sn, ext_ts, now)
+        if out is None:
+            return None
+        self.waiting_for_keyframe = False
+        if self.first_out_ts is None:
+            self.first_out_ts = self.munger.last_out_ts
+        return out[0], out[1], pt, pkt.payload
+
+    def note_sent(self, payload_type: int, size: int) -> None:
+        self.sent_video += 1
+        self.video_bytes += size
+
 
 class Forwarder:
     """All subscribers of one published track, fed packet by packet."""
 
-    def __init__(self) -> None:
+    def __init__(self, log_limit: int = PACKET_LOG_LIMIT) -> None:
         self.downtracks: dict[int, DownTrack] = {}     # id(sender) -> DownTrack
         self.finished: list[DownTrack] = []             # unsubscribed ones, newest last
         self.seq = Unwrapper(16)
@@ -299,7 +361,7 @@ class Forwarder:
         self.muted = False
         self.received = 0
         # (arrival monotonic, sequence, timestamp, red, payload, withheld because muted), newest last
-        self.log: deque[tuple[float, int, int, bool, bytes, bool]] = deque(maxlen=PACKET_LOG_LIMIT)
+        self.log: deque[tuple[float, int, int, bool, bytes, bool]] = deque(maxlen=log_limit)
         self.last_sr: Optional[tuple[int, int, float]] = None   # (publisher ntp, ext rtp, arrival monotonic)
 
     def add(self, down: DownTrack) -> None:
@@ -322,10 +384,7 @@ class Forwarder:
         for down in list(self.downtracks.values()):
             decision = down.handle(pkt, ext_sn, ext_ts, self.muted, now)
             if decision is not None:
-                if decision[2] == down.payload_types[1]:
-                    down.sent_red += 1
-                else:
-                    down.sent_opus += 1
+                down.note_sent(decision[2], len(decision[3]))
                 await down.sender._lk_send_forwarded(*decision, pkt.marker)
 
     def on_sender_report(self, ntp: int, rtp: int) -> None:
@@ -345,8 +404,8 @@ def sender_report_timestamps(down: DownTrack, forwarder: Optional[Forwarder], no
         _, rtp, at = forwarder.last_sr
         base = munger.translate_timestamp(rtp)
         if base is not None:
-            return now_ntp, (base + int((now - at) * AUDIO_CLOCK)) & 0xFFFFFFFF
-    return now_ntp, (munger.last_out_ts + int((now - munger.last_out_at) * AUDIO_CLOCK)) & 0xFFFFFFFF
+            return now_ntp, (base + int((now - at) * munger.clock)) & 0xFFFFFFFF
+    return now_ntp, (munger.last_out_ts + int((now - munger.last_out_at) * munger.clock)) & 0xFFFFFFFF
 
 
 def packet_log_json(forwarder: Forwarder) -> list[dict]:

@@ -9,6 +9,13 @@ server do in one room.
     at 5s    say alice "Good morning"
     at 9s    chat alice "hello from alice"
     at 10s   camera alice               # alice turns a camera on (offers then carry video)
+    at 11s   chat-image alice 300kB text="the slide"   # a chunked chat with an inline image
+    at 11.5s react alice 👍             # a reaction to the last chat
+    at 12s   poll alice "Lunch?" Pizza Soup
+    at 12.5s vote alice 2               # a vote for option 2 of the last poll
+    at 13s   profile alice "Alice B."   # alice renames herself (topic presence)
+    at 13.5s deafened alice on          # alice deafens herself (topic presence)
+    at 14s   system room_ended message="The host ended the meeting"
     at 12s   kick $client
 
 Times: `at T` is from the start, `+T` from the previous step. Words are split
@@ -37,7 +44,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("devserver.scenario")
 
-SYSTEM_EVENTS = ("kick", "ban", "spotlight", "deafen", "undeafen", "ask_unmute", "ask_camera")
+SYSTEM_EVENTS = ("kick", "ban", "spotlight", "deafen", "undeafen", "ask_unmute", "ask_camera",
+                 # Bedrud v0.12: server/internal/lkutil/lkutil.go SystemMessage; the web client's stage lines.
+                 "room_ended", "room_closed", "room_archived", "room_deleted", "stage")
+ROOM_END_EVENTS = ("room_ended", "room_closed", "room_archived", "room_deleted")
 TARGETED_EVENTS = ("deafen", "undeafen", "ask_unmute", "ask_camera")
 
 # command -> (minimum positional args, maximum positional args (-1 = rest joined), allowed options)
@@ -53,7 +63,16 @@ COMMANDS: dict[str, tuple[int, int, tuple[str, ...]]] = {
     "silence": (1, 1, ()),
     "chat": (2, -1, ()),
     "camera": (1, 1, ()),
-    "system": (1, 1, ("target", "actor", "to")),
+    # Bedrud web v0.12's chat wire (chatwire.py): a chunked chat with an inline image
+    # (SIZE like 300kB: a pattern image; else a file), a reaction to the last chat, a
+    # poll, a vote for option N of the last poll, presence packets.
+    "chat-image": (2, 2, ("text",)),
+    "react": (2, 2, ()),
+    "poll": (4, 12, ()),
+    "vote": (2, 2, ()),
+    "profile": (2, 2, ("avatar",)),
+    "deafened": (2, 2, ()),
+    "system": (1, 1, ("target", "actor", "to", "message", "deleted")),
     "kick": (1, 1, ()),
     "server-mute": (1, 1, ()),
     "drop": (2, 2, ()),
@@ -177,7 +196,11 @@ def _usage(command: str) -> str:
         "join": "join ID [name=NAME] [metadata=JSON]", "leave": "leave ID", "speak": "speak ID FILE",
         "tone": "tone ID FREQ DURATION [amplitude=0.3], e.g. tone bob 440Hz 2s",
         "say": "say ID TEXT [voice=en]", "mute": "mute ID", "unmute": "unmute ID", "dtx": "dtx ID",
-        "silence": "silence ID", "chat": "chat ID TEXT", "camera": "camera ID", "system": "system EVENT [target=ID] [actor=ID] [to=room|target]",
+        "silence": "silence ID", "chat": "chat ID TEXT", "camera": "camera ID",
+        "chat-image": "chat-image ID SIZE|FILE [text=TEXT], e.g. chat-image alice 300kB", "react": "react ID EMOJI",
+        "poll": "poll ID QUESTION OPTION OPTION [OPTION...]", "vote": "vote ID N", "profile": "profile ID NAME [avatar=URL]",
+        "deafened": "deafened ID on|off",
+        "system": "system EVENT [target=ID] [actor=ID] [to=room|target] [message=TEXT] [deleted=ID]",
         "kick": "kick TARGET", "server-mute": "server-mute TARGET", "drop": "drop TARGET DURATION",
         "delete-room": "delete-room", "faults": "faults [loss=5%] [reorder=2%] [duplicate=1%] [jitter=30ms] [seed=N]",
     }[command]
@@ -185,7 +208,8 @@ def _usage(command: str) -> str:
 
 def _check_step(step: Step, fail, identities: set[str]) -> None:  # type: ignore[no-untyped-def]
     c, a, o = step.command, step.args, step.options
-    scripted_commands = ("leave", "speak", "tone", "say", "mute", "unmute", "dtx", "silence", "chat", "camera")
+    scripted_commands = ("leave", "speak", "tone", "say", "mute", "unmute", "dtx", "silence", "chat", "camera",
+                         "chat-image", "react", "poll", "vote", "profile", "deafened")
     if c == "join":
         if a[0].startswith("$") or len(a[0]) > 256:
             raise fail("join: the identity must be a plain name")
@@ -210,6 +234,16 @@ def _check_step(step: Step, fail, identities: set[str]) -> None:  # type: ignore
             raise fail(f"system: unknown event {a[0]!r} (expected one of {', '.join(SYSTEM_EVENTS)})")
         if o.get("to", "room" if a[0] not in TARGETED_EVENTS else "target") not in ("room", "target"):
             raise fail("system: to= must be room or target")
+    elif c == "chat-image":
+        size = a[1].lower()
+        if size.endswith("kb") and size[:-2].isdigit():
+            step.options["_bytes"] = str(int(size[:-2]) * 1000)
+    elif c == "vote":
+        if not a[1].isdigit() or int(a[1]) < 1:
+            raise fail(f"vote: expected {_usage('vote')}")
+    elif c == "deafened":
+        if a[1] not in ("on", "off"):
+            raise fail(f"deafened: expected {_usage('deafened')}")
     elif c == "faults":
         try:
             FaultConfig().update(dict(o))
@@ -351,12 +385,22 @@ class ScenarioRunner:
             scripted(a[0]).chat(a[1])
         elif c == "camera":
             scripted(a[0]).camera_on()
+        elif c in ("chat-image", "react", "poll", "vote", "profile", "deafened"):
+            self._chat_wire(sc, step, scripted(a[0]))
         elif c == "system":
             event = a[0]
             target = o.get("target", "")
             resolved = targets(target)[0] if target.startswith("$") and targets(target) else target
             to_target = o.get("to", "target" if event in TARGETED_EVENTS else "room") == "target"
-            payload = {"type": "system", "event": event, "actor": o.get("actor", "devserver"), "target": resolved}
+            if event in ROOM_END_EVENTS:
+                # lkutil.go SendSystemMessage(WithDeletedIdentity): {type, event, message, deletedIdentity?}.
+                payload = {"type": "system", "event": event, "message": o.get("message", "")}
+                if o.get("deleted"):
+                    payload["deletedIdentity"] = o["deleted"]
+            elif event == "stage":
+                payload = {"type": "system", "event": event, "actor": o.get("actor", "devserver"), "message": o.get("message", "")}
+            else:
+                payload = {"type": "system", "event": event, "actor": o.get("actor", "devserver"), "target": resolved}
             room.server_data(payload, "system", [resolved] if to_target and resolved else [])
         elif c == "kick":
             found = targets(a[0])
@@ -380,6 +424,50 @@ class ScenarioRunner:
                 self.server.store.delete_room(bedrud.id)
         elif c == "faults":
             room.faults.update(dict(o))
+
+    def _chat_wire(self, sc: Scenario, step: Step, p: "ScriptedParticipant") -> None:
+        """Sends what Bedrud's web client sends for one chat-wire command (chatwire.py)."""
+        import uuid
+        from . import chatwire
+        c, a, o = step.command, step.args, step.options
+        now_ms = int(time.time() * 1000)
+        topic = "chat"
+        payloads: list[bytes]
+        if c == "chat-image":
+            if "_bytes" in o:
+                data = chatwire.pattern_png(int(o["_bytes"]))
+            else:
+                path = a[1] if os.path.isabs(a[1]) else os.path.join(sc.base_dir, a[1])
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            chat = {"type": "chat", "id": str(uuid.uuid4()), "timestamp": now_ms, "senderName": p.name, "senderIdentity": p.identity,
+                    "message": o.get("text", ""), "attachments": [chatwire.inline_image(data, "image/png")]}
+            self.last_chat_id = chat["id"]
+            payloads = chatwire.chat_packets(chat)
+        elif c == "react":
+            payloads = [chatwire.wire({"type": "reaction", "messageId": getattr(self, "last_chat_id", ""), "emoji": a[1],
+                                       "voterIdentity": p.identity})]
+        elif c == "poll":
+            poll = {"id": str(uuid.uuid4()), "question": a[1],
+                    "options": [{"id": f"o{i + 1}", "text": t} for i, t in enumerate(a[2:])], "votes": {}}
+            chat = {"type": "chat", "id": str(uuid.uuid4()), "timestamp": now_ms, "senderName": p.name, "senderIdentity": p.identity,
+                    "message": "", "attachments": [], "poll": poll}
+            self.last_chat_id = self.last_poll_message_id = chat["id"]
+            payloads = chatwire.chat_packets(chat)
+        elif c == "vote":
+            payloads = [chatwire.wire({"type": "poll_vote", "messageId": getattr(self, "last_poll_message_id", ""),
+                                       "optionId": f"o{a[1]}", "voterIdentity": p.identity})]
+        elif c == "profile":
+            topic = "presence"
+            payloads = [chatwire.wire({"type": "profile_changed", "identity": p.identity, "name": a[1], "avatarUrl": o.get("avatar", "")})]
+        else:  # deafened
+            topic = "presence"
+            payloads = [chatwire.wire({"type": "deafen_state", "identity": p.identity, "deafened": a[1] == "on"})]
+        for payload in payloads:
+            packet = lkm.DataPacket(
+                participant_identity=p.identity, participant_sid=p.sid, sequence=p.next_data_sequence(),
+                user=lkm.UserPacket(payload=payload, topic=topic, participant_sid=p.sid, participant_identity=p.identity))
+            p.room.send_data(packet, True, p, [])
 
     async def stop(self) -> None:
         for run in self.runs:

@@ -8,6 +8,7 @@ import logging
 from aiortc.mediastreams import MediaStreamError
 from livekit.protocol import models as lkm
 
+from .camera import CameraTrack
 from .forward import SourcePacket
 from .media import ScriptedAudioTrack, ScriptedEncoder
 from .sfu import LKRoom, Participant, PublishedTrack, chat_payload
@@ -42,12 +43,11 @@ class ScriptedParticipant(Participant):
 
     def camera_on(self) -> None:
         """Publishes a camera (scenario `camera ID`): subscriber offers then carry video."""
-        from .camera import CameraTrack
         if any(t.source == lkm.TrackSource.CAMERA for t in self.tracks.values()):
             return
         camera = CameraTrack(self)
         self.room.publish(self, camera)
-        self._camera_sink = asyncio.ensure_future(_drain(camera.subscribe()))
+        camera.start()
 
     def set_muted(self, muted: bool) -> None:
         self.audio.set_muted(muted)
@@ -69,8 +69,8 @@ class ScriptedParticipant(Participant):
     async def shutdown(self, reason: int, action: int = 0) -> None:
         self.audio.stop()
         for t in self.tracks.values():
-            if t.source == lkm.TrackSource.CAMERA and t.source_track is not None:
-                t.source_track.stop()
+            if isinstance(t, CameraTrack):
+                t.stop()
 
 
 async def _drain(track) -> None:  # type: ignore[no-untyped-def]

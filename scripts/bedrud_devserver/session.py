@@ -27,7 +27,7 @@ from livekit.protocol import rtc as lkr
 from . import jwt_hs256
 from . import pion_rule
 from .faults import FaultShaper
-from .forward import DownTrack
+from .forward import DownTrack, VideoDownTrack
 from .media import rms_level
 from .sdp import AudioPublishPrefs, configure_publisher_answer, edit_description, publisher_red_mids
 from .sfu import LKRoom, Participant, PublishedTrack
@@ -57,8 +57,12 @@ class Subscription:
         sender = self.transceiver.sender
         out = {"track": self.track.sid, "publisher": self.track.owner.identity, "ssrc": sender._ssrc,
                "mid": self.transceiver.mid, "paused": self.paused,
-               "packetsSent": getattr(sender, "_RTCRtpSender__packet_count", 0), **self.counters}
-        if self.down is not None:
+               "direction": self.transceiver.currentDirection, "senderStarted": hasattr(sender, "_lk_parameters"),
+               "packetsSent": getattr(sender, "_RTCRtpSender__packet_count", 0),
+               "payloadBytesSent": getattr(sender, "_RTCRtpSender__octet_count", 0), **self.counters}
+        if isinstance(self.down, VideoDownTrack):
+            out.update({"codec": self.down.codec, "videoSent": self.down.sent_video})
+        elif self.down is not None:
             out.update({"codec": self.down.codec, "redSent": self.down.sent_red, "opusSent": self.down.sent_opus})
         return out
 
@@ -112,6 +116,11 @@ class ClientParticipant(Participant):
         self.sub_channels: dict[str, Any] = {}
         self.data_backlog: list[tuple[bytes, bool]] = []
         self.subscriptions: dict[str, Subscription] = {}
+        # Tracks the client disabled (`track_setting`, `sync_state.track_sids_disabled`),
+        # kept also before they are subscribed: LiveKit stores the setting and applies it
+        # when the subscription starts (v1.10.1 pkg/rtc/subscriptionmanager.go:346-358,
+        # 1378-1390). Bounded like the number of tracks a room can hold.
+        self.disabled_tracks: set[str] = set()
         self.pending_tracks: dict[str, PublishedTrack] = {}
         self.meters: dict[str, LevelMeter] = {}
         self.publisher_red_mids: set[str] = set()
@@ -200,7 +209,8 @@ class ClientParticipant(Participant):
                                      protocol=self.config.server_protocol, node_id=self.room.sfu.node_id)
         return lkr.JoinResponse(
             room=self.room.room_info(), participant=self.info(), other_participants=others,
-            server_version=self.config.server_version, ice_servers=[], subscriber_primary=True,
+            server_version=self.config.server_version, ice_servers=turn_servers(self.config, self.identity),
+            subscriber_primary=True,
             ping_timeout=self.config.ping_timeout, ping_interval=self.config.ping_interval,
             server_info=server_info, fast_publish=self.can_publish,
             enabled_publish_codecs=[lkm.Codec(mime="audio/opus"), lkm.Codec(mime="audio/red")],
@@ -212,7 +222,11 @@ class ClientParticipant(Participant):
         self.sub_pc.on("connectionstatechange", self._on_sub_state)
         reliable = self.sub_pc.createDataChannel("_reliable", ordered=True)
         lossy = self.sub_pc.createDataChannel("_lossy", ordered=False, maxRetransmits=0)
-        for channel in (reliable, lossy):
+        # LiveKit >= 1.11 opens a third one for data tracks, unordered without
+        # retransmissions (v1.13.5 pkg/rtc/transportmanager.go:466-471, label from
+        # transport.go:73), whether or not the client will ever use data tracks.
+        data_track = self.sub_pc.createDataChannel("_data_track", ordered=False, maxRetransmits=0)
+        for channel in (reliable, lossy, data_track):
             self.sub_channels[channel.label] = channel
             channel.on("open", self._flush_data_backlog)
             channel.on("message", self._on_subscriber_channel_message)
@@ -347,6 +361,10 @@ class ClientParticipant(Participant):
             self._on_update_metadata(req.update_metadata)
         elif kind == "sync_state":
             self.stats["sync_states"] += 1
+            # LiveKit applies the disabled tracks before anything else of the sync
+            # (v1.10.1 pkg/rtc/room.go:686-691).
+            self._on_track_setting(lkr.UpdateTrackSettings(track_sids=req.sync_state.track_sids_disabled,
+                                                           disabled=True))
         elif kind == "simulate":
             await self._on_simulate(req.simulate)
         # Everything else (subscription_permission, data tracks, ...) is accepted and ignored.
@@ -367,11 +385,13 @@ class ClientParticipant(Participant):
         if self.closed or self.sub_pc is None or track.sid in self.subscriptions or not track.forwardable:
             return
         audio = track.kind == lkm.TrackType.AUDIO
-        # Only audio is forwarded packet by packet; video (a scripted camera) is relayed
-        # and encoded per subscriber in both media modes.
-        forward = audio and self.config.media == "forward"
+        # Audio is forwarded packet by packet under `--media forward`, re-encoded per
+        # subscriber under `--media reencode`; video (a scripted VP8 camera) is always
+        # forwarded packet by packet.
+        forward = not audio or self.config.media == "forward"
         proxy = None if forward else track.subscribe()
-        transceiver = self.sub_pc.addTransceiver(proxy if proxy is not None else "audio", direction="sendonly")
+        transceiver = self.sub_pc.addTransceiver(proxy if proxy is not None else ("audio" if audio else "video"),
+                                                 direction="sendonly")
         transceiver.setCodecPreferences(subscriber_codecs(red=forward and track.mime == "audio/red") if audio
                                         else video_codecs(track.mime))
         stream_id = f"{track.owner.sid}|{track.sid}"
@@ -383,7 +403,8 @@ class ClientParticipant(Participant):
         sender._lk_counters = sub.counters
         if forward:
             sender._lk_forward = True
-            sub.down = DownTrack(sender, sub.counters)
+            sub.down = DownTrack(sender, sub.counters) if audio else VideoDownTrack(sender, sub.counters)
+            sub.paused = sub.down.paused = track.sid in self.disabled_tracks
             track.forwarder.add(sub.down)
         self.subscriptions[track.sid] = sub
         if negotiate:
@@ -469,6 +490,8 @@ class ClientParticipant(Participant):
             return
         self.stats["answers_received"] += 1
         self.offer_outstanding = False
+        _rebundle(pc)
+        self._start_inactive_senders(pc)
         for transceiver in pc.getTransceivers():
             transport = transceiver.sender.transport
             if transport is not None:
@@ -481,6 +504,21 @@ class ClientParticipant(Participant):
             self.pending_sub_candidates.clear()
         if self.renegotiate:
             self.schedule_negotiation()
+
+    def _start_inactive_senders(self, pc: RTCPeerConnection) -> None:
+        """pion (LiveKit's WebRTC stack) starts the sender of every transceiver it put in
+        an offer once the answer is set, whatever direction the answer gives it
+        (pion/webrtc v3.1.56 peerconnection.go:2299-2301 marks them negotiated when the
+        offer is made, :1440-1451 starts them): a subscriber that answers a video section
+        `inactive` still receives its packets until it disables the track. aiortc starts
+        only senders the answer lets send; forwarded ones are started here as pion would."""
+        for sub in self.subscriptions.values():
+            transceiver = sub.transceiver
+            sender = transceiver.sender
+            if sub.down is None or transceiver.currentDirection != "inactive" or hasattr(sender, "_lk_parameters") \
+                    or not transceiver._codecs:
+                continue
+            self._spawn(sender.send(pc._RTCPeerConnection__localRtp(transceiver)))  # type: ignore[attr-defined]
 
     async def _on_trickle(self, trickle: lkr.TrickleRequest) -> None:
         self.stats["trickles_in"] += 1
@@ -546,6 +584,15 @@ class ClientParticipant(Participant):
         channel.send(packet)
         self.stats["data_sent"] += 1
 
+    def send_data_track(self, message: bytes) -> bool:
+        """One message on the `_data_track` channel (`/_dev/`): false when it is not open."""
+        channel = self.sub_channels.get("_data_track")
+        if channel is None or channel.readyState != "open" or self.closed:
+            return False
+        channel.send(message)
+        self.stats["data_track_sent"] = self.stats.get("data_track_sent", 0) + 1
+        return True
+
     def _flush_data_backlog(self) -> None:
         backlog, self.data_backlog = self.data_backlog, []
         for packet, reliable in backlog:
@@ -553,6 +600,10 @@ class ClientParticipant(Participant):
 
     def _on_track_setting(self, setting: lkr.UpdateTrackSettings) -> None:
         for sid in setting.track_sids:
+            if setting.disabled and len(self.disabled_tracks) < 4096:
+                self.disabled_tracks.add(sid)
+            elif not setting.disabled:
+                self.disabled_tracks.discard(sid)
             sub = self.subscriptions.get(sid)
             if sub is None or sub.paused == setting.disabled:
                 continue
@@ -750,7 +801,8 @@ class ClientParticipant(Participant):
         server_info = lkm.ServerInfo(edition=lkm.ServerInfo.Standard, version=self.config.server_version,
                                      protocol=self.config.server_protocol, node_id=self.room.sfu.node_id)
         self.send_signal(lkr.SignalResponse(reconnect=lkr.ReconnectResponse(
-            ice_servers=[], server_info=server_info, last_message_seq=self.last_client_sequence)))
+            ice_servers=turn_servers(self.config, self.identity), server_info=server_info,
+            last_message_seq=self.last_client_sequence)))
         self.send_signal(lkr.SignalResponse(update=lkr.ParticipantUpdate(
             participants=[p.info() for p in self.room.participants.values()])))
         self.send_signal(lkr.SignalResponse(room_update=lkr.RoomUpdate(room=self.room.room_info())))
@@ -817,6 +869,23 @@ class ClientParticipant(Participant):
         return out
 
 
+def turn_servers(config, identity: str, now: Optional[float] = None) -> list:  # type: ignore[no-untyped-def]
+    """`ice_servers` for a JoinResponse or ReconnectResponse: the configured TURN URLs
+    with credentials that expire `turn_ttl` from now (TURN REST API, coturn's
+    use-auth-secret). LiveKit >= 1.12 hands out such credentials and checks their expiry
+    on new allocations only (v1.13.5 pkg/service/turn.go:270-279); every response has a
+    fresh pair, so a client that resumes can allocate again."""
+    if not config.turn_urls:
+        return []
+    import base64
+    import hashlib
+    import hmac
+    expiry = int((time.time() if now is None else now) + config.turn_ttl)
+    username = f"{expiry}:{identity}"
+    password = base64.b64encode(hmac.new(config.turn_secret.encode(), username.encode(), hashlib.sha1).digest()).decode()
+    return [lkr.ICEServer(urls=list(config.turn_urls), username=username, credential=password)]
+
+
 def subscriber_codecs(red: bool) -> list:
     """A subscriber transceiver's offered codecs, as LiveKit orders them: RED first
     (`red/48000/2`, `111/111`) for a track its publisher sends as RED, else Opus
@@ -834,6 +903,30 @@ def video_codecs(mime: str) -> list:
     from aiortc import RTCRtpSender
     caps = RTCRtpSender.getCapabilities("video").codecs
     return [c for c in caps if c.mimeType.lower() in (mime.lower(), "video/rtx")]
+
+
+def _rebundle(pc: RTCPeerConnection) -> None:
+    """Puts every media section on the BUNDLE transport of the answer, as pion has one
+    transport for everything. aiortc's default policy ("balanced") creates the 2nd, 3rd…
+    video section of one offer on the first video section's own transport, marked bundled,
+    and leaves them there when the answer moves that first one onto mid 0's transport:
+    their packets would never leave."""
+    remote = pc.remoteDescription
+    group = next((g for g in (remote.sdp.split("\r\n") if remote else []) if g.startswith("a=group:BUNDLE ")), None)
+    if group is None:
+        return
+    first = group.split()[1]
+    transceivers = pc.getTransceivers()
+    primary = next((t.receiver.transport for t in transceivers if t.mid == first), None)
+    sctp = pc.sctp
+    if primary is None and sctp is not None and sctp.mid == first:
+        primary = sctp.transport
+    if primary is None:
+        return
+    for t in transceivers:
+        if t.mid is not None and t.sender.transport is not primary:
+            t.receiver.setTransport(primary)
+            t.sender.setTransport(primary)
 
 
 async def _drain(track: MediaStreamTrack) -> None:

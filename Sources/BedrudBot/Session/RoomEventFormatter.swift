@@ -8,6 +8,10 @@ import FoundationEssentials
 public struct RoomEventFormatter: Sendable {
     private var names: [String: String] = [:]
     public private(set) var localIdentity: String?
+    /// Option texts of recent polls by message id, for `poll_vote` lines (bounded).
+    private var polls: [String: [String: String]] = [:]
+    private var pollOrder: [String] = []
+    static let rememberedPolls = 256
 
     public init() {}
 
@@ -22,6 +26,17 @@ public struct RoomEventFormatter: Sendable {
 
     mutating func remember(_ p: MeetingParticipant) {
         names[p.identity] = p.name
+    }
+
+    /// The text of option `optionId` of the poll in message `messageId`, if it was seen.
+    func pollOption(messageId: String, optionId: String) -> String? { polls[messageId]?[optionId] }
+
+    private mutating func remember(poll: BedrudChatPoll, messageId: String) {
+        if polls[messageId] == nil {
+            pollOrder.append(messageId)
+            if pollOrder.count > Self.rememberedPolls { polls[pollOrder.removeFirst()] = nil }
+        }
+        polls[messageId] = Dictionary(poll.options.map { ($0.id, $0.text) }, uniquingKeysWith: { a, _ in a })
     }
 
     static func trackLabel(_ t: MeetingTrack) -> String {
@@ -87,11 +102,35 @@ public struct RoomEventFormatter: Sendable {
             if !stopped.isEmpty { parts.append("stopped: " + stopped.map(name).joined(separator: ", ")) }
             return parts.isEmpty ? nil : parts.joined(separator: "; ")
         case .connectionQualityChanged: return nil
-        case .dataReceived(let d) where d.topic == "chat" || d.topic == "system": return nil  // shown decoded
+        case .dataReceived(let d) where d.topic.map({ BedrudChatWire.chatTopics.contains($0) || $0 == "system" || $0 == BedrudPresence.topic }) == true:
+            return nil  // shown decoded
         case .dataReceived(let d): return "data from \(name(d.senderIdentity)) on topic '\(d.topic ?? "")' (\(d.payload.count) bytes)"
         case .chatReceived(let c):
             let attachments = c.attachments.isEmpty ? "" : " [\(c.attachments.count) attachment\(c.attachments.count == 1 ? "" : "s")]"
-            return "chat \(c.senderName.isEmpty ? name(c.senderIdentity) : c.senderName): \(c.text)\(attachments)"
+            let who = c.senderName.isEmpty ? name(c.senderIdentity) : c.senderName
+            if let poll = c.poll {
+                remember(poll: poll, messageId: c.id)
+                return "chat \(who): \(c.text)\(attachments) — poll: \(poll.question) (" + poll.options.map(\.text).joined(separator: " / ") + ")"
+            }
+            return "chat \(who): \(c.text)\(attachments)"
+        case .chatDropped(let d):
+            return "a chat from \(name(d.sender)) was lost: \(d.reason.rawValue) (\(d.receivedChunks) of \(d.expectedChunks) parts)"
+        case .reactionReceived(let r, let sender):
+            return "\(name(sender)) reacted \(r.emoji)"
+        case .pollVoteReceived(let v, let sender):
+            return "\(name(sender)) voted " + (pollOption(messageId: v.messageId, optionId: v.optionId).map { "'\($0)'" } ?? "option \(v.optionId)")
+        case .presenceReceived(.profileChanged(let identity, let newName, _), let sender):
+            // Only a participant renames itself (the packet's sender is stamped by the server).
+            guard identity == sender else { return nil }
+            let old = name(identity)
+            names[identity] = newName
+            return old == newName ? nil : "\(old) is now called \(newName)"
+        case .presenceReceived(.deafenState(let identity, let deafened), _):
+            return "\(name(identity)) \(deafened ? "deafened" : "undeafened") themselves"
+        case .systemMessage(let m, _) where m.event.endsRoom:
+            return "the room ended (\(m.event.name))" + (m.message.isEmpty ? "" : ": \(m.message)")
+        case .systemMessage(let m, _) where m.event == .stage:
+            return "stage: \(m.message)"
         case .systemMessage(let m, _):
             return "moderation: \(m.event.name)" + (m.target.isEmpty ? "" : " → \(name(m.target))") + (m.actor.isEmpty ? "" : " by \(name(m.actor))")
         case .transcriptionReceived(_, let sender): return "transcription from \(name(sender))"

@@ -413,6 +413,14 @@ final class RoomRun: Sendable {
             if restarted { feed(.meetingRestarted) }
         case .chatReceived:
             book.withLock { $0.chatCount += 1 }
+        case .systemMessage(let m, _) where m.event.endsRoom:
+            feed(.roomEndNotice(event: m.event.name, message: m.message))
+        case .presenceReceived(.profileChanged(let identity, let name, _), let sender) where identity == sender:
+            // The new name in later lines and the transcript; the recording keeps its file name.
+            book.withLock { b in
+                b.everyone[identity] = name
+                if b.present[identity] != nil { b.present[identity] = name }
+            }
         default:
             break
         }

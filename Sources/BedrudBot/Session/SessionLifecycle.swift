@@ -80,6 +80,9 @@ public struct SessionLifecycle: Sendable, Equatable {
         case signal(Int32)
         /// The room ended for the bot (also after the bot's own leave: `.left`).
         case roomEnded(RoomDisconnectReason)
+        /// The server said on topic `system` that the meeting is over (`room_ended`,
+        /// `room_closed`, `room_archived`, `room_deleted`), with its own words.
+        case roomEndNotice(event: String, message: String)
         /// A free-space sample of the recording folder's file system.
         case diskFree(bytes: Int64)
         /// A write to the session folder failed. `noSpace`: ENOSPC or EDQUOT.
@@ -202,6 +205,10 @@ public struct SessionLifecycle: Sendable, Equatable {
             lastFreeBytes = bytes
             guard checksDisk, bytes < rules.minFreeBytes else { return [] }
             return leave(.diskLow, "only \(Self.formatBytes(bytes)) free on the recording disk, below record.min_free (\(Self.formatBytes(rules.minFreeBytes)))")
+        case .roomEndNotice(let event, let message):
+            // The server's words, made safe for a terminal line and the summary, and bounded.
+            let text = TerminalText.sanitize(String(message.prefix(Self.maxNoticeCharacters)))
+            return leave(.roomEnded, "the server ended the meeting (\(TerminalText.sanitize(String(event.prefix(40)))))" + (text.isEmpty ? "" : ": \(text)"))
         case .writeFailed(let noSpace, let detail):
             return noSpace ? leave(.diskFull, "the recording disk is full: \(detail)") : leave(.writeError, "a recording write failed: \(detail)")
         case .roomEnded(let reason):
@@ -209,6 +216,9 @@ public struct SessionLifecycle: Sendable, Equatable {
             return Timer.allCases.flatMap { cancel($0) }
         }
     }
+
+    /// Characters of a server's room-end text kept in the summary.
+    static let maxNoticeCharacters = 300
 
     private var checksDisk: Bool { recording && rules.minFreeBytes > 0 }
 

@@ -22,6 +22,10 @@ enum TranscriptEvents {
         ["identity": identity, "name": name]
     }
 
+    static func pollFields(_ p: BedrudChatPoll) -> [String: Any] {
+        ["poll_id": p.id, "question": p.question, "options": p.options.map { ["id": $0.id, "text": $0.text] }]
+    }
+
     static func track(_ t: MeetingTrack) -> [String: Any] {
         ["sid": t.sid, "kind": "\(t.kind)", "source": "\(t.source)", "muted": t.muted, "mime": t.mimeType]
     }
@@ -68,13 +72,37 @@ enum TranscriptEvents {
         case .chatReceived(let c):
             // The name the sender put in the message, else the one the room announced.
             let name = c.senderName.isEmpty ? formatter.displayName(c.senderIdentity) : c.senderName
-            let off = w.write("chat", [
+            var fields: [String: Any] = [
                 "participant": participant(c.senderIdentity, name: name), "message": c.text, "id": c.id, "sent_ms": c.timestampMs,
-                "attachments": c.attachments.map { ["kind": $0.kind, "url": $0.url, "mime": $0.mime] },
-            ])
+                "attachments": c.attachments.enumerated().map { AttachmentStore.eventFields($1, chatID: c.id, index: $0, store: w.attachments) },
+            ]
+            if let poll = c.poll { fields["poll"] = pollFields(poll) }
+            let off = w.write("chat", fields)
             w.noteChat(offsetMs: off, name: name.isEmpty ? c.senderIdentity : name, text: c.text)
+            if let poll = c.poll {
+                var pollEvent = pollFields(poll)
+                pollEvent["participant"] = participant(c.senderIdentity, name: name)
+                pollEvent["message_id"] = c.id
+                w.write("poll", pollEvent)
+                w.noteLine(offsetMs: off, text: "\(name.isEmpty ? c.senderIdentity : name) asks: \(poll.question) (" + poll.options.map(\.text).joined(separator: " / ") + ")")
+            }
+        case .chatDropped(let d):
+            w.write("chat_dropped", ["participant": who(d.sender), "id": d.id, "reason": d.reason.rawValue,
+                                     "received_chunks": d.receivedChunks, "expected_chunks": d.expectedChunks])
+        case .reactionReceived(let r, let sender):
+            let off = w.write("reaction", ["participant": who(sender), "message_id": r.messageId, "emoji": r.emoji, "voter_identity": r.voterIdentity])
+            w.noteLine(offsetMs: off, text: "\(formatter.name(sender)) reacted \(r.emoji)")
+        case .pollVoteReceived(let v, let sender):
+            w.write("poll_vote", ["participant": who(sender), "message_id": v.messageId, "option_id": v.optionId,
+                                  "option": formatter.pollOption(messageId: v.messageId, optionId: v.optionId) ?? "", "voter_identity": v.voterIdentity])
+        case .presenceReceived(.profileChanged(let identity, let name, let avatar), let sender):
+            w.write("profile_changed", ["participant": participant(identity, name: name), "sender": sender, "avatar_url": avatar,
+                                        "applied": identity == sender])
+        case .presenceReceived(.deafenState(let identity, let deafened), let sender):
+            w.write("deafen_state", ["participant": who(identity), "sender": sender, "deafened": deafened])
         case .systemMessage(let m, let sender):
-            w.write("moderation", ["event": m.event.name, "actor": m.actor, "target": m.target, "sender": sender])
+            w.write("moderation", ["event": m.event.name, "actor": m.actor, "target": m.target, "sender": sender,
+                                   "message": m.message, "deleted_identity": m.deletedIdentity])
         case .transcriptionReceived(let t, let sender):
             w.write("transcription", ["participant": who(t.transcribedParticipantIdentity), "sender": sender,
                                       "segments": t.segments.map { ["text": $0.text, "final": $0.isFinal, "language": $0.language] }])

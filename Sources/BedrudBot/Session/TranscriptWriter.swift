@@ -18,6 +18,8 @@ import Synchronization
 /// same; with no `path` (`--json` without `--record`) it goes only there.
 public final class TranscriptWriter: Sendable {
     public let path: String?
+    /// Where inline (`data:`) chat attachments are saved: the session folder when recording.
+    public let attachments: AttachmentStore?
     private let fd: Int32
     private let echo: Console?
     private let startUnixNanos: Int64
@@ -25,6 +27,8 @@ public final class TranscriptWriter: Sendable {
     private struct Notes {
         var turns: [(identity: String, name: String, startMs: Int64, endMs: Int64)] = []
         var chats: [(offsetMs: Int64, name: String, text: String)] = []
+        /// Reactions and polls, as WebVTT NOTE blocks (bounded: a flood cannot grow it).
+        var notes: [(offsetMs: Int64, text: String)] = []
         var lines = 0
         /// Lines that could not be written yet (a full disk), in order, each whole.
         var pending: [[UInt8]] = []
@@ -49,8 +53,10 @@ public final class TranscriptWriter: Sendable {
     ///   - startMonotonicNanos: the same instant on the monotonic clock.
     ///   - path: the `events.jsonl` to create, or nil to write only to `echo`.
     ///   - echo: also write every line to this console's standard output (`join --json`).
-    public init(path: String?, startUnixNanos: Int64, startMonotonicNanos: UInt64, mode: mode_t = 0o640, echo: Console? = nil) throws {
+    public init(path: String?, startUnixNanos: Int64, startMonotonicNanos: UInt64, mode: mode_t = 0o640, echo: Console? = nil,
+                attachments: AttachmentStore? = nil) throws {
         self.path = path
+        self.attachments = attachments
         self.startUnixNanos = startUnixNanos
         self.startMonotonicNanos = startMonotonicNanos
         self.echo = echo
@@ -69,7 +75,8 @@ public final class TranscriptWriter: Sendable {
     static func make(directory: String?, json: Console?, startUnixNanos: Int64, startMonotonicNanos: UInt64, mode: mode_t) throws -> TranscriptWriter? {
         guard directory != nil || json != nil else { return nil }
         return try TranscriptWriter(path: directory.map { $0 + "/events.jsonl" }, startUnixNanos: startUnixNanos,
-                                    startMonotonicNanos: startMonotonicNanos, mode: mode, echo: json)
+                                    startMonotonicNanos: startMonotonicNanos, mode: mode, echo: json,
+                                    attachments: directory.map { AttachmentStore(directory: $0, mode: mode) })
     }
 
     deinit { if fd >= 0 { close(fd) } }
@@ -173,6 +180,14 @@ public final class TranscriptWriter: Sendable {
         lock.withLock { $0.chats.append((offsetMs, name, text)) }
     }
 
+    /// Notes kept for transcript.vtt at most (reactions can come in floods).
+    static let maxNotes = 10_000
+
+    /// A reaction or poll line for transcript.vtt (a NOTE block: players do not show it).
+    public func noteLine(offsetMs: Int64, text: String) {
+        lock.withLock { if $0.notes.count < Self.maxNotes { $0.notes.append((offsetMs, text)) } }
+    }
+
     public func sync() {
         guard fd >= 0 else { return }
         flushPending()
@@ -194,20 +209,32 @@ public final class TranscriptWriter: Sendable {
 
     /// WebVTT of the speaking turns (`<v Name>`), with chat messages as short cues.
     public func vtt() -> String {
-        let (turns, chats) = lock.withLock { ($0.turns, $0.chats) }
-        return Self.vtt(turns: turns, chats: chats)
+        let (turns, chats, notes) = lock.withLock { ($0.turns, $0.chats, $0.notes) }
+        return Self.vtt(turns: turns, chats: chats, notes: notes)
     }
 
     /// WebVTT from speaking turns and chat messages (also used by `repair` to rebuild it
     /// from `events.jsonl`).
     static func vtt(turns: [(identity: String, name: String, startMs: Int64, endMs: Int64)],
-                    chats: [(offsetMs: Int64, name: String, text: String)]) -> String {
+                    chats: [(offsetMs: Int64, name: String, text: String)],
+                    notes: [(offsetMs: Int64, text: String)] = []) -> String {
         var cues: [(Int64, Int64, String)] = turns.map { ($0.startMs, max($0.endMs, $0.startMs + 100), "<v \(Self.vttEscape($0.name))>(speaking)") }
         cues += chats.map { ($0.offsetMs, $0.offsetMs + 3000, "<v \(Self.vttEscape($0.name))>[chat] \(Self.vttEscape($0.text))") }
+        // A NOTE is a comment block (WebVTT §4.1): "NOTE", its text on the same line, no
+        // "-->" (escaped away) and no blank line (the text is one line). Ordered by time
+        // with the cues, with the time in its text since a note has no timing of its own.
+        let noteCues = notes.map { ($0.offsetMs, Int64.min, "NOTE \(Self.vttTime($0.offsetMs)) \(Self.vttEscape($0.text))") }
+        cues += noteCues
         cues.sort { $0.0 < $1.0 }
         var out = "WEBVTT\n\n"
-        for (i, c) in cues.enumerated() {
-            out += "\(i + 1)\n\(Self.vttTime(c.0)) --> \(Self.vttTime(c.1))\n\(c.2)\n\n"
+        var number = 0
+        for c in cues {
+            if c.1 == Int64.min {
+                out += c.2 + "\n\n"
+                continue
+            }
+            number += 1
+            out += "\(number)\n\(Self.vttTime(c.0)) --> \(Self.vttTime(c.1))\n\(c.2)\n\n"
         }
         return out
     }

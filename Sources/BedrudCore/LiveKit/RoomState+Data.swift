@@ -43,14 +43,12 @@ extension RoomState {
             emit(.dataReceived(MeetingDataMessage(
                 topic: user.topic, senderIdentity: senderIdentity, senderSid: senderSid,
                 payload: user.payload, reliable: reliable)))
-            if let chat = BedrudChatPayload(topic: user.topic, payload: user.payload) {
-                let identity = senderIdentity.isEmpty ? chat.senderIdentity : senderIdentity
-                let name = chat.senderName.isEmpty ? (participant(identity)?.name ?? "") : chat.senderName
-                emit(.chatReceived(MeetingChatMessage(
-                    id: chat.id, senderIdentity: identity, senderName: name, text: chat.message,
-                    timestampMs: chat.timestampMs, attachments: chat.attachments, origin: .bedrud)))
+            if let wire = BedrudChatWire(topic: user.topic, payload: user.payload) {
+                chatWireReceived(wire, from: senderIdentity)
             } else if let notice = BedrudSystemMessage(topic: user.topic, payload: user.payload) {
                 emit(.systemMessage(notice, sender: senderIdentity))
+            } else if let presence = BedrudPresence(topic: user.topic, payload: user.payload) {
+                emit(.presenceReceived(presence, sender: senderIdentity))
             }
         case .chatMessage(let chat):
             emit(.chatReceived(MeetingChatMessage(
@@ -66,6 +64,41 @@ extension RoomState {
             emit(.rpcRequestReceived(request, sender: senderIdentity))
         case .rpcAck, .rpcResponse, .streamHeader, .streamChunk, .streamTrailer, .encryptedPacket, .unknown, nil:
             stats.ignoredDataPackets += 1
+        }
+    }
+
+    /// Bedrud web v0.12's chat wire: reactions and votes as they are, chats and chunks
+    /// through the assembler (reassembly, limits, deduplication by id).
+    mutating func chatWireReceived(_ wire: BedrudChatWire, from senderIdentity: String) {
+        switch wire {
+        case .reaction(let r):
+            emit(.reactionReceived(r, sender: senderIdentity))
+        case .pollVote(let v):
+            emit(.pollVoteReceived(v, sender: senderIdentity))
+        case .chat, .chunkMeta, .chunk:
+            chatAssemblerOutput(chatAssembler.handle(wire, from: senderIdentity, at: now.milliseconds))
+        }
+    }
+
+    /// Gives up chunked chats that stalled (on the ping timer, so a meta whose chunks
+    /// never come is reported even when nothing else arrives).
+    mutating func expireChatChunks() {
+        chatAssemblerOutput(chatAssembler.expire(at: now.milliseconds))
+    }
+
+    private mutating func chatAssemblerOutput(_ results: [ChatAssembler.Output]) {
+        stats.chat = chatAssembler.stats
+        for result in results {
+            switch result {
+            case .chat(let chat, let sender):
+                let identity = sender.isEmpty ? chat.senderIdentity : sender
+                let name = chat.senderName.isEmpty ? (participant(identity)?.name ?? "") : chat.senderName
+                emit(.chatReceived(MeetingChatMessage(
+                    id: chat.id, senderIdentity: identity, senderName: name, text: chat.message,
+                    timestampMs: chat.timestampMs, attachments: chat.attachments, origin: .bedrud, poll: chat.poll)))
+            case .dropped(let drop):
+                emit(.chatDropped(drop))
+            }
         }
     }
 }

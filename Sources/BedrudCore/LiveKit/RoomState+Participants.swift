@@ -166,6 +166,48 @@ extension RoomState {
         return changes
     }
 
+    // MARK: - Audio only at the SFU
+
+    /// Turns remote video off at the SFU: every video track published in this input (or,
+    /// after a join, every one known) gets one `UpdateTrackSettings{disabled: true}`.
+    ///
+    /// Why this request and not `UpdateSubscription{subscribe: false}` (LiveKit v1.10.1 and
+    /// v1.13.5 alike): the setting is stored even before the server has subscribed us
+    /// (pkg/rtc/subscriptionmanager.go:346-358 creates the subscription record) and is
+    /// applied the moment the down track exists (subscriptionmanager.go:1378-1390 →
+    /// subscribedtrack.go:364-366 `dt.Mute(true)`; room.go:686-691 does the same for
+    /// `sync_state.track_sids_disabled` "before adding subscriptions"), so video that is
+    /// already in the room when we join is never forwarded. An unsubscribe that arrives
+    /// before the auto-subscription is a no-op (subscriptionmanager.go:194-200: no record,
+    /// nothing to change) and the track is subscribed anyway; once it works it also costs a
+    /// renegotiation per track. With `adaptive_stream=0` (SignalURL) `Bound` keeps
+    /// `disabled` (subscribedtrack.go:205-222).
+    mutating func turnOffRemoteVideo() {
+        var sids: [String] = []
+        func want(_ track: MeetingTrack) {
+            if track.kind == .video, !disabledTrackSids.contains(track.sid), !sids.contains(track.sid) { sids.append(track.sid) }
+        }
+        for case .emit(let event) in output {
+            switch event {
+            case .trackPublished(let track, _), .trackUpdated(let track, _): want(track)
+            case .trackUnpublished(let track, _): disabledTrackSids.remove(track.sid)
+            default: break
+            }
+        }
+        if videoSweepPending {
+            videoSweepPending = false
+            for identity in participantOrder {
+                for track in remoteParticipants[identity]?.tracks ?? [] { want(track) }
+            }
+        }
+        sids.removeAll { sid in !participantOrder.contains { remoteParticipants[$0]?.track(sid) != nil } }
+        guard !sids.isEmpty else { return }
+        var setting = LiveKit.UpdateTrackSettings()
+        setting.trackSids = sids
+        setting.disabled = true
+        sendRequest(LiveKit.SignalRequest(.trackSetting(setting)))
+    }
+
     // MARK: - Lookups
 
     func identity(forSid sid: String) -> String? {

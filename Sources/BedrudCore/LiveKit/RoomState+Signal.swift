@@ -99,6 +99,9 @@ extension RoomState {
         if let info = join.participant { becomeLocal(info) }
         if rejoin { clearSpeakers() }
         emit(.roomJoined(room, local: localParticipant ?? MeetingParticipant(identity: "", sid: "")))
+        // A new server session knows none of our track settings: turn video off again.
+        disabledTrackSids = []
+        videoSweepPending = true
         replaceRoster(join.otherParticipants)
 
         // A new session: negotiation starts over on new peer connections.

@@ -376,6 +376,14 @@ public enum RoomEvent: Sendable, Equatable {
     case dataReceived(MeetingDataMessage)
     case chatReceived(MeetingChatMessage)
     case systemMessage(BedrudSystemMessage, sender: String)
+    /// A chunked chat that was given up (limits, timeout); see ``ChatAssembler``.
+    case chatDropped(ChatAssembler.Drop)
+    /// `reaction` on the chat topic; `sender` is the server-stamped identity.
+    case reactionReceived(BedrudReaction, sender: String)
+    /// `poll_vote` on the chat topic.
+    case pollVoteReceived(BedrudPollVote, sender: String)
+    /// A packet on topic `presence` (`profile_changed`, `deafen_state`).
+    case presenceReceived(BedrudPresence, sender: String)
     case transcriptionReceived(LiveKit.Transcription, sender: String)
     case dtmfReceived(code: UInt32, digit: String, sender: String)
     /// An RPC addressed to us (answering needs a publisher data channel).
@@ -428,6 +436,8 @@ public struct RoomStateStats: Sendable, Equatable {
     public var invalidCandidates = 0
     public var unmatchedAnswers = 0
     public var undecodableDataPackets = 0
+    /// Chat reassembly and deduplication (``ChatAssembler/Stats``).
+    public var chat = ChatAssembler.Stats()
     public var duplicateDataPackets = 0
     public var ignoredDataPackets = 0
     public var droppedRequests = 0

@@ -88,6 +88,10 @@ public struct RoomState: Sendable {
         public var maxQueuedRequests = 256
         /// Reliable-data senders remembered for deduplication (bounded memory).
         public var maxDedupSenders = 4096
+        /// False (a recorder): every remote video track (camera, screen share) is turned
+        /// off at the SFU with `UpdateTrackSettings{disabled: true}` as soon as it is
+        /// known, so the server forwards audio only. See docs/ARCHITECTURE.md, *Audio only*.
+        public var receiveVideo = false
 
         public init() {}
     }
@@ -176,10 +180,16 @@ public struct RoomState: Sendable {
     var dataChannels: [LiveKit.DataChannelInfo] = []
     var publishedTracks: [String: LiveKit.TrackPublishedResponse] = [:]
     var unsubscribedTrackSids: Set<String> = []
+    /// Tracks this server session was asked to stop forwarding (`track_setting`), sent
+    /// again in `sync_state.track_sids_disabled` on resume.
     var disabledTrackSids: Set<String> = []
+    /// A new server session (full rejoin) forgot every track setting: all known remote
+    /// video is turned off again at the end of this input.
+    var videoSweepPending = false
 
     var queue: [LiveKit.SignalRequest] = []
     var lastDataSequence: [String: UInt32] = [:]
+    var chatAssembler = ChatAssembler()
     var sidToIdentity: [String: String] = [:]
     var retiredSids: Set<String> = []
     var retiredOrder: [String] = []
@@ -222,6 +232,7 @@ public struct RoomState: Sendable {
         case .dataReceived(let bytes, let reliable): dataReceived(bytes, reliable: reliable)
         case .timerFired(let timer): timerFired(timer)
         }
+        if !configuration.receiveVideo { turnOffRemoteVideo() }
         let actions = output
         output = []
         return actions
@@ -406,6 +417,7 @@ public struct RoomState: Sendable {
             output.append(.send(.ping(timestampMs: now.milliseconds)))
             output.append(.send(.pingReq(timestampMs: now.milliseconds, rttMs: rttMs ?? 0)))
             arm(.ping, afterMs: pingIntervalMs)
+            expireChatChunks()
         case .pingTimeout:
             guard signal == .ready, pingTimeoutMs > 0 else { return }
             // Wrapping and clamped: a clock that jumps must not trap.

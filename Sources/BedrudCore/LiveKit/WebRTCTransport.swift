@@ -47,6 +47,9 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
         var lastError: String?
         /// The subscriber's statistics as it closed, for the session's summary.
         var closedStats: PeerConnectionStats?
+        /// Messages on subscriber channels other than `_reliable`/`_lossy` (LiveKit >= 1.11's
+        /// `_data_track` carries data-track packets, which a recorder never subscribes to).
+        var ignoredDataMessages = 0
     }
 
     /// - Parameters:
@@ -72,6 +75,10 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
 
     /// Why the connection failed last, in one sentence (e.g. a fingerprint mismatch).
     public var lastError: String? { state.withLock { $0.lastError } }
+
+    /// Messages received on subscriber data channels that carry no LiveKit `DataPacket`
+    /// (`_data_track`, or a channel LiveKit may add later): counted and dropped.
+    public var ignoredDataMessages: Int { state.withLock { $0.ignoredDataMessages } }
 
     /// Statistics of the subscriber connection: per-track packets, loss, jitter, rate.
     /// Once it is closed (the room ended, or before a reconnect's new connection), the
@@ -116,6 +123,9 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
                 case .dataChannelMessage(let m):
                     if m.label == "_reliable" || m.label == "_lossy" {
                         events(.dataReceived(m.data, reliable: m.label == "_reliable"))
+                    } else if self?.noteIgnoredDataMessage() == 1 {
+                        // `_data_track` (LiveKit >= 1.11): data-track packets, not DataPackets.
+                        logger.debug("messages on a subscriber data channel other than _reliable/_lossy are ignored")
                     }
                 case .unknownSSRC(let ssrc, let pt):
                     logger.debug("packets for unannounced SSRC \(ssrc) (PT \(pt)) dropped")
@@ -252,6 +262,14 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
 
     private func noteError(_ text: String) { state.withLock { $0.lastError = text } }
 
+    /// Counts one ignored message; returns the count so far.
+    private func noteIgnoredDataMessage() -> Int {
+        state.withLock { s in
+            s.ignoredDataMessages += 1
+            return s.ignoredDataMessages
+        }
+    }
+
     public func applyRemoteOffer(_ offer: LiveKit.SessionDescription, target: LiveKit.SignalTarget) async throws -> String {
         guard target == .subscriber, let pc = state.withLock({ $0.subscriber }) else {
             throw TransportError("an offer for the \(target) connection, which this receive-only client does not open")
@@ -387,9 +405,17 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
         do { try await pc.addRemoteCandidate(candidate) } catch { logger.debug("remote candidate ignored: \(error)") }
     }
 
+    /// A resume's ICE servers (`ReconnectResponse.ice_servers`, LiveKit >= 1.12 hands out
+    /// TURN credentials that expire): both connections keep them for their next ICE
+    /// restart — the one the server starts after a resume — which then gathers on a new
+    /// agent and allocates with them, so it can pair over a fresh relay when the old one is
+    /// gone (``PeerConnection/updateICEServers(_:)``). A full rejoin creates its connections
+    /// with the join's list.
     public func updateICEServers(_ servers: [LiveKit.ICEServer]) async {
-        // The subscriber connection keeps its TURN allocation; new servers apply to the
-        // next connection (a full rejoin creates it with the fresh list).
+        let list = servers.map { ICEServer(urls: $0.urls, username: $0.username, credential: $0.credential) }
+        let (sub, pub) = state.withLock { ($0.subscriber, $0.publisher) }
+        await sub?.updateICEServers(list)
+        await pub?.updateICEServers(list)
     }
 
     public func restartICE(_ target: LiveKit.SignalTarget) async {

@@ -95,11 +95,14 @@ public struct MeetingChatMessage: Sendable, Equatable {
     public var timestampMs: Int64
     public var attachments: [BedrudChatPayload.Attachment]
     public var origin: Origin
+    /// The poll the message carries (Bedrud web v0.12), if any.
+    public var poll: BedrudChatPoll?
 
     public init(
         id: String, senderIdentity: String, senderName: String, text: String, timestampMs: Int64,
-        attachments: [BedrudChatPayload.Attachment] = [], origin: Origin = .bedrud
+        attachments: [BedrudChatPayload.Attachment] = [], origin: Origin = .bedrud, poll: BedrudChatPoll? = nil
     ) {
+        self.poll = poll
         self.id = id
         self.senderIdentity = senderIdentity
         self.senderName = senderName

@@ -15,6 +15,9 @@ public struct BedrudChatPayload: Sendable, Equatable {
     public var senderIdentity: String
     public var message: String
     public var attachments: [Attachment]
+    /// A poll the message carries (web client v0.12: `poll`), when it is one the web
+    /// client would show.
+    public var poll: BedrudChatPoll?
 
     public struct Attachment: Sendable, Equatable {
         /// "image" (Android's default when missing).
@@ -24,9 +27,12 @@ public struct BedrudChatPayload: Sendable, Equatable {
         public var width: Int
         public var height: Int
         public var size: Int
+        /// The file name (`kind: "file"` attachments carry one; chat_upload.go:40-47), "" if none.
+        public var name: String
 
-        public init(kind: String = "image", url: String, mime: String = "", width: Int = 0, height: Int = 0, size: Int = 0) {
+        public init(kind: String = "image", url: String, mime: String = "", width: Int = 0, height: Int = 0, size: Int = 0, name: String = "") {
             self.kind = kind
+            self.name = name
             self.url = url
             self.mime = mime
             self.width = width
@@ -37,8 +43,9 @@ public struct BedrudChatPayload: Sendable, Equatable {
 
     public init(
         id: String, timestampMs: Int64, senderName: String, senderIdentity: String,
-        message: String, attachments: [Attachment] = []
+        message: String, attachments: [Attachment] = [], poll: BedrudChatPoll? = nil
     ) {
+        self.poll = poll
         self.id = id
         self.timestampMs = timestampMs
         self.senderName = senderName
@@ -68,6 +75,14 @@ public struct BedrudChatPayload: Sendable, Equatable {
         senderIdentity = wire.senderIdentity ?? ""
         message = wire.message ?? ""
         attachments = wire.attachments ?? []
+        poll = wire.poll
+    }
+
+    /// Attachments from the JSON text of an array (a chunked chat's `attachments` section);
+    /// items without a URL are left out, and text that is no array gives none.
+    public static func attachments(json: [UInt8]) -> [Attachment] {
+        guard !json.isEmpty, let items = try? JSONDecoder().decode([LenientAttachment].self, from: Data(json)) else { return [] }
+        return items.compactMap(\.attachment)
     }
 
     /// The payload as Bedrud's clients send it (`attachments` omitted when empty, as
@@ -84,11 +99,15 @@ public struct BedrudChatPayload: Sendable, Equatable {
         out += ",\"senderIdentity\":" + JSONText.quoted(senderIdentity)
         if !attachments.isEmpty || listingEmptyAttachments {
             out += ",\"attachments\":[" + attachments.map { a in
-                "{\"kind\":\(JSONText.quoted(a.kind)),\"url\":\(JSONText.quoted(a.url)),\"mime\":\(JSONText.quoted(a.mime)),\"w\":\(a.width),\"h\":\(a.height),\"size\":\(a.size)}"
+                a.json
             }.joined(separator: ",") + "]"
         }
+        if let poll { out += ",\"poll\":" + poll.json }
         return Array((out + "}").utf8)
     }
+
+    /// The JSON text of the `attachments` array as the web client writes it.
+    public var attachmentsJSON: String { "[" + attachments.map(\.json).joined(separator: ",") + "]" }
 
     // MARK: - Tolerant wire form
 
@@ -100,8 +119,9 @@ public struct BedrudChatPayload: Sendable, Equatable {
         var senderIdentity: String?
         var message: String?
         var attachments: [Attachment]?
+        var poll: BedrudChatPoll?
 
-        enum CodingKeys: String, CodingKey { case type, id, timestamp, senderName, senderIdentity, message, attachments }
+        enum CodingKeys: String, CodingKey { case type, id, timestamp, senderName, senderIdentity, message, attachments, poll }
 
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -114,6 +134,7 @@ public struct BedrudChatPayload: Sendable, Equatable {
             if let items = try? c.decodeIfPresent([LenientAttachment].self, forKey: .attachments) {
                 attachments = items.compactMap(\.attachment)
             }
+            poll = (try? c.decodeIfPresent(BedrudChatPoll.Lenient.self, forKey: .poll))?.poll
         }
     }
 
@@ -121,7 +142,7 @@ public struct BedrudChatPayload: Sendable, Equatable {
     private struct LenientAttachment: Decodable {
         var attachment: Attachment?
 
-        enum CodingKeys: String, CodingKey { case kind, url, mime, w, h, size }
+        enum CodingKeys: String, CodingKey { case kind, url, mime, w, h, size, name }
 
         init(from decoder: any Decoder) throws {
             guard let c = try? decoder.container(keyedBy: CodingKeys.self),
@@ -133,8 +154,17 @@ public struct BedrudChatPayload: Sendable, Equatable {
                 mime: (try? c.decodeIfPresent(String.self, forKey: .mime)) ?? "",
                 width: LenientJSON.int64(c, .w).map { Int(clamping: $0) } ?? 0,
                 height: LenientJSON.int64(c, .h).map { Int(clamping: $0) } ?? 0,
-                size: LenientJSON.int64(c, .size).map { Int(clamping: $0) } ?? 0)
+                size: LenientJSON.int64(c, .size).map { Int(clamping: $0) } ?? 0,
+                name: (try? c.decodeIfPresent(String.self, forKey: .name))?.trimmingWhitespaceScalars() ?? "")
         }
+    }
+}
+
+extension BedrudChatPayload.Attachment {
+    /// One attachment as the web client writes it (`name` only when there is one).
+    var json: String {
+        "{\"kind\":\(JSONText.quoted(kind)),\"url\":\(JSONText.quoted(url)),\"mime\":\(JSONText.quoted(mime)),\"w\":\(width),\"h\":\(height),\"size\":\(size)"
+            + (name.isEmpty ? "" : ",\"name\":" + JSONText.quoted(name)) + "}"
     }
 }
 

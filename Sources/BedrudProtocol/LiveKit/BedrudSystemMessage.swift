@@ -4,11 +4,20 @@ import FoundationEssentials
 /// `system` (bedrud-api.md §3.2): `{type: "system", event, actor, target}` where
 /// `actor` is the moderator's user id and `target` the affected identity.
 ///
+/// Bedrud v0.12 adds room-end notices `{type: "system", event: room_ended|room_closed|
+/// room_archived|room_deleted, message, deletedIdentity?}` (server/internal/lkutil/lkutil.go
+/// `SystemMessage`) and the web client's `stage` lines `{event: "stage", actor?, message}`
+/// (MeetingContext.tsx, the `system` topic branch).
+///
 /// `kick` and `ban` arrive *after* the target was removed, so the target never sees
 /// its own; the others see it. `deafen`, `undeafen`, `ask_*` go to the target only.
 public struct BedrudSystemMessage: Sendable, Equatable {
     public enum Event: Sendable, Equatable, CustomStringConvertible {
         case kick, ban, spotlight, deafen, undeafen, askUnmute, askCamera
+        /// The room is over (lkutil.go; the web client leaves the meeting on each).
+        case roomEnded, roomClosed, roomArchived, roomDeleted
+        /// A stage share line (YouTube, whiteboard, screen share…) with free text.
+        case stage
         /// An event name this version does not know, kept verbatim.
         case other(String)
 
@@ -21,6 +30,11 @@ public struct BedrudSystemMessage: Sendable, Equatable {
             case "undeafen": self = .undeafen
             case "ask_unmute": self = .askUnmute
             case "ask_camera": self = .askCamera
+            case "room_ended": self = .roomEnded
+            case "room_closed": self = .roomClosed
+            case "room_archived": self = .roomArchived
+            case "room_deleted": self = .roomDeleted
+            case "stage": self = .stage
             default: self = .other(name)
             }
         }
@@ -35,11 +49,25 @@ public struct BedrudSystemMessage: Sendable, Equatable {
             case .undeafen: "undeafen"
             case .askUnmute: "ask_unmute"
             case .askCamera: "ask_camera"
+            case .roomEnded: "room_ended"
+            case .roomClosed: "room_closed"
+            case .roomArchived: "room_archived"
+            case .roomDeleted: "room_deleted"
+            case .stage: "stage"
             case .other(let name): name
             }
         }
 
         public var description: String { name }
+
+        /// One of the four notices that end the meeting for everyone (the web client's
+        /// `ROOM_DELETION_EVENTS`).
+        public var endsRoom: Bool {
+            switch self {
+            case .roomEnded, .roomClosed, .roomArchived, .roomDeleted: true
+            default: false
+            }
+        }
     }
 
     public var event: Event
@@ -49,12 +77,18 @@ public struct BedrudSystemMessage: Sendable, Equatable {
     public var target: String
     /// A sender timestamp if one was included (Bedrud's server sends none).
     public var timestampMs: Int64?
+    /// The server's or sender's text ("" when absent): why the room ended, a stage line.
+    public var message: String
+    /// With `room_deleted`: the identity whose account was deleted ("" when absent).
+    public var deletedIdentity: String
 
-    public init(event: Event, actor: String, target: String, timestampMs: Int64? = nil) {
+    public init(event: Event, actor: String, target: String, timestampMs: Int64? = nil, message: String = "", deletedIdentity: String = "") {
         self.event = event
         self.actor = actor
         self.target = target
         self.timestampMs = timestampMs
+        self.message = message
+        self.deletedIdentity = deletedIdentity
     }
 
     public static let topic = "system"
@@ -71,6 +105,8 @@ public struct BedrudSystemMessage: Sendable, Equatable {
         actor = wire.actor ?? ""
         target = wire.target ?? ""
         timestampMs = wire.ts
+        message = wire.message ?? ""
+        deletedIdentity = wire.deletedIdentity ?? ""
     }
 
     private struct Wire: Decodable {
@@ -79,8 +115,10 @@ public struct BedrudSystemMessage: Sendable, Equatable {
         var actor: String?
         var target: String?
         var ts: Int64?
+        var message: String?
+        var deletedIdentity: String?
 
-        enum CodingKeys: String, CodingKey { case type, event, actor, target, ts }
+        enum CodingKeys: String, CodingKey { case type, event, actor, target, ts, message, deletedIdentity }
 
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -89,6 +127,8 @@ public struct BedrudSystemMessage: Sendable, Equatable {
             actor = LenientJSON.string(c, .actor)
             target = try? c.decodeIfPresent(String.self, forKey: .target)
             ts = LenientJSON.int64(c, .ts)
+            message = try? c.decodeIfPresent(String.self, forKey: .message)
+            deletedIdentity = try? c.decodeIfPresent(String.self, forKey: .deletedIdentity)
         }
     }
 }

@@ -96,17 +96,7 @@ final class ICEAgent {
         if let r = configuration.portRange {
             nice_agent_set_port_range(a, sid, componentID, UInt32(r.lowerBound), UInt32(r.upperBound))
         }
-        for s in servers where s.url.isTURN {
-            let type: NiceRelayType
-            switch (s.url.scheme, s.url.transport) {
-            case (.turns, _): type = NICE_RELAY_TYPE_TURN_TLS
-            case (_, .tcp): type = NICE_RELAY_TYPE_TURN_TCP
-            default: type = NICE_RELAY_TYPE_TURN_UDP
-            }
-            if nice_agent_set_relay_info(a, sid, componentID, s.ip, UInt32(s.url.port), s.username ?? "", s.credential ?? "", type) == 0 {
-                log.warning("TURN server \(s.url) was refused by libnice; it is skipped")
-            }
-        }
+        addRelays(servers)
         let me = Unmanaged.passUnretained(self).toOpaque()
         handlers.append(shim_on_new_candidate_full(a, { agent, cand, ud in
             guard let agent, let cand, let ud else { return }
@@ -192,6 +182,21 @@ final class ICEAgent {
 
     /// The peer signalled end-of-candidates: libnice may now declare failure.
     func remoteGatheringDone() { _ = nice_agent_peer_candidate_gathering_done(agent, streamID) }
+
+    /// Gives libnice the TURN servers among `servers` (before gathering).
+    private func addRelays(_ servers: [ResolvedICEServer]) {
+        for s in servers where s.url.isTURN {
+            let type: NiceRelayType
+            switch (s.url.scheme, s.url.transport) {
+            case (.turns, _): type = NICE_RELAY_TYPE_TURN_TLS
+            case (_, .tcp): type = NICE_RELAY_TYPE_TURN_TCP
+            default: type = NICE_RELAY_TYPE_TURN_UDP
+            }
+            if nice_agent_set_relay_info(agent, streamID, componentID, s.ip, UInt32(s.url.port), s.username ?? "", s.credential ?? "", type) == 0 {
+                log.warning("TURN server \(s.url) was refused by libnice; it is skipped")
+            }
+        }
+    }
 
     /// ICE restart (RFC 8445 §9): new local credentials, remote candidates forgotten.
     func restart() -> Bool {

@@ -34,6 +34,8 @@ public actor PeerConnection {
     public nonisolated let localFingerprint: DTLSFingerprint
     // nonisolated(unsafe): only touched on the loop thread (actor methods run there; deinit posts to it).
     private nonisolated(unsafe) let core: PeerTransport
+    /// The STUN/TURN servers in use: the configuration's, until ``updateICEServers(_:)``.
+    private var iceServers: [ICEServer]
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
@@ -47,6 +49,21 @@ public actor PeerConnection {
         self.events = stream
         self.localFingerprint = identity.fingerprint
         self.core = PeerTransport(loop: loop, configuration: configuration, identity: identity, continuation: continuation)
+        self.iceServers = configuration.ice.servers
+    }
+
+    /// New STUN/TURN servers (a LiveKit resume's `ReconnectResponse.ice_servers`, whose
+    /// TURN credentials may be fresher than the join's). Before the first description they
+    /// replace the configuration's. Later they take effect at the next ICE restart (the one
+    /// LiveKit starts after a resume, or ``createOffer(iceRestart:)``): it makes a new ICE
+    /// agent that gathers again and allocates on these servers, while the connection goes
+    /// on over its current pair until then. The same list again does nothing.
+    public func updateICEServers(_ servers: [ICEServer]) async {
+        guard servers != iceServers else { return }
+        iceServers = servers
+        guard core.hasAgent else { return }
+        let resolved = await ICEServerResolver.resolve(servers)
+        core.setServersForRestart(resolved)
     }
 
     deinit {
@@ -63,7 +80,7 @@ public actor PeerConnection {
         let offer: SessionDescription
         do { offer = try SessionDescription(parsing: sdp) } catch { throw PeerConnectionError(.invalidSDP(error)) }
         var servers: [ResolvedICEServer] = []
-        if !core.hasAgent { servers = await ICEServerResolver.resolve(configuration.ice.servers) }
+        if !core.hasAgent { servers = await ICEServerResolver.resolve(iceServers) }
         return try core.applyRemoteOffer(offer, servers: servers)
     }
 
@@ -78,7 +95,7 @@ public actor PeerConnection {
     /// Writes an offer with a data section (`a=setup:actpass`).
     public func createOffer(iceRestart: Bool = false) async throws(PeerConnectionError) -> String {
         var servers: [ResolvedICEServer] = []
-        if !core.hasAgent { servers = await ICEServerResolver.resolve(configuration.ice.servers) }
+        if !core.hasAgent { servers = await ICEServerResolver.resolve(iceServers) }
         return try core.createOffer(iceRestart: iceRestart, servers: servers)
     }
 

@@ -19,6 +19,10 @@ final class PeerTransport {
     /// Offer/answer, candidates, DTLS role and connection state: every decision.
     private var negotiation: PeerNegotiation
     private var ice: ICEAgent?
+    /// Our ICE role, fixed when the first agent is made.
+    private var controlling = false
+    /// Servers the next ICE restart makes a new agent with (``setServersForRestart(_:)``).
+    private var serversForRestart: [ResolvedICEServer]?
     private var selectedPair: String?
     private var srtpProfile: SRTPProfile?
     private var dtls: DTLSTransport?
@@ -65,6 +69,17 @@ final class PeerTransport {
     private var isFinished: Bool { negotiation.isFinished }
 
     var hasAgent: Bool { ice != nil }
+
+    /// ICE servers for the next ICE restart (a resume's, with fresh TURN credentials). That
+    /// restart replaces the agent instead of restarting its stream: a new agent gathers new
+    /// host sockets and allocates on the TURN servers with these credentials. libnice cannot
+    /// allocate again on a running agent: every answer from a TURN server reaches the
+    /// socket of the relay candidate already based on that host socket, so a second
+    /// allocation never completes (tried against coturn: the server allocated, the agent
+    /// never saw it).
+    func setServersForRestart(_ servers: [ResolvedICEServer]) {
+        serversForRestart = servers
+    }
 
     // MARK: - Calls
 
@@ -130,28 +145,44 @@ final class PeerTransport {
         do { try run(event) } catch { log.debug("\(error)") }
     }
 
+    private func makeAgent(servers: [ResolvedICEServer], credentials creds: ICECredentials) throws(PeerConnectionError) {
+        let agent: ICEAgent
+        do {
+            agent = try ICEAgent(loop: loop, controlling: controlling, configuration: configuration.ice, servers: servers,
+                                 logRoom: configuration.logRoom)
+        } catch {
+            throw PeerConnectionError(.ice(error))
+        }
+        agent.delegate = self
+        agent.attachReceiver(niceReceive, userData: Unmanaged.passUnretained(self).toOpaque())
+        ice = agent
+        guard agent.setLocalCredentials(ufrag: creds.ufrag, password: creds.password) else {
+            throw PeerConnectionError(.ice(ICEError(.agentCreation)))
+        }
+    }
+
     private func perform(_ action: PeerNegotiation.Action, servers: [ResolvedICEServer]) throws(PeerConnectionError) -> String? {
         switch action {
         case .createAgent(let controlling, let creds):
-            let agent: ICEAgent
-            do {
-                agent = try ICEAgent(loop: loop, controlling: controlling, configuration: configuration.ice, servers: servers,
-                                     logRoom: configuration.logRoom)
-            } catch {
-                throw PeerConnectionError(.ice(error))
-            }
-            agent.delegate = self
-            agent.attachReceiver(niceReceive, userData: Unmanaged.passUnretained(self).toOpaque())
-            ice = agent
-            guard agent.setLocalCredentials(ufrag: creds.ufrag, password: creds.password) else {
-                throw PeerConnectionError(.ice(ICEError(.agentCreation)))
-            }
+            self.controlling = controlling
+            try makeAgent(servers: servers, credentials: creds)
         case .startGathering:
             do { try ice?.gather() } catch { throw PeerConnectionError(.ice(error)) }
         case .restartICE(let creds):
-            log.info("ICE restart")
-            _ = ice?.restart()
-            _ = ice?.setLocalCredentials(ufrag: creds.ufrag, password: creds.password)
+            if let fresh = serversForRestart, let old = ice {
+                // New servers since the last agent: a new agent, new sockets, new allocations.
+                log.info("ICE restart with a new agent (new ICE servers)")
+                serversForRestart = nil
+                old.delegate = nil
+                old.close()
+                ice = nil
+                try makeAgent(servers: fresh, credentials: creds)
+                do { try ice?.gather() } catch { throw PeerConnectionError(.ice(error)) }
+            } else {
+                log.info("ICE restart")
+                _ = ice?.restart()
+                _ = ice?.setLocalCredentials(ufrag: creds.ufrag, password: creds.password)
+            }
         case .setRemoteCredentials(let ufrag, let password):
             ice?.setRemoteCredentials(ufrag: ufrag, password: password)
         case .addRemoteCandidate(let c):

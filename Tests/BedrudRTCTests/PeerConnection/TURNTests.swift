@@ -12,18 +12,25 @@ final class LocalTURNServer: @unchecked Sendable {
     let password = "not-a-real-secret"
     let log = AsyncLog<String>()
 
-    init() async throws {
+    /// - Parameters:
+    ///   - authSecret: time-limited credentials (`use-auth-secret`, TURN REST API): a
+    ///     username `<expiry unix time>:<name>` with password base64(HMAC-SHA1(secret,
+    ///     username)), refused once the expiry has passed; else the fixed user above.
+    ///   - port: a port to listen on (a restart on the same address); a free one when nil.
+    init(authSecret: String? = nil, port fixedPort: UInt16? = nil) async throws {
         let exe = "/usr/bin/turnserver"
         guard FileManager.default.isExecutableFile(atPath: exe) else {
             throw PeerProcessError(message: "\(exe) is missing; run scripts/bootstrap (it installs coturn)")
         }
-        port = try Self.freePort()
+        port = try fixedPort ?? Self.freePort()
         let relayBase = Int.random(in: 20_000...28_000)
         let log = self.log
+        let auth = authSecret.map { ["--use-auth-secret", "--static-auth-secret=\($0)", "--verbose"] }
+            ?? ["--user=\(username):\(password)", "--lt-cred-mech"]
         process = try ChildProcess(URL(fileURLWithPath: exe), [
             "-n", "--listening-ip=127.0.0.1", "--relay-ip=127.0.0.1", "--listening-port=\(port)",
-            "--min-port=\(relayBase)", "--max-port=\(relayBase + 200)", "--user=\(username):\(password)", "--realm=bedrud.test",
-            "--lt-cred-mech", "--allow-loopback-peers", "--no-tls", "--no-dtls", "--no-cli", "--log-file=stdout", "--simple-log",
+            "--min-port=\(relayBase)", "--max-port=\(relayBase + 200)", "--realm=bedrud.test"] + auth + [
+            "--allow-loopback-peers", "--no-tls", "--no-dtls", "--no-cli", "--log-file=stdout", "--simple-log",
             "--pidfile=\(NSTemporaryDirectory())turn-\(port).pid", "--no-stun-backward-compatibility",
         ], mergeStderr: true) { line in log.append(line) }
         let p = port
@@ -61,6 +68,20 @@ final class LocalTURNServer: @unchecked Sendable {
         // coturn takes its time over SIGTERM; this is a throwaway test server.
         process?.stop(grace: 0)
     }
+
+    /// Time-limited credentials for `authSecret` (coturn's `use-auth-secret`), valid until `expiry`.
+    static func credentials(secret: String, name: String, expiry: Int) throws -> (username: String, password: String) {
+        let username = "\(expiry):\(name)"
+        let r = try Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", """
+            import base64, hashlib, hmac, sys
+            print(base64.b64encode(hmac.new(sys.argv[1].encode(), sys.argv[2].encode(), hashlib.sha1).digest()).decode())
+            """, secret, username], timeout: 30)
+        return (username, r.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+}
+
+func isRelayCandidate(_ e: PeerConnectionEvent) -> Bool {
+    if case .localCandidate(let c) = e { c.candidate.contains("typ relay") } else { false }
 }
 
 @Suite("TURN relay (coturn on loopback)", .serialized)
@@ -93,6 +114,67 @@ struct TURNTests {
             _ = try await p.offererEvents.first(where: isOpened("_reliable"), timeout: 20, "DCEP ACK")
             #expect(await p.offerer.send([1, 2], label: "_reliable"))
             _ = try await p.answererEvents.first(where: isMessage("_reliable", [1, 2]), timeout: 20)
+        }
+    }
+}
+
+
+/// A resume's fresh TURN credentials (LiveKit >= 1.12: ReconnectResponse.ice_servers, 300 s
+/// credentials): after the first ones expired and the relay server went away with the
+/// allocation, an ICE restart connects again through a relay allocated with the fresh ones
+/// on the server the resume names; without them (what the bot did before) it cannot.
+@Suite("TURN credentials refreshed on resume (coturn use-auth-secret)", .serialized)
+struct TURNCredentialRefreshTests {
+    @Test("After expiry and a lost relay server, the resume's servers give a new relay and the ICE restart connects", arguments: [true, false])
+    func relayAfterExpiry(applied: Bool) async throws {
+        let secret = "bedrud-turn-test-secret"
+        var turn = try await LocalTURNServer(authSecret: secret)
+        var url = "turn:127.0.0.1:\(turn.port)?transport=udp"
+        let expiry = Int(Date().timeIntervalSince1970) + 4
+        let first = try LocalTURNServer.credentials(secret: secret, name: "bot", expiry: expiry)
+        defer { turn.stop() }
+        try await PeerPair.run(configure: { c in
+            if c.name == "answerer" {
+                c.ice.servers = [ICEServer(urls: [url], username: first.username, credential: first.password)]
+                c.ice.relayOnly = true
+            }
+        }) { p in
+            await p.offerer.createDataChannel(label: "_reliable")
+            try await p.negotiate()
+            try await p.answerer.waitUntilConnected(timeoutSeconds: 30)
+            _ = try await p.offererEvents.first(where: isOpened("_reliable"), timeout: 20, "DCEP ACK")
+            #expect((await p.answerer.stats().selectedPair ?? "").contains("relay"))
+
+            // The credentials expire; then the relay server goes, with the allocation, and
+            // another takes over (same secret, another port).
+            try await waitUntilWallClock(passes: Double(expiry))
+            turn.stop()
+            turn = try await LocalTURNServer(authSecret: secret)
+            url = "turn:127.0.0.1:\(turn.port)?transport=udp"
+            let relaysBefore = p.answererEvents.count(where: isRelayCandidate)
+
+            // The resume's servers: the new relay server, fresh credentials. The control
+            // ignores them, as the bot did before.
+            let next = try LocalTURNServer.credentials(secret: secret, name: "bot-resumed", expiry: Int(Date().timeIntervalSince1970) + 300)
+            if applied {
+                await p.answerer.updateICEServers([ICEServer(urls: [url], username: next.username, credential: next.password)])
+            }
+            // LiveKit restarts ICE after a resume: with new servers, a new agent gathers and allocates.
+            try await p.negotiate(iceRestart: true)
+            let user = "user <\(next.username)>: incoming packet ALLOCATE processed"
+            guard applied else {
+                // The old agent restarts on its dead relay: no new candidate, no path.
+                _ = try await p.answererEvents.first(where: { $0 == .iceStateChanged(.failed) }, timeout: 90, "ICE failing without a relay")
+                #expect(p.answererEvents.count(where: isRelayCandidate) == relaysBefore, "no new relay")
+                #expect(!turn.log.all.contains { $0.contains(user) })
+                return
+            }
+            _ = try await turn.log.first(where: { $0.contains(user) && $0.contains("success") }, timeout: 20, "coturn allocating for the fresh username")
+            #expect(await eventually(timeout: 20) { p.answererEvents.count(where: isRelayCandidate) == relaysBefore + 1 },
+                    "the new agent's relay candidate: \(p.answererEvents.all.suffix(12))")
+            #expect(await p.offerer.send([4, 2], label: "_reliable"))
+            _ = try await p.answererEvents.first(where: isMessage("_reliable", [4, 2]), timeout: 30, "data over the new relay")
+            #expect((await p.answerer.stats().selectedPair ?? "").contains("relay"))
         }
     }
 }

@@ -28,11 +28,14 @@ from .helpers import REPO, DevServer
 from .sdk_record_probe import ws_url
 
 ROOM = "sayroom"
-BOT = os.path.join(REPO, ".build", "release", "bedrud-bot")
+BOT = os.environ.get("BEDRUD_BOT") or os.path.join(REPO, ".build", "release", "bedrud-bot")
 CONNECT_TIMEOUT = 30.0
 # Non-ASCII, an emoji and a quote: the payload must arrive as the same UTF-8 JSON text.
 TEXT = "Grüße aus dem Bot — «سلام» 👋 \"quoted\""
 ATTACH = "https://files.example.org/chat/slide-3.png"
+# The second message: over 60,000 bytes with an inline image, so it goes in chunks.
+LONG_TEXT = "Grüße 😀 «سلام» 👩‍👩‍👧 " * 2000  # ~90 kB: one argument may be at most 128 kB
+IMAGE_BYTES = 200_000
 
 
 async def run(srv: DevServer, work: str) -> dict:
@@ -92,13 +95,43 @@ async def run(srv: DevServer, work: str) -> dict:
         await asyncio.wait_for(got.wait(), 10)
     except asyncio.TimeoutError:
         pass
-    await listener.disconnect()
     for r in received:  # a packet that came before its sender was announced
         if r["sender_name"] is None and r["sender"] in names:
             r["sender_name"] = names[r["sender"]]
+    # Then a long message with an inline image, and a reaction to the first message.
+    from ..chatwire import pattern_png
+    image_path = os.path.join(work, "chart.png")
+    with open(image_path, "wb") as fh:
+        fh.write(pattern_png(IMAGE_BYTES))
+    for name, args in (("long", [LONG_TEXT, "--image", image_path]), ("react", ["--react", "👍", "--to", "first-message"])):
+        bot = await asyncio.create_subprocess_exec(BOT, "say", f"{srv.url}/m/{ROOM}", *args, "--guest-name", "Announcer",
+                                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=home)
+        try:
+            _, stderr = await asyncio.wait_for(bot.communicate(), 60)
+        finally:
+            if bot.returncode is None:
+                bot.kill()
+                await bot.wait()
+        report[name + "_exit"] = bot.returncode
+        report[name + "_stderr"] = stderr.decode(errors="replace")[-2000:]
+
+    def kind(r: dict) -> str:
+        try:
+            return json.loads(r["payload"]).get("type", "")
+        except ValueError:
+            return ""
+    # Everything has arrived when the reaction (sent last, on the same ordered channel) has.
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and not any(kind(r) == "reaction" for r in received):
+        await asyncio.sleep(0.1)
+    report["received_long"] = [r for r in received if kind(r).startswith("chat_chunk")]
+    report["received_react"] = [r for r in received if kind(r) == "reaction"]
+    received[:] = [r for r in received if kind(r) == "chat"]
+    report["long_text"], report["image_sha256"] = LONG_TEXT, __import__("hashlib").sha256(pattern_png(IMAGE_BYTES)).hexdigest()
     report["sent_at"] = sent_at
     report["received"] = received
     report["text"], report["attach"] = TEXT, ATTACH
+    await listener.disconnect()
     return report
 
 

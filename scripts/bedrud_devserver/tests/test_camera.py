@@ -7,6 +7,7 @@ import os
 
 import pytest
 from livekit.protocol import models as lkm
+from livekit.protocol import rtc as lkr
 
 from .. import patches, pion_rule
 from ..config import ServerConfig
@@ -110,5 +111,56 @@ def test_cameras_reach_subscriber_offers_as_video_sections(media):
         asyncio.run(asyncio.wait_for(go(), 60))
         state = srv.state()
         assert state["scenarios"][0]["errors"] == []
+    finally:
+        srv.stop()
+
+
+def camera_subscription(srv: DevServer, room: str, identity: str) -> dict:
+    for r in srv.state()["rooms"]:
+        if r["name"] != room:
+            continue
+        for p in r["participants"]:
+            if p["identity"] == identity:
+                return next(s for s in p["subscriptions"] if s["codec"].startswith("video/"))
+    raise AssertionError(f"{identity} has no video subscription in {room}")
+
+
+def test_a_disabled_camera_is_not_forwarded_until_enabled_again(tmp_path):
+    # LiveKit: UpdateTrackSettings{disabled} mutes the subscriber's down track, whose
+    # forwarder then drops every packet; enabled again, it starts at a key frame.
+    scenario = tmp_path / "vidoff.scenario"
+    scenario.write_text("room vidoff public\nat 0s join alice\nat 0s camera alice\nat 0s tone alice 440Hz 120s\n")
+    srv = DevServer("--scenario", str(scenario))
+    try:
+        async def go() -> None:
+            c = LKClient(srv.url + "/livekit", lk_token("vidoff", identity="rec"), answer_offers=False)
+            try:
+                first = await c.connect()
+                camera = next(t.sid for p in first.join.other_participants for t in p.tracks
+                              if t.type == lkm.TrackType.VIDEO)
+                # Disabled before the first answer (as the bot does right after `join`).
+                await c.send(lkr.SignalRequest(track_setting=lkr.UpdateTrackSettings(track_sids=[camera], disabled=True)))
+                c.answer_offers = True
+                offers = await c.wait_for(lambda: c.of("offer"), 10, "the first offer")
+                await c._answer(offers[-1])
+                await c.wait_for(lambda: sum(m["frames"] for m in c.audio_meta.values()) > 300, 30, "6 s of audio")
+                sub = camera_subscription(srv, "vidoff", "rec")
+                assert (sub["paused"], sub["payloadBytesSent"], sub["videoSent"]) == (True, 0, 0)
+                assert c.video_frames.get(camera, 0) == 0
+
+                await c.send(lkr.SignalRequest(track_setting=lkr.UpdateTrackSettings(track_sids=[camera], disabled=False)))
+                await c.wait_for(lambda: c.video_frames.get(camera, 0) >= 5, 30, "frames once enabled")
+
+                await c.send(lkr.SignalRequest(track_setting=lkr.UpdateTrackSettings(track_sids=[camera], disabled=True)))
+                await c.wait_for(lambda: camera_subscription(srv, "vidoff", "rec")["paused"], 10, "paused again")
+                before = camera_subscription(srv, "vidoff", "rec")["payloadBytesSent"]
+                assert before > 0
+                frames = sum(m["frames"] for m in c.audio_meta.values())
+                await c.wait_for(lambda: sum(m["frames"] for m in c.audio_meta.values()) > frames + 100, 20, "2 s more audio")
+                assert camera_subscription(srv, "vidoff", "rec")["payloadBytesSent"] == before
+            finally:
+                await c.leave()
+
+        asyncio.run(asyncio.wait_for(go(), 120))
     finally:
         srv.stop()

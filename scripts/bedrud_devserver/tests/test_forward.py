@@ -5,8 +5,8 @@ import asyncio
 from types import SimpleNamespace
 
 from .. import patches
-from ..forward import (DownTrack, Forwarder, RtpMunger, SourcePacket, Unwrapper, red_blocks, red_encode,
-                       red_primary, sender_report_timestamps)
+from ..forward import (DownTrack, Forwarder, RtpMunger, SourcePacket, Unwrapper, VideoDownTrack, red_blocks,
+                       red_encode, red_primary, sender_report_timestamps)
 from ..sdp import AudioPublishPrefs, configure_publisher_answer, publisher_red_mids
 from .helpers import DevServer
 from .lkclient import LKClient, dominant_frequency, rms
@@ -80,7 +80,7 @@ def test_sequence_numbers_wrap():
 
 class FakeSender:
     def __init__(self, codecs: list[str], ssrc: int = 1234) -> None:
-        pts = {"audio/red": 63, "audio/opus": 111}
+        pts = {"audio/red": 63, "audio/opus": 111, "video/VP8": 96, "video/rtx": 97}
         self._lk_parameters = SimpleNamespace(codecs=[SimpleNamespace(mimeType=m, payloadType=pts[m]) for m in codecs])
         self.transport = object()
         self._ssrc = ssrc
@@ -187,3 +187,38 @@ def test_forward_and_reencode_modes_both_carry_scripted_audio():
         assert abs(got["frequency"] - 440) < 3 and 0.17 < got["rms"] < 0.25, (mode, got["frequency"], got["rms"])
         # A scripted track is plain Opus: no RED offered for it in either mode.
         assert "red/48000" not in got["sdp"] and "a=rtpmap:111 opus/48000/2" in got["sdp"], mode
+
+
+# MARK: - video (a scripted camera's VP8)
+
+def test_video_starts_at_a_key_frame_stops_while_disabled_and_resumes_at_the_next_key_frame():
+    sub, off = FakeSender(["video/VP8", "video/rtx"]), FakeSender(["video/VP8"])
+    f = Forwarder()
+    d, never = VideoDownTrack(sub, {}), VideoDownTrack(off, {})
+    f.add(d)
+    f.add(never)
+    never.paused = True     # disabled before the first packet: nothing, ever
+
+    # Frames of 3 packets every 1/15 s (6000 ticks at 90 kHz); a key frame every 4th frame.
+    def frame(n: int) -> list[SourcePacket]:
+        return [SourcePacket(sequence=3 * n + i, timestamp=6000 * n, marker=i == 2, payload=bytes([n, i]),
+                             keyframe=n % 4 == 0 and i == 0) for i in range(3)]
+
+    async def go() -> None:
+        for n in range(2, 14):              # joins mid-stream: frames 2, 3 are skipped
+            if n == 6:
+                d.paused = True             # UpdateTrackSettings{disabled: true}
+            if n == 9:
+                d.paused = False            # enabled again: waits for frame 12, the next key frame
+            for p in frame(n):
+                await f.on_packet(p)
+    asyncio.run(go())
+    assert [p[3][0] for p in sub.sent] == [4, 4, 4, 5, 5, 5, 12, 12, 12, 13, 13, 13]
+    assert {p[2] for p in sub.sent} == {96} and [p[4] for p in sub.sent][:3] == [False, False, True]
+    # Sequence numbers follow on without a hole; the timestamp moves on (here by the
+    # minimum 10 ms, the packets came faster than real time), never backwards.
+    seqs = [p[0] for p in sub.sent]
+    assert all((b - a) & 0xFFFF == 1 for a, b in zip(seqs, seqs[1:]))
+    assert sub.sent[6][1] - sub.sent[5][1] == 900 and sub.sent[9][1] - sub.sent[6][1] == 6000
+    assert (d.codec, d.sent_video, d.video_bytes) == ("video/vp8", 12, 24)
+    assert off.sent == [] and never.sent_video == 0

@@ -186,3 +186,43 @@ def test_sample_scenarios_run_clean_with_a_client_in_each_room():
         assert lossy == {} or all(p["scripted"] is False for p in lossy.values())
     finally:
         srv.stop()
+
+
+@pytest.mark.parametrize("line,message", [
+    ("at 1s vote alice x", "vote: expected vote ID N"),
+    ("at 1s deafened alice maybe", "deafened: expected deafened ID on|off"),
+    ("at 1s poll alice Q? OnlyOne", "poll: expected poll ID QUESTION OPTION OPTION"),
+    ("at 1s react carol 👍", "react: 'carol' has not joined by this line"),
+])
+def test_meeting_wire_commands_are_checked(line, message):
+    with pytest.raises(ScenarioError) as err:
+        parse("room wire public\nat 0s join alice\n" + line + "\n", "w.scenario")
+    assert message in str(err.value)
+
+
+def test_chat_wire_packets_follow_the_web_clients_budget():
+    from ..chatwire import SAFE_BYTES, chat_packets, inline_image, pattern_png
+    import json
+    chat = {"type": "chat", "id": "m", "timestamp": 1, "senderName": "A", "senderIdentity": "a",
+            "message": "é😀" * 30_000, "attachments": [inline_image(pattern_png(100_000), "image/png")]}
+    packets = chat_packets(chat)
+    assert all(len(p) <= SAFE_BYTES for p in packets)
+    meta = json.loads(packets[0])
+    parts = [json.loads(p) for p in packets[1:]]
+    assert meta["messageChunks"] == sum(1 for p in parts if p["kind"] == "message") > 1
+    assert "".join(p["part"] for p in parts if p["kind"] == "message") == chat["message"]
+    assert json.loads("".join(p["part"] for p in parts if p["kind"] == "attachments")) == chat["attachments"]
+
+
+def test_chat_wire_cuts_where_the_web_client_cuts():
+    # Emoji only: a lone high surrogate costs 6 bytes and the pair 4, so the packet size is
+    # not monotonic in the cut and the web client's binary search stops short of the longest
+    # part that fits. 59,995 bytes is what its buildChatWirePackets gives for this message
+    # (chatDataChannel.ts v0.12 run with tsc + node on 2026-12-02; the longest fitting part is 59,999).
+    from ..chatwire import chat_packets
+    chat = {"type": "chat", "id": "msg-3", "timestamp": 1, "senderName": "U", "senderIdentity": "u", "message": "😀" * 40_000,
+            "attachments": []}
+    packets = chat_packets(chat)
+    assert len(packets[1]) == 59_995
+    import json
+    assert "".join(json.loads(p)["part"] for p in packets[1:]) == chat["message"]

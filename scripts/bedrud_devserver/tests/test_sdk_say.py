@@ -40,3 +40,56 @@ def test_the_payload_satisfies_the_web_clients_receiver_rules(report):
     assert chat["senderIdentity"] == packet["sender"], "senderIdentity is the packet's sender"
     # The web client renders only kind "image" with an http(s) URL; iOS also needs mime.
     assert chat["attachments"] == [{"kind": "image", "url": report["attach"], "mime": "image/png", "w": 0, "h": 0, "size": 0}]
+
+
+def _web_reassemble(packets: list[dict]) -> dict:
+    """The web client's receiver (MeetingContext.tsx `chat_chunk_meta` / `chat_chunk`
+    branches, chatDataChannel.ts `applyChatChunkPart`, `assembledChatFromChunks`)."""
+    metas = [json.loads(p["payload"]) for p in packets if json.loads(p["payload"])["type"] == "chat_chunk_meta"]
+    assert len(metas) == 1, [json.loads(p["payload"])["type"] for p in packets]
+    meta = metas[0]
+    for key in ("messageChunks", "attachmentChunks", "pollChunks"):
+        assert isinstance(meta[key], int) and meta[key] >= 0
+    assert isinstance(meta["id"], str) and meta["id"] and isinstance(meta["timestamp"], int)
+    sections = {"message": [None] * meta["messageChunks"], "attachments": [None] * meta["attachmentChunks"],
+                "poll": [None] * meta["pollChunks"]}
+    for p in packets:
+        chunk = json.loads(p["payload"])
+        if chunk["type"] != "chat_chunk":
+            continue
+        assert chunk["id"] == meta["id"] and chunk["kind"] in sections and isinstance(chunk["part"], str)
+        assert sections[chunk["kind"]][chunk["index"]] is None, "each index once"
+        sections[chunk["kind"]][chunk["index"]] = chunk["part"]
+    assert all(part is not None for parts in sections.values() for part in parts), "every chunk arrived"
+    chat = {"id": meta["id"], "senderName": meta["senderName"], "senderIdentity": meta["senderIdentity"],
+            "message": "".join(sections["message"]),
+            "attachments": json.loads("".join(sections["attachments"])) if meta["attachmentChunks"] else []}
+    return chat
+
+
+def test_a_long_message_with_an_image_arrives_in_chunks_the_web_client_puts_together(report):
+    import base64
+    import hashlib
+    packets = report["received_long"]
+    assert report["long_exit"] == 0, report["long_stderr"]
+    assert all(p["reliable"] and p["topic"] == "chat" for p in packets)
+    assert all(len(p["payload"].encode()) <= 60_000 for p in packets), "each packet within CHAT_DATA_SAFE_BYTES"
+    assert json.loads(packets[0]["payload"])["type"] == "chat_chunk_meta", "the meta goes first"
+    chat = _web_reassemble(packets)
+    assert chat["message"] == report["long_text"]
+    assert chat["senderIdentity"] and chat["senderName"] == "Announcer"
+    [image] = chat["attachments"]
+    # normalizeChatAttachment: url and mime strings, kind image.
+    assert image["kind"] == "image" and image["mime"] == "image/png" and image["size"] == 200_000
+    prefix = "data:image/png;base64,"
+    assert image["url"].startswith(prefix)
+    assert hashlib.sha256(base64.b64decode(image["url"][len(prefix):])).hexdigest() == report["image_sha256"]
+
+
+def test_react_sends_the_web_clients_reaction(report):
+    assert report["react_exit"] == 0, report["react_stderr"]
+    [packet] = report["received_react"]
+    assert packet["reliable"] and packet["topic"] == "chat"
+    reaction = json.loads(packet["payload"])
+    assert set(reaction) == {"type", "messageId", "emoji", "voterIdentity"} and reaction["voterIdentity"]
+    assert (reaction["type"], reaction["messageId"], reaction["emoji"]) == ("reaction", "first-message", "👍")

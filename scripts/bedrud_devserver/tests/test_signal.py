@@ -524,3 +524,47 @@ def test_full_livekit_room_answers_join_failure_first(srv):
             await second.close()
 
     run(go())
+
+
+def test_turn_credentials_are_time_limited_and_fresh_on_every_resume():
+    # LiveKit >= 1.12: ice_servers in join and in each ReconnectResponse, credentials that
+    # expire (TURN REST API / coturn use-auth-secret, what the Swift TURN tests run).
+    import base64
+    import hashlib
+    import hmac
+    secret, url = "turn-secret-for-tests", "turn:127.0.0.1:3478?transport=udp"
+    srv = DevServer("--turn-url", url, "--turn-secret", secret, "--turn-ttl", "30s", "--seed-room", "turnroom")
+
+    def check(server: lkr.ICEServer, identity: str, after: float) -> int:
+        assert list(server.urls) == [url]
+        expiry, _, name = server.username.partition(":")
+        assert name == identity and after + 30 <= int(expiry) + 1 <= time.time() + 31
+        assert server.credential == base64.b64encode(
+            hmac.new(secret.encode(), server.username.encode(), hashlib.sha1).digest()).decode()
+        return int(expiry)
+
+    try:
+        async def go() -> None:
+            c = LKClient(srv.url + "/livekit", lk_token("turnroom", identity="relayed"))
+            try:
+                started = time.time()
+                first = await c.connect()
+                assert len(first.join.ice_servers) == 1
+                expiry = check(first.join.ice_servers[0], "relayed", started)
+                await c.wait_for(lambda: participants(srv.state(), "turnroom").get("relayed", {}).get("state") == "ACTIVE",
+                                 20, "ACTIVE")
+                while time.time() < expiry - 29 + 0.05:   # a second later: the next credentials expire later
+                    await asyncio.sleep(0.05)
+                await c.ws.close()
+                resumed_at = time.time()
+                again = await c.connect(reconnect=True)
+                assert again.WhichOneof("message") == "reconnect"
+                assert check(again.reconnect.ice_servers[0], "relayed", resumed_at) > expiry
+            finally:
+                await c.leave()
+
+        asyncio.run(asyncio.wait_for(go(), 60))
+    finally:
+        srv.stop()
+    with pytest.raises(RuntimeError, match="--turn-url needs --turn-secret"):
+        DevServer("--turn-url", url)
