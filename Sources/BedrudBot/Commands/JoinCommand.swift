@@ -342,8 +342,10 @@ enum JoinCommand {
             // Stopped by a signal or --duration: a clean leave either way (docs/CLI.md).
             return .success
         default:
-            let detail = RoomEventFormatter.failureDetail(reason, connectError: await room.lastConnectError, transportError: nil)
-            throw CommandFailure(reason.exitCode, RoomEventFormatter.explain(reason) + detail)
+            let state = await room.current
+            throw CommandFailure(reason.exitCode, RoomEventFormatter.finalLine(
+                reason, everConnected: state.everConnected, connectError: await room.lastConnectError, transportError: nil,
+                serverProblem: state.serverProblem))
         }
     }
 
