@@ -160,6 +160,15 @@ import TestSupport
         #expect(r.stderr.contains("\(path):2: column 6: byte 0xE9 is not UTF-8 text; save the file as UTF-8"), "\(r.stderr)")
     }
 
+    /// A 100 kB key was printed whole in its warning (values were cut, keys were not).
+    @Test func echoedKeysAreCut() async throws {
+        let user = try CLIUser()
+        let path = try user.writeFile("long.conf", String(repeating: "k", count: 100_000) + " = 1\n")
+        let r = try await user.expect(0, ["config", "check", path])
+        #expect(r.stderr.utf8.count < path.utf8.count + 150, "\(r.stderr.utf8.count) bytes of warning")
+        #expect(r.stderr.contains("\(path):1: unknown key '\(String(repeating: "k", count: 40))… (100000 bytes in all)'"), "\(r.stderr.prefix(300))")
+    }
+
     /// A 64 MB password file was read whole; a 50 MB config took 27 s and 1 GB.
     @Test func bigFilesAreRefusedWithoutReadingThem() async throws {
         let user = try CLIUser()
