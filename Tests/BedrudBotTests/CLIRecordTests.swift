@@ -70,6 +70,10 @@ import TestSupport
         let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/summary.json"))) as? [String: Any]
         #expect(summary?["exit_code"] as? Int == 0)
         #expect((summary?["participants"] as? [[String: Any]])?.count == 2)
+        // Both speakers left before the bot: their tracks keep their figures (issue 26 §16).
+        let tracks = ((summary?["network"] as? [String: Any])?["tracks"] as? [[String: Any]]) ?? []
+        #expect(Set(tracks.compactMap { $0["participant"] as? String }).count == 2, "\(tracks)")
+        #expect(tracks.allSatisfy { ($0["packets"] as? Int ?? 0) > 500 && $0["nacked"] is Int && $0["recovered"] is Int }, "\(tracks)")
     }
 
     @Test func killMinus9LeavesRepairableFiles() async throws {

@@ -67,7 +67,8 @@ struct SessionSummary: Encodable, Equatable {
             self.flappingReconnects = flappingReconnects
             srtpProfile = Nullable(s.srtpProfile.map { "\($0)" })
             selectedPair = Nullable(s.selectedPair)
-            tracks = s.tracks.map { t in
+            // Tracks that ended (their speaker left first) keep their figures too.
+            tracks = (s.endedTracks + s.tracks).map { t in
                 Track(ssrc: Int(t.ssrc), trackSid: Nullable(t.trackSID), participant: Nullable(t.trackSID.flatMap { identities[$0] }),
                       packets: Int(t.packetsReceived), lost: Int(t.packetsLost), jitterMs: t.jitterMs,
                       nacked: Int(t.nackedPackets), recovered: Int(t.recoveredPackets))
