@@ -22,8 +22,9 @@ public enum ConfigValues {
     /// setting's own maximum, and small enough that milliseconds and nanoseconds of it
     /// still fit an `Int64`, so no later conversion can trap.
     public static let durationCeiling: Double = 3650 * 86400
-    /// The largest size any setting accepts: 16 TiB, in bytes.
-    public static let sizeCeiling = 16 << 40
+    /// The largest size any setting accepts: 1 PiB, in bytes (tests ask for a `min_free`
+    /// no disk has, 1000000GiB, to make one look full).
+    public static let sizeCeiling = 1 << 50
     /// The largest bit rate read at all (the settings accept far less): 1 Gbit/s.
     public static let bitrateCeiling = 1_000_000_000
 
