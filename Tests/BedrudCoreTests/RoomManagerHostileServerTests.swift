@@ -22,9 +22,10 @@ import TestSupport
 
     /// Joins through `server` with a real subscriber connection on loopback and waits for
     /// the room to end (bounded).
-    func run(_ server: HostileSignalServer, transport: Bool = true, within seconds: Double = 40,
+    func run(_ server: HostileSignalServer, transport: Bool = true, within seconds: Double = 40, logRoom: String? = nil,
              configure: (inout RoomState.Configuration) -> Void = { _ in }) async -> Outcome {
         var options = RoomManagerOptions()
+        options.logRoom = logRoom
         options.waitForTransport = transport
         options.signalConnectTimeout = 3
         options.state.transportTimeoutMs = 2_500
@@ -166,14 +167,36 @@ import TestSupport
 
     // MARK: - Undecodable messages (counted, and a protocol error when they are all there is)
 
+    /// Keeps the log lines of one room (tests run in parallel; each names its own room).
+    final class RoomLines: LogSink, @unchecked Sendable {
+        // @unchecked: `lines` is guarded by `lock`.
+        let room: String
+        private let lock = NSLock()
+        private var lines: [String] = []
+        init(room: String) { self.room = room }
+        func write(level: LogLevel, label: String, room: String?, message: String) {
+            guard room == self.room else { return }
+            lock.lock(); defer { lock.unlock() }
+            lines.append("\(level) \(label): \(message)")
+        }
+        var all: [String] { lock.lock(); defer { lock.unlock() }; return lines }
+    }
+
     @Test func undecodableMessagesInsteadOfTheJoin() async throws {
-        let junk = (0..<4).map { i in HostileSignalServer.frame([0xFF, 0xFF, 0xFF, UInt8(i)]) }
+        let room = "undecodable-\(UUID().uuidString.prefix(8))"
+        let sink = RoomLines(room: room)
+        Logging.bootstrap(sink: sink, level: .info)
+        let junk = (0..<20).map { i in HostileSignalServer.frame([0xFF, 0xFF, 0xFF, UInt8(i)]) }
         let server = try HostileSignalServer(onJoin: .init(frames: junk))
-        let o = await run(server, transport: false)
+        let o = await run(server, transport: false, logRoom: room)
         #expect(o.reason == .protocolError, "\(Self.show(o))")
-        #expect(o.state.serverProblem == "4 messages that are not LiveKit signalling instead of the join response", "\(Self.show(o))")
-        #expect(o.state.stats.undecodableSignalMessages == 4)
+        #expect(o.state.serverProblem == "20 messages that are not LiveKit signalling instead of the join response", "\(Self.show(o))")
+        #expect(o.state.stats.undecodableSignalMessages == 20)
         #expect(server.connectionCount == 1, "a server that speaks something else is not asked again")
+        // Logged, rate-limited: the first three (within a second, so no interval line).
+        let logged = sink.all.filter { $0.contains("not LiveKit protobuf") }
+        #expect(logged == (0..<3).map { "info room: dropped a signalling message that is not LiveKit protobuf (4 bytes, starting ff ff ff 0\($0)); \($0 + 1) so far" },
+                "\(sink.all)")
     }
 
     // MARK: - Flapping resumes
