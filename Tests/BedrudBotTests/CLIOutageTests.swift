@@ -111,4 +111,23 @@ import TestSupport
         let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: try sessionDir(out, room: "gone") + "/summary.json"))) as? [String: Any]
         #expect(summary?["exit_code"] as? Int == 7)
     }
+
+    @Test func aFortySecondOutageCostsLittleMoreThanForty() async throws {
+        // A real outage: inside a private network namespace every packet on loopback is
+        // dropped for 40 s (scripts/bedrud_devserver/tests/outage_probe.py). Before: the
+        // devserver failed the resume of its closed peer connection and the bot waited
+        // 15 s for media before rejoining: the outage cost 64 s.
+        let probe = try await offPool {
+            try Subprocess.run(Repo.root.appendingPathComponent("scripts/netns-run"),
+                               [Repo.python.path, "-m", "bedrud_devserver.tests.outage_probe", Repo.binary.path, "40"],
+                               environment: ["PYTHONPATH": Repo.root.appendingPathComponent("scripts").path],
+                               currentDirectory: Repo.root, timeout: 300)
+        }
+        let line = try #require(probe.stdout.split(separator: "\n").last { $0.hasPrefix("OUTAGE ") }, "\(probe.stdout)\(probe.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(line.dropFirst(7).utf8)) as? [String: Any])
+        #expect(report["error"] == nil, "\(report)")
+        let after = report["reconnected_after_link_up_s"] as? Double ?? .infinity
+        #expect(after < 8, "reconnected \(after) s after the link came back: \(report)")
+        #expect(report["exit"] as? Int == 0, "\(report)")
+    }
 }

@@ -70,6 +70,10 @@ import TestSupport
         let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/summary.json"))) as? [String: Any]
         #expect(summary?["exit_code"] as? Int == 0)
         #expect((summary?["participants"] as? [[String: Any]])?.count == 2)
+        // Both speakers left before the bot: their tracks keep their figures (issue 26 §16).
+        let tracks = ((summary?["network"] as? [String: Any])?["tracks"] as? [[String: Any]]) ?? []
+        #expect(Set(tracks.compactMap { $0["participant"] as? String }).count == 2, "\(tracks)")
+        #expect(tracks.allSatisfy { ($0["packets"] as? Int ?? 0) > 500 && $0["nacked"] is Int && $0["recovered"] is Int }, "\(tracks)")
     }
 
     @Test func killMinus9LeavesRepairableFiles() async throws {
@@ -90,6 +94,7 @@ import TestSupport
             try await Task.sleep(for: .milliseconds(200))
         }
         try await Task.sleep(for: .seconds(6))
+        let killedAt = Date()
         p.stop(grace: 0)
         #expect(parts.count == 3, "\(parts)")
         #expect(FileManager.default.fileExists(atPath: dir + "/events.jsonl"))
@@ -112,6 +117,22 @@ import TestSupport
         #expect(summary?["room"] as? String == "standup")
         let people = (summary?["participants"] as? [[String: Any]] ?? []).compactMap { $0["file"] as? String }.sorted()
         #expect(people == ["Alice Martin.opus", "Bob Chen.opus"], "\(String(describing: summary))")
+        // Issue 26 §13: the duration and `ended` come from the files' end (the kill), not
+        // the last event; what a crash makes unknowable is null, never left out.
+        let iso = ISO8601DateFormatter()
+        iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let started = try #require((summary?["started"] as? String).flatMap { iso.date(from: $0) })
+        let ended = try #require((summary?["ended"] as? String).flatMap { iso.date(from: $0) })
+        let duration = Double(summary?["duration_ms"] as? Int ?? 0) / 1000
+        let lived = killedAt.timeIntervalSince(started)
+        #expect(duration > lived - 1.5 && duration <= lived + 0.2, "duration \(duration) s, killed after \(lived) s")
+        #expect(abs(ended.timeIntervalSince(started) - duration) < 0.01 && ended.timeIntervalSince(killedAt) < 0.2)
+        for key in ["exit_code", "network", "storage", "on_finish"] { #expect(summary?.keys.contains(key) == true, "no \(key)") }
+        #expect(summary?["exit_code"] is NSNull)
+        for entry in summary?["participants"] as? [[String: Any]] ?? [] {
+            for key in ["start_offset_ms", "packets", "lost", "speaking_ms"] { #expect(entry.keys.contains(key), "no \(key) in \(entry)") }
+            #expect(entry["start_offset_ms"] as? Int != nil && entry["packets"] is NSNull)
+        }
         let vtt = try String(contentsOfFile: dir + "/transcript.vtt", encoding: .utf8)
         #expect(vtt.hasPrefix("WEBVTT") && vtt.contains("<v Alice Martin>(speaking)"), "\(vtt)")
         // Repairing the finished session again changes nothing.

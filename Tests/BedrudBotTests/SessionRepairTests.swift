@@ -22,16 +22,71 @@ import TestSupport
         let (vtt, s) = SessionRepair.rebuild(events: events, files: files, repairedFiles: ["room.opus"])
         #expect(vtt == "WEBVTT\n\n1\n00:00:01.000 --> 00:00:02.500\n<v علی رضایی>(speaking)\n\n2\n00:00:03.000 --> 00:00:06.000\n<v علی رضایی>[chat] سلام &lt;all&gt;\n\n")
         #expect(s.endReason == "crashed")
-        #expect(s.exitCode == nil)
-        #expect(s.room == "standup" && s.started == "2026-12-01T10:00:00.000Z" && s.ended == "2026-12-01T10:00:05.000Z")
+        #expect(s.exitCode.value == nil)
+        #expect(s.room.value == "standup" && s.started.value == "2026-12-01T10:00:00.000Z" && s.ended.value == "2026-12-01T10:00:05.000Z")
         #expect(s.durationMs == 5000)
         #expect(s.reconnects == 1 && s.chatMessages == 1)
         #expect(s.repaired.eventLines == 6 && s.repaired.eventLinesUnreadable == 1)
         #expect(s.participants.count == 1)
-        #expect(s.participants.first?.file == "علی رضایی.opus" && s.participants.first?.durationMs == 4900)
-        #expect(s.roomFile == "room.opus")
+        #expect(s.participants.first?.file.value == "علی رضایی.opus" && s.participants.first?.durationMs.value == 4900)
+        #expect(s.roomFile.value == "room.opus")
         let json = try JSONSerialization.jsonObject(with: Data(SessionRepair.encode(s).utf8)) as? [String: Any]
         #expect(json?["end_reason"] as? String == "crashed")
+    }
+
+    /// After a kill -9 at 20 s whose last event was at 5 s, the rebuilt summary said 5040 ms
+    /// and an `ended` 15 s early, left out exit_code, network, storage and each
+    /// participant's start_offset_ms, packets and lost, listed the bot, and the transcript
+    /// stopped at the last speaking event.
+    @Test func theSummaryComesFromTheFilesEndAndSaysWhatIsUnknown() throws {
+        let events = """
+            {"type":"session_started","room":"standup","server":"http://127.0.0.1:1","bot_identity":"u-bot","time":"2026-12-01T10:00:00.000Z","offset_ms":0}
+            {"type":"joined","room":"standup","participant":{"identity":"u-bot","name":"bedrud-bot","sid":"PA_b","accesses":[]},"time":"2026-12-01T10:00:00.050Z","offset_ms":50}
+            {"type":"participant_joined","participant":{"identity":"u-bot","name":"bedrud-bot","sid":"PA_b","accesses":[]},"time":"2026-12-01T10:00:00.060Z","offset_ms":60}
+            {"type":"participant_joined","participant":{"identity":"u-1","name":"Alice","sid":"PA_1","accesses":[]},"time":"2026-12-01T10:00:00.100Z","offset_ms":100}
+            {"type":"speaking_turn","participant":{"identity":"u-1","name":"Alice"},"start_ms":1000,"end_ms":2000,"time":"2026-12-01T10:00:01.000Z","offset_ms":1000,"written_ms":2400}
+            {"type":"gap","participant":{"identity":"u-1","name":"Alice"},"track_sid":"TR_1","duration_ms":400,"cause":"dtx","time":"2026-12-01T10:00:02.500Z","offset_ms":2500,"written_ms":2900}
+            {"type":"speakers_changed","active":[],"started":["u-1"],"stopped":[],"time":"2026-12-01T10:00:04.000Z","offset_ms":4000}
+            {"type":"connection_quality","participant":{"identity":"u-1","name":"Alice"},"quality":"excellent","score":4.5,"time":"2026-12-01T10:00:05.040Z","offset_ms":5040}
+            """
+        let files = [SessionRepair.RecordedFile(name: "Alice.opus", identity: "u-1", durationMillis: 19870, startOffsetMillis: 130),
+                     SessionRepair.RecordedFile(name: "room.opus", identity: nil, durationMillis: 20000, startOffsetMillis: 0)]
+        let (vtt, s) = SessionRepair.rebuild(events: events, files: files, repairedFiles: ["Alice.opus", "room.opus"])
+        #expect(s.durationMs == 20000)
+        #expect(s.ended.value == "2026-12-01T10:00:20.000Z")
+        #expect(s.participants.map(\.identity) == ["u-1"])
+        let alice = try #require(s.participants.first)
+        #expect(alice.startOffsetMs.value == 130 && alice.durationMs.value == 19870)
+        #expect(alice.speakingMs == 1000 + 16000)  // the closed turn, and the one open at the kill to the file's end
+        #expect(alice.gapsMs == ["dtx": 400])
+        #expect(vtt.contains("00:00:04.000 --> 00:00:20.000\n<v Alice>(speaking)"), "\(vtt)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(SessionRepair.encode(s).utf8)) as? [String: Any])
+        for key in ["exit_code", "network", "storage", "on_finish", "room_file", "ended", "started"] {
+            #expect(json.keys.contains(key), "summary.json misses \(key)")
+        }
+        #expect(json["exit_code"] is NSNull && json["network"] is NSNull && json["storage"] is NSNull)
+        let p = try #require((json["participants"] as? [[String: Any]])?.first)
+        for key in ["identity", "name", "file", "start_offset_ms", "duration_ms", "speaking_ms", "packets", "lost", "late", "duplicates",
+                    "fec_recovered", "concealed_ms", "gaps_ms", "mix_late", "mix_concealed_ms"] {
+            #expect(p.keys.contains(key), "a participant misses \(key)")
+        }
+        #expect(p["packets"] is NSNull && p["lost"] is NSNull && p["start_offset_ms"] as? Int == 130)
+    }
+
+    /// After a rejoin with new sessions, each entry describes its own file.
+    @Test func eachFileOfOneIdentityIsItsOwnEntry() throws {
+        let events = """
+            {"type":"session_started","room":"r","server":"s","time":"2026-12-01T10:00:00.000Z","offset_ms":0}
+            {"type":"participant_joined","participant":{"identity":"u-1","name":"Alice","sid":"PA_1","accesses":[]},"time":"2026-12-01T10:00:00.100Z","offset_ms":100}
+            {"type":"speaking_turn","participant":{"identity":"u-1","name":"Alice"},"start_ms":1000,"end_ms":3000,"time":"2026-12-01T10:00:01.000Z","offset_ms":1000}
+            {"type":"speaking_turn","participant":{"identity":"u-1","name":"Alice"},"start_ms":150000,"end_ms":150500,"time":"2026-12-01T10:02:30.000Z","offset_ms":150000}
+            """
+        let files = [SessionRepair.RecordedFile(name: "Alice.opus", identity: "u-1", durationMillis: 9870, startOffsetMillis: 130),
+                     SessionRepair.RecordedFile(name: "Alice-2.opus", identity: "u-1", durationMillis: 18968, startOffsetMillis: 141032)]
+        let (_, s) = SessionRepair.rebuild(events: events, files: files, repairedFiles: [])
+        #expect(s.participants.map(\.file.value) == ["Alice.opus", "Alice-2.opus"])
+        #expect(s.participants.map(\.startOffsetMs.value) == [130, 141032])
+        #expect(s.participants.map(\.speakingMs) == [2000, 500])
     }
 
     @Test func aChatCueIsOneLineWhateverItHolds() {

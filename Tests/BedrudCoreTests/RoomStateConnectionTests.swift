@@ -377,8 +377,10 @@ import Testing
         t.feed(.signalConnected)
         t.server(.join(Fixture.join()))
         t.advance(to: 16_200)
-        // The subscriber PC never connected within 15 s: the first join fails.
-        #expect(t.fireDueTimers().events == [.disconnected(.joinFailure)])
+        // The subscriber PC never connected within 15 s: the first join fails, and the
+        // cause is the media path (UDP blocked, TURN wrong), not a refusal.
+        #expect(t.fireDueTimers().events == [.disconnected(.network(.ice))])
+        #expect(!t.state.everConnected)
     }
 
     // MARK: - Retry schedule

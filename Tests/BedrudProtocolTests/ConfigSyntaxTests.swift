@@ -1,4 +1,4 @@
-import BedrudProtocol
+@testable import BedrudProtocol
 import Testing
 
 @Suite struct ConfigSyntaxTests {
@@ -67,6 +67,53 @@ import Testing
             #expect(error.line == line)
             #expect(error.description.hasPrefix("test.conf:\(line): "))
             #expect(error.message.contains(message), "\(error.message)")
+        }
+    }
+
+    /// "\r\n" is one Character: a CRLF file split on Character "\n" was one long line,
+    /// every setting silently ignored.
+    @Test func crlfLinesAreReadLikeLFLines() throws {
+        let doc = try parse("# my bot\r\nlog_level = bogus\r\n[instance p]\r\nurl = http://127.0.0.1:9\r\n")
+        #expect(doc.entries.map(\.key) == ["log_level", "url"])
+        #expect(doc.entries.map(\.value) == ["bogus", "http://127.0.0.1:9"])
+        #expect(doc.entries.map(\.line) == [2, 4])
+        #expect(doc.headers == [ConfigSyntax.Header(section: "instance", name: "p", line: 3)])
+        // Mixed endings are fine too, and a quoted value ends at its quote.
+        let mixed = try parse("a = \"x\"\r\nb = y\n")
+        #expect(mixed.entries.map(\.value) == ["x", "y"])
+    }
+
+    @Test func aLoneCarriageReturnIsAnErrorAtItsLine() {
+        #expect(throws: ConfigSyntax.Error(file: "test.conf", line: 2, message: "a carriage return (CR) inside the line; lines must end with LF or CRLF (an old Mac file? convert it)")) {
+            _ = try parse("a = 1\nb = 2\rc = 3\n")
+        }
+        #expect(throws: ConfigSyntax.Error.self) { _ = try parse("# old Mac\rlog_level = info\r") }
+    }
+
+    @Test func invalidUTF8NamesLineAndColumn() throws {
+        let bytes = Array("a = 1\n# comment é\n".utf8) + Array("x = ab".utf8) + [0xFF] + Array("\n".utf8)
+        #expect(throws: ConfigSyntax.Error(file: "f", line: 3, message: "column 7: byte 0xFF is not UTF-8 text; save the file as UTF-8")) {
+            _ = try ConfigSyntax.decode(bytes, file: "f")
+        }
+        // In a comment, after a multi-byte letter: columns count characters.
+        let comment = Array("# é".utf8) + [0xC3, 0x28]
+        #expect(throws: ConfigSyntax.Error(file: "f", line: 1, message: "column 4: byte 0xC3 is not UTF-8 text; save the file as UTF-8")) {
+            _ = try ConfigSyntax.decode(comment, file: "f")
+        }
+        // Overlong forms, surrogates and truncated sequences are not UTF-8 either.
+        for bad: [UInt8] in [[0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xE2, 0x82]] {
+            #expect(throws: ConfigSyntax.Error.self) { _ = try ConfigSyntax.decode([0x61] + bad, file: "f") }
+        }
+        #expect(try ConfigSyntax.decode([0xEF, 0xBB, 0xBF] + Array("a = 1\n".utf8), file: "f") == "a = 1\n")
+    }
+
+    @Test func echoedNamesAreCut() {
+        let long = String(repeating: "s", count: 100_000)
+        do {
+            _ = try parse("[\(long) x]\n")
+            Issue.record("no error")
+        } catch {
+            #expect(error.description.utf8.count < 300, "\(error.description.utf8.count) bytes")
         }
     }
 

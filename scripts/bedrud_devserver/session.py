@@ -431,7 +431,8 @@ class ClientParticipant(Participant):
     async def _negotiate(self) -> None:
         async with self.negotiation_lock:
             pc = self.sub_pc
-            if self.closed or pc is None:
+            # A closed PC cannot make an offer (InvalidStateError): nothing to negotiate.
+            if self.closed or pc is None or pc.connectionState == "closed":
                 return
             if self.offer_outstanding:
                 self.renegotiate = True
@@ -792,6 +793,11 @@ class ClientParticipant(Participant):
 
     # MARK: - resume, drop, leave
 
+    def media_closed(self) -> bool:
+        """Whether the subscriber PC is gone (aiortc closes it when ICE or DTLS fails):
+        nothing a resume could continue."""
+        return self.sub_pc is None or self.sub_pc.connectionState == "closed"
+
     async def resume(self, ws: web.WebSocketResponse) -> None:
         old = self.ws
         self.ws = ws
@@ -948,7 +954,15 @@ async def run_session(service: "SignalService", request: web.Request, params: "J
         return ws
     existing = room.participants.get(params.identity)
     if params.reconnect:
-        if isinstance(existing, ClientParticipant) and not existing.closed:
+        if isinstance(existing, ClientParticipant) and not existing.closed and existing.media_closed():
+            # LiveKit v1.10.1 pkg/service/roommanager.go:313-343 ("cannot restart a closed
+            # participant"): a session whose media is gone cannot be resumed; the client
+            # is told at once (leave STATE_MISMATCH, RECONNECT) and rejoins in full. Here
+            # aiortc closed the subscriber PC during the outage; the ghost goes first.
+            log.info("%s: resume of a closed peer connection: leave STATE_MISMATCH, RECONNECT", existing.identity)
+            await room.remove(existing, lkm.DisconnectReason.STATE_MISMATCH, lkr.LeaveRequest.RECONNECT)
+            await _leave_and_close(ws, lkm.DisconnectReason.STATE_MISMATCH, lkr.LeaveRequest.RECONNECT)
+        elif isinstance(existing, ClientParticipant) and not existing.closed:
             existing.params.token = params.token
             await existing.resume(ws)
             await existing.read_loop(ws)

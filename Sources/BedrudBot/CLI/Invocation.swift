@@ -18,7 +18,8 @@ public struct Invocation: Sendable {
     public var positionals: [String] { arguments.positionals }
 
     /// Loads the configuration (file, environment, global flags).
-    public func configuration() throws -> Configuration {
-        try Configuration.load(flags: arguments, environment: environment)
+    /// - Parameter mayCreate: see ``Configuration/load(flags:environment:mayCreate:)``.
+    public func configuration(mayCreate: Bool = false) throws -> Configuration {
+        try Configuration.load(flags: arguments, environment: environment, mayCreate: mayCreate)
     }
 }

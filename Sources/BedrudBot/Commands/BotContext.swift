@@ -11,10 +11,12 @@ public struct BotContext: Sendable {
     public var console: Console { invocation.console }
 
     /// Loads the configuration, prints its warnings, applies its log level.
-    public init(_ invocation: Invocation) throws {
+    /// - Parameter mayCreateConfig: a `--config` file that does not exist is not an error
+    ///   (`instance add` creates it); for every other command it is.
+    public init(_ invocation: Invocation, mayCreateConfig: Bool = false) throws {
         self.invocation = invocation
-        config = try invocation.configuration()
-        for w in config.warnings { invocation.console.warning(w.description) }
+        config = try invocation.configuration(mayCreate: mayCreateConfig)
+        for w in config.warningLines { invocation.console.warning(w) }
         Logging.setLevel(config.logLevel)
     }
 
@@ -59,7 +61,14 @@ public struct BotContext: Sendable {
     }
 
     /// An auth manager for the instance, with unattended login when credentials are configured.
+    ///
+    /// When the instance names a password file, its permissions are checked here, before
+    /// anything else, whether or not a stored session makes the password unnecessary: a
+    /// file others can read is refused (exit 3) now, not at the next login of a schedule.
     public func authManager(for inst: ResolvedInstance, api: APIClient? = nil, store: (any CredentialStore)? = nil) throws -> AuthManager {
+        if let file = inst.passwordFile {
+            try SecureFiles.checkPasswordFile(file, credentialsDirectory: invocation.environment["CREDENTIALS_DIRECTORY"])
+        }
         let client = try api ?? apiClient(for: inst)
         var fallback: LoginMethod?
         if let email = inst.email, let pw = passwordSource(for: inst) {

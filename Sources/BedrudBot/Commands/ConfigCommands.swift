@@ -153,28 +153,34 @@ enum ConfigCommands {
         } else {
             throw CommandFailure(.config, "no config file found (looked at \(Configuration.userConfigPath(inv.environment)) and /etc/bedrud-bot/config)")
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigError(file: path, FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file")
-        }
-        guard let text = String(data: data, encoding: .utf8) else { throw ConfigError(file: path, "the file is not UTF-8 text") }
+        let text = try Configuration.readFile(path)
         var c = Configuration(environment: inv.environment, flags: ParsedArguments())
         c.path = path
         try c.parse(text, path: path)
-        for w in c.warnings { inv.console.warning(w.description) }
+        var warnings = c.warningLines
         for i in c.instances {
             if let f = i.value("password_file") {
-                do { try SecureFiles.checkPrivate(f) } catch { inv.console.warning("[instance \(i.name)] \(error)") }
-                if !FileManager.default.fileExists(atPath: f) { inv.console.warning("[instance \(i.name)] password_file \(f) does not exist") }
+                do {
+                    try SecureFiles.checkPasswordFile(f, credentialsDirectory: inv.environment["CREDENTIALS_DIRECTORY"])
+                } catch {
+                    warnings.append("[instance \(i.name)] \(error)")
+                }
+                if !FileManager.default.fileExists(atPath: f) {
+                    warnings.append("[instance \(i.name)] password_file \(TerminalText.quoted(f, limit: 200)) does not exist")
+                }
             }
             if let f = i.value("ca_file"), !FileManager.default.fileExists(atPath: f) {
-                inv.console.warning("[instance \(i.name)] ca_file \(f) does not exist")
+                warnings.append("[instance \(i.name)] ca_file \(TerminalText.quoted(f, limit: 200)) does not exist")
             }
         }
+        for w in warnings { inv.console.warning(w) }
         if let d = c.document.entries.last(where: { $0.section.isEmpty && $0.key == "default_instance" }), !c.instances.contains(where: { $0.name == d.value }) {
-            throw ConfigError(file: path, line: d.line, "default_instance names '\(d.value)', but there is no [instance \(d.value)]")
+            let name = TerminalText.quoted(d.value, limit: 64)
+            throw ConfigError(file: path, line: d.line, "default_instance names '\(name)', but there is no [instance \(name)]")
         }
-        let defaultName = c.selectedInstanceName.map { ", default '\($0)'" } ?? ""
-        inv.console.out("\(path): OK (\(c.instances.count) instance\(c.instances.count == 1 ? "" : "s")\(defaultName)\(c.warnings.isEmpty ? "" : ", \(c.warnings.count) warning\(c.warnings.count == 1 ? "" : "s")")).")
+        let count = c.warningCount + warnings.count - c.warningLines.count
+        let defaultName = c.selectedInstanceName.map { ", default '\(TerminalText.quoted($0, limit: 64))'" } ?? ""
+        inv.console.out("\(TerminalText.sanitize(path)): OK (\(c.instances.count) instance\(c.instances.count == 1 ? "" : "s")\(defaultName)\(count == 0 ? "" : ", \(Configuration.grouped(count)) warning\(count == 1 ? "" : "s")")).")
         return .success
     }
 }

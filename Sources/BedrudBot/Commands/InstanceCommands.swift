@@ -80,7 +80,7 @@ enum InstanceCommands {
     }
 
     static func runAdd(_ inv: Invocation) async throws -> ExitCode {
-        let ctx = try BotContext(inv)
+        let ctx = try BotContext(inv, mayCreateConfig: true)
         let url = try normalizeServerURL(inv.positionals[0])
         let name = inv.value("name") ?? defaultName(for: url)
         guard InstanceName.isValid(name) else {

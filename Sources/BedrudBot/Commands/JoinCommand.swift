@@ -466,8 +466,10 @@ enum JoinCommand {
             // Bedrud's refusal of a rejoin token says it all (who can start the room, who gets in).
             throw CommandFailure(reason.exitCode, await room.lastConnectError ?? RoomEventFormatter.explain(reason))
         default:
-            let detail = RoomEventFormatter.failureDetail(reason, connectError: await room.lastConnectError, transportError: nil)
-            throw CommandFailure(reason.exitCode, RoomEventFormatter.explain(reason) + detail)
+            let state = await room.current
+            throw CommandFailure(reason.exitCode, RoomEventFormatter.finalLine(
+                reason, everConnected: state.everConnected, connectError: await room.lastConnectError, transportError: nil,
+                serverProblem: state.serverProblem))
         }
     }
 

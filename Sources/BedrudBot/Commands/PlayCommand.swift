@@ -75,7 +75,7 @@ enum PlayCommand {
         var bitrate: Int?
         if let b = inv.value("bitrate") {
             guard let v = ConfigValues.bitrate(b), (6000...510_000).contains(v) else {
-                throw CommandFailure(.usage, "--bitrate expects a bit rate between 6k and 510k, got '\(b)'")
+                throw CommandFailure(.usage, "--bitrate expects a bit rate between 6k and 510k, like 48k, got '\(TerminalText.quoted(b))'")
             }
             bitrate = v
         }

@@ -14,54 +14,82 @@ import Glibc
 /// half-written `transcript.vtt.part` / `summary.json.part` a crash leaves are removed
 /// after that. A session that is already complete is left exactly as it is.
 enum SessionRepair {
-    /// What one file of the session contributes to the summary.
+    /// What one file of the session contributes to the summary: read from the file
+    /// itself (its last granule and its tags), not from the events.
     struct RecordedFile: Equatable {
         var name: String
+        /// `PARTICIPANT_IDENTITY`; nil for `room.opus`.
         var identity: String?
         var durationMillis: Int64
+        /// `START_OFFSET_MS`: where the file starts, from session start.
+        var startOffsetMillis: Int64? = nil
+
+        /// Where the file ends, from session start.
+        var endMillis: Int64 { (startOffsetMillis ?? 0) + durationMillis }
     }
 
-    /// The rebuilt summary: the same keys as a finished session's summary.json where
-    /// they can be known from the transcript, and what repair did.
+    /// The rebuilt summary: the keys of a finished session's summary.json (docs/EVENTS.md),
+    /// every one present; what a crash makes unknowable (the exit code, packet and loss
+    /// counts, the transport's figures, how writing went) is `null`. Plus what repair did.
     struct Summary: Encodable {
         struct Participant: Encodable {
             var identity: String
             var name: String
-            var file: String?
-            var durationMs: Int64?
+            var file: Nullable<String>
+            var startOffsetMs: Nullable<Int64>
+            var durationMs: Nullable<Int64>
+            /// The participant's speaking turns inside this file's span; a turn still open
+            /// at the crash (started, never stopped) runs to the file's end.
+            var speakingMs: Int64
+            var packets = Nullable<Int>(nil)
+            var lost = Nullable<Int>(nil)
+            var late = Nullable<Int>(nil)
+            var duplicates = Nullable<Int>(nil)
+            var fecRecovered = Nullable<Int>(nil)
+            var concealedMs = Nullable<Int64>(nil)
+            /// From the `gap` events inside this file's span.
+            var gapsMs: [String: Int64]
+            var mixLate = Nullable<Int>(nil)
+            var mixConcealedMs = Nullable<Int64>(nil)
         }
         struct Repair: Encodable {
             var eventLines: Int
             var eventLinesUnreadable: Int
             var filesRepaired: [String]
         }
-        var room: String?
-        var server: String?
-        var started: String?
-        var ended: String?
-        var durationMs: Int64
-        var endReason: String
-        var exitCode: Int?
-        var message: String
-        var participants: [Participant]
-        var files: [String]
-        var roomFile: String?
-        var reconnects: Int
-        var chatMessages: Int
+        var room = Nullable<String>(nil)
+        var server = Nullable<String>(nil)
+        var started = Nullable<String>(nil)
+        var ended = Nullable<String>(nil)
+        /// To the end of the longest file, or the last event if that is later.
+        var durationMs: Int64 = 0
+        var endReason = "crashed"
+        var exitCode = Nullable<Int>(nil)
+        var message = "the recorder stopped without finishing (crash, kill -9 or power loss); finished by 'bedrud-bot repair'"
+        var participants: [Participant] = []
+        var files: [String] = []
+        var roomFile = Nullable<String>(nil)
+        var reconnects = 0
+        var chatMessages = 0
+        var network = Nullable<String>(nil)
+        var onFinish = Nullable<String>(nil)
+        var storage = Nullable<String>(nil)
         var repaired: Repair
     }
 
-    // MARK: - Pure: events.jsonl → transcript.vtt and summary.json
+    // MARK: - Pure: events.jsonl and the files → transcript.vtt and summary.json
 
     static func rebuild(events text: String, files: [RecordedFile], repairedFiles: [String]) -> (vtt: String, summary: Summary) {
         var turns: [(identity: String, name: String, startMs: Int64, endMs: Int64)] = []
         var chats: [(offsetMs: Int64, name: String, text: String)] = []
+        var gaps: [(identity: String, startMs: Int64, durationMs: Int64, cause: String)] = []
         var names: [String: String] = [:]
-        var order: [String] = []
-        var summary = Summary(durationMs: 0, endReason: "crashed", exitCode: nil,
-                              message: "the recorder stopped without finishing (crash, kill -9 or power loss); finished by 'bedrud-bot repair'",
-                              participants: [], files: [], reconnects: 0, chatMessages: 0,
-                              repaired: Summary.Repair(eventLines: 0, eventLinesUnreadable: 0, filesRepaired: repairedFiles))
+        /// Speaking that the server announced and never said stopped: identity → since.
+        var openSince: [String: Int64] = [:]
+        var bot: Set<String> = []
+        var lastOffset: Int64 = 0
+        var summary = Summary(repaired: Summary.Repair(eventLines: 0, eventLinesUnreadable: 0, filesRepaired: repairedFiles))
+        var startedUnixMillis: Int64?
         func int64(_ v: Any?) -> Int64? { (v as? Double).flatMap { $0.isFinite && abs($0) < 9e18 ? Int64($0) : nil } }
         /// The event's participant and its non-empty name: an object `{identity, name}`, or,
         /// in transcripts written before it had one shape, an identity string and a `name` key.
@@ -78,22 +106,34 @@ enum SessionRepair {
             }
             summary.repaired.eventLines += 1
             let offset = int64(o["offset_ms"]) ?? 0
-            summary.durationMs = max(summary.durationMs, offset)
-            if let t = o["time"] as? String { summary.ended = t }
+            lastOffset = max(lastOffset, offset)
             switch type {
             case "session_started":
-                summary.room = o["room"] as? String
-                summary.server = o["server"] as? String
-                summary.started = o["time"] as? String
+                summary.room = Nullable(o["room"] as? String)
+                summary.server = Nullable(o["server"] as? String)
+                summary.started = Nullable(o["time"] as? String)
+                startedUnixMillis = (o["time"] as? String).flatMap(unixMillis(iso:)).map { $0 - offset }
+                if let b = o["bot_identity"] as? String { bot.insert(b) }
+            case "joined":
+                if let (id, _) = participant(o) { bot.insert(id) }
             case "participant_joined", "participant_rejoined", "participant_updated":
                 if let p = o["participant"] as? [String: Any], let id = p["identity"] as? String {
-                    if names[id] == nil { order.append(id) }
                     names[id] = p["name"] as? String ?? names[id] ?? ""
                 }
             case "speaking_turn":
                 if let (id, name) = participant(o), let s = int64(o["start_ms"]), let e = int64(o["end_ms"]) {
                     let n = name ?? names[id].flatMap { $0.isEmpty ? nil : $0 } ?? id
                     turns.append((id, n, s, e))
+                    if let since = openSince[id], since <= e { openSince[id] = nil }
+                }
+            case "speakers_changed":
+                for id in o["started"] as? [String] ?? [] where openSince[id] == nil { openSince[id] = offset }
+                for id in o["stopped"] as? [String] ?? [] { openSince[id] = nil }
+            case "participant_left":
+                if let (id, _) = participant(o) { openSince[id] = nil }
+            case "gap":
+                if let (id, _) = participant(o), let d = int64(o["duration_ms"]), let cause = o["cause"] as? String {
+                    gaps.append((id, offset, d, cause))
                 }
             case "chat":
                 summary.chatMessages += 1
@@ -104,18 +144,63 @@ enum SessionRepair {
             case "session_ended":
                 // The session did end, only its last files were not written.
                 summary.endReason = o["end_reason"] as? String ?? o["reason"] as? String ?? "crashed"
-                summary.exitCode = int64(o["exit_code"]).map { Int($0) }
+                summary.exitCode = Nullable(int64(o["exit_code"]).map { Int($0) })
                 summary.message = o["detail"] as? String ?? summary.message
             default:
                 break
             }
         }
-        for id in order {
-            let file = files.first { $0.identity == id }
-            summary.participants.append(Summary.Participant(identity: id, name: names[id] ?? "", file: file?.name, durationMs: file?.durationMillis))
+        // The session lasted as long as its longest file (granules and START_OFFSET_MS),
+        // or to its last event when that is later: the events stop long before the audio
+        // when nothing happens in the room.
+        summary.durationMs = max(lastOffset, files.map(\.endMillis).max() ?? 0)
+        if let s = startedUnixMillis { summary.ended = Nullable(TranscriptWriter.iso((s + summary.durationMs) * 1_000_000)) }
+        // A turn still open at the crash: from when it started to the end of its speaker's
+        // last file (or of the session).
+        for (id, since) in openSince where !bot.contains(id) {
+            let end = files.filter { $0.identity == id }.map(\.endMillis).max() ?? summary.durationMs
+            guard end > since else { continue }
+            let n = names[id].flatMap { $0.isEmpty ? nil : $0 } ?? id
+            turns.append((id, n, since, end))
         }
-        summary.roomFile = files.first { $0.name == "room.opus" }?.name
+        turns.sort { ($0.startMs, $0.identity) < ($1.startMs, $1.identity) }
+        // One entry per participant file, each describing its own file.
+        for f in files {
+            guard let id = f.identity, !bot.contains(id) else { continue }
+            let start = f.startOffsetMillis ?? 0, end = f.endMillis
+            let speaking = turns.filter { $0.identity == id }.reduce(Int64(0)) { $0 + max(0, min($1.endMs, end) - max($1.startMs, start)) }
+            var gapsMs: [String: Int64] = [:]
+            for g in gaps where g.identity == id && g.startMs >= start && g.startMs < end { gapsMs[g.cause, default: 0] += g.durationMs }
+            summary.participants.append(Summary.Participant(
+                identity: id, name: names[id] ?? "", file: Nullable(f.name), startOffsetMs: Nullable(f.startOffsetMillis),
+                durationMs: Nullable(f.durationMillis), speakingMs: speaking, gapsMs: gapsMs))
+        }
+        summary.roomFile = Nullable(files.first { $0.name == "room.opus" }?.name)
         return (TranscriptWriter.vtt(turns: turns, chats: chats), summary)
+    }
+
+    /// Milliseconds since 1970 of an event's `time` (`2026-12-01T10:00:00.123Z`).
+    static func unixMillis(iso: String) -> Int64? {
+        let s = Array(iso.utf8)
+        guard s.count == 24, s[4] == UInt8(ascii: "-"), s[7] == UInt8(ascii: "-"), s[10] == UInt8(ascii: "T"),
+              s[13] == UInt8(ascii: ":"), s[16] == UInt8(ascii: ":"), s[19] == UInt8(ascii: "."), s[23] == UInt8(ascii: "Z") else { return nil }
+        func n(_ r: Range<Int>) -> Int32? {
+            var v: Int32 = 0
+            for i in r {
+                guard (48...57).contains(s[i]) else { return nil }
+                v = v * 10 + Int32(s[i] - 48)
+            }
+            return v
+        }
+        guard let y = n(0..<4), let mo = n(5..<7), let d = n(8..<10), let h = n(11..<13), let mi = n(14..<16), let sec = n(17..<19), let ms = n(20..<23) else { return nil }
+        var t = tm()
+        t.tm_year = y - 1900
+        t.tm_mon = mo - 1
+        t.tm_mday = d
+        t.tm_hour = h
+        t.tm_min = mi
+        t.tm_sec = sec
+        return Int64(timegm(&t)) * 1000 + Int64(ms)
     }
 
     static func encode(_ s: Summary) -> String {
@@ -166,7 +251,8 @@ enum SessionRepair {
         for name in (try fm.contentsOfDirectory(atPath: dir)).sorted() where name.hasSuffix(".opus") {
             guard let report = try? OggOpusVerifier.verify(path: dir + "/" + name) else { continue }
             let identity = report.tags?.comments.first { $0.key == "PARTICIPANT_IDENTITY" }?.value
-            files.append(RecordedFile(name: name, identity: identity, durationMillis: Int64(report.durationMillis.rounded())))
+            let start = report.tags?.comments.first { $0.key == "START_OFFSET_MS" }.flatMap { Int64($0.value) }
+            files.append(RecordedFile(name: name, identity: identity, durationMillis: Int64(report.durationMillis.rounded()), startOffsetMillis: start))
         }
         let events = (try? String(contentsOfFile: dir + "/events.jsonl", encoding: .utf8)) ?? ""
         let rebuilt = rebuild(events: events, files: files, repairedFiles: repaired)

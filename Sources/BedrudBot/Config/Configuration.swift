@@ -61,8 +61,37 @@ public struct Configuration: Sendable {
     public var document = ConfigSyntax.Document()
     public var environment: [String: String]
     public var flags: ParsedArguments
-    /// Problems that do not stop a run: unknown keys (with suggestions), duplicates.
+    /// Problems that do not stop a run: unknown keys (with suggestions), duplicates. At
+    /// most ``warningLimit`` are kept; ``moreWarnings`` counts the rest.
     public var warnings: [ConfigError] = []
+    /// Warnings beyond ``warningLimit``, counted and not kept.
+    public var moreWarnings = 0
+    /// How many warnings are kept and printed: a file of a million duplicate lines gets
+    /// this many lines of warning and one that counts the rest.
+    public static let warningLimit = 20
+
+    mutating func warn(_ w: ConfigError) {
+        if warnings.count < Self.warningLimit { warnings.append(w) } else { moreWarnings += 1 }
+    }
+
+    /// Every warning in all, kept or counted.
+    public var warningCount: Int { warnings.count + moreWarnings }
+
+    /// The warnings as printed: the kept ones, then `… and 2,999,999 more warnings`.
+    public var warningLines: [String] {
+        warnings.map(\.description) + (moreWarnings == 0 ? [] : ["… and \(Self.grouped(moreWarnings)) more warning\(moreWarnings == 1 ? "" : "s")"])
+    }
+
+    /// `2999999` as `2,999,999`.
+    static func grouped(_ n: Int) -> String {
+        let digits = Array(String(n))
+        var out = ""
+        for (i, d) in digits.enumerated() {
+            if i > 0 && (digits.count - i) % 3 == 0 { out.append(",") }
+            out.append(d)
+        }
+        return out
+    }
     public var instances: [InstanceConfig] = []
 
     // MARK: - Loading
@@ -91,27 +120,76 @@ public struct Configuration: Sendable {
 
     /// Reads, parses and checks the configuration. Unknown keys become warnings;
     /// everything else wrong is a ``ConfigError`` naming the file and line.
-    public static func load(flags: ParsedArguments, environment: [String: String]) throws -> Configuration {
+    ///
+    /// Only the default locations may be absent. A file named by `--config` or
+    /// `BEDRUD_BOT_CONFIG` that cannot be read (missing, a dangling link, a loop, a folder)
+    /// is an error naming it, except with `mayCreate` (`instance add`, which creates it).
+    public static func load(flags: ParsedArguments, environment: [String: String], mayCreate: Bool = false) throws -> Configuration {
         var c = Configuration(environment: environment, flags: flags)
         if let (path, explicit) = locate(flags: flags, environment: environment) {
-            if FileManager.default.fileExists(atPath: path) {
-                guard let data = FileManager.default.contents(atPath: path) else {
-                    throw ConfigError(file: path, "cannot read the file (check its permissions)")
-                }
-                guard let text = String(data: data, encoding: .utf8) else {
-                    throw ConfigError(file: path, "the file is not UTF-8 text")
-                }
+            var st = stat()
+            if mayCreate && explicit && lstat(path, &st) != 0 && errno == ENOENT {
+                // A named file that does not exist yet: the command creates it.
+                c.path = path
+            } else {
+                let text = try readFile(path)
                 c.path = path
                 c.fileText = text
                 try c.parse(text, path: path)
-            } else if explicit {
-                // A named file that does not exist: fine for commands that create it
-                // (instance add); reading commands just see no settings.
-                c.path = path
             }
         }
         try c.checkEnvironment()
         return c
+    }
+
+    /// The text of a config file: at most ``ConfigSyntax/maxFileBytes`` of UTF-8. Every
+    /// failure is a ``ConfigError`` that names the file and says what is wrong with it.
+    public static func readFile(_ path: String) throws -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else {
+            let e = errno
+            var st = stat()
+            switch e {
+            case ENOENT where lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK:
+                var buffer = [CChar](repeating: 0, count: 4097)
+                let n = readlink(path, &buffer, 4096)
+                let target = n > 0 ? " to '\(TerminalText.quoted(String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self), limit: 200))'" : ""
+                throw ConfigError(file: path, "cannot read the config file: it is a symbolic link\(target), which does not exist")
+            case ENOENT: throw ConfigError(file: path, "cannot read the config file: it does not exist")
+            case ELOOP: throw ConfigError(file: path, "cannot read the config file: its symbolic links go round in a loop")
+            case EACCES: throw ConfigError(file: path, "cannot read the config file: permission denied")
+            default: throw ConfigError(file: path, "cannot read the config file: \(String(cString: strerror(e)))")
+            }
+        }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw ConfigError(file: path, "cannot read the config file: \(String(cString: strerror(errno)))") }
+        guard (st.st_mode & S_IFMT) == S_IFREG else {
+            let what = (st.st_mode & S_IFMT) == S_IFDIR ? "a folder" : "not a regular file"
+            throw ConfigError(file: path, "cannot read the config file: it is \(what)")
+        }
+        let limit = ConfigSyntax.maxFileBytes
+        if Int(st.st_size) > limit {
+            throw ConfigError(file: path, "the file is \(st.st_size) bytes; a config file may be at most \(ConfigValues.formatSize(limit)) (a real one is a few kilobytes)")
+        }
+        // Read to the end, but never more than the limit (the file may grow as we read).
+        var bytes = [UInt8](repeating: 0, count: limit + 1)
+        var count = 0
+        while count <= limit {
+            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, limit + 1 - count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw ConfigError(file: path, "cannot read the config file: \(String(cString: strerror(errno)))") }
+            if n == 0 { break }
+            count += n
+        }
+        if count > limit {
+            throw ConfigError(file: path, "the file is more than \(ConfigValues.formatSize(limit)); a config file may be at most that (a real one is a few kilobytes)")
+        }
+        do {
+            return try ConfigSyntax.decode(Array(bytes[..<count]), file: path)
+        } catch let e {
+            throw ConfigError(file: e.file, line: e.line, e.message)
+        }
     }
 
     /// Parses config text (also used by `config check` on any path).
@@ -137,7 +215,7 @@ public struct Configuration: Sendable {
                 order.append(n)
             } else if !SettingSpec.sections.contains(h.section) {
                 let hint = Suggest.closest(to: h.section, in: SettingSpec.sections.filter { !$0.isEmpty }).map { "; did you mean [\($0)]?" } ?? ""
-                warnings.append(ConfigError(file: path, line: h.line, "unknown section [\(h.section)]\(hint) (its keys are ignored)"))
+                warn(ConfigError(file: path, line: h.line, "unknown section [\(TerminalText.quoted(h.section, limit: 40))]\(hint) (its keys are ignored)"))
             }
         }
         for e in document.entries {
@@ -149,7 +227,7 @@ public struct Configuration: Sendable {
                     hint = "; it belongs in " + (elsewhere.section.isEmpty ? "the top part of the file, before any [section]" : elsewhere.section == "instance" ? "an [instance NAME] section" : "[\(elsewhere.section)]")
                 }
                 let whereText = e.section.isEmpty ? "" : e.section == "instance" ? " in [instance \(e.sectionName ?? "")]" : " in [\(e.section)]"
-                warnings.append(ConfigError(file: path, line: e.line, "unknown key '\(e.key)'\(whereText)\(hint)"))
+                warn(ConfigError(file: path, line: e.line, "unknown key '\(TerminalText.quoted(e.key, limit: 40))'\(whereText)\(hint)"))
                 continue
             }
             if let problem = spec.problem(with: e.value) {
@@ -157,7 +235,7 @@ public struct Configuration: Sendable {
             }
             let id = "\(e.section)|\(e.sectionName ?? "")|\(e.key)"
             if let first = seen[id] {
-                warnings.append(ConfigError(file: path, line: e.line, "'\(e.key)' is set again (first at line \(first)); the later value wins"))
+                warn(ConfigError(file: path, line: e.line, "'\(e.key)' is set again (first at line \(first)); the later value wins"))
             }
             seen[id] = e.line
             if e.section == "instance", let n = e.sectionName {
@@ -181,7 +259,7 @@ public struct Configuration: Sendable {
                 if let p = spec.problem(with: value) { throw ConfigError("\(name): \(p)") }
             } else if !known.contains(name) && name != "BEDRUD_BOT_BINARY" {
                 let hint = Suggest.closest(to: name, in: Array(known)).map { "; did you mean \($0)?" } ?? ""
-                warnings.append(ConfigError("unknown environment variable \(name)\(hint)"))
+                warn(ConfigError("unknown environment variable \(TerminalText.quoted(name, limit: 60))\(hint)"))
             }
         }
     }
@@ -224,12 +302,18 @@ public struct Configuration: Sendable {
 
     public func duration(_ section: String, _ key: String, flag: String? = nil) throws -> Double {
         guard let r = resolve(section, key, flag: flag) else { return 0 }
+        if let spec = SettingSpec.spec(section: section, key: key), let p = spec.problem(with: r.value) {
+            throw ConfigError("\(r.origin): \(spec.qualifiedName): \(p)")
+        }
         guard let d = ConfigValues.duration(r.value) else { throw ConfigError("\(r.origin): \(key): expected a duration like 90s, got '\(TerminalText.quoted(r.value))'") }
         return d
     }
 
     public func size(_ section: String, _ key: String) throws -> Int {
         guard let r = resolve(section, key) else { return 0 }
+        if let spec = SettingSpec.spec(section: section, key: key), let p = spec.problem(with: r.value) {
+            throw ConfigError("\(r.origin): \(spec.qualifiedName): \(p)")
+        }
         guard let s = ConfigValues.size(r.value) else { throw ConfigError("\(r.origin): \(key): expected a size, got '\(TerminalText.quoted(r.value))'") }
         return s
     }

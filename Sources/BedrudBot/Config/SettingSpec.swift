@@ -30,6 +30,31 @@ public struct SettingSpec: Sendable {
     public var defaultValue: String?
     public var help: String
     public var example: String
+    /// The largest value a duration or size setting accepts, as written in a config file
+    /// (`10m`, `1GiB`); nil takes the kind's own (``defaultMaximumDuration``,
+    /// ``ConfigValues/sizeCeiling``). docs/CONFIG.md, "Limits", lists them.
+    public var maximum: String? = nil
+
+    /// A duration setting without its own `maximum` accepts up to this: 30 days.
+    public static let defaultMaximumDuration = "30d"
+
+    /// The largest value in seconds (durations) or bytes (sizes); nil for other kinds.
+    public var maximumValue: Double? {
+        switch kind {
+        case .duration: (maximum ?? Self.defaultMaximumDuration).flatMap(ConfigValues.duration)
+        case .size: maximum.flatMap(ConfigValues.size).map(Double.init) ?? Double(ConfigValues.sizeCeiling)
+        default: nil
+        }
+    }
+
+    /// ``maximumValue`` as a config file writes it: `10m`, `1GiB`.
+    public var maximumText: String? {
+        switch kind {
+        case .duration: maximum ?? Self.defaultMaximumDuration
+        case .size: maximum ?? ConfigValues.formatSize(ConfigValues.sizeCeiling)
+        default: nil
+        }
+    }
 
     /// `BEDRUD_BOT_<KEY>` for top-level and instance keys, `BEDRUD_BOT_<SECTION>_<KEY>` otherwise.
     public var environmentName: String {
@@ -69,9 +94,21 @@ public struct SettingSpec: Sendable {
             }
             return nil
         case .duration:
-            return ConfigValues.duration(value) == nil ? "expected a duration like 90s, 30m or 2h, got '\(TerminalText.quoted(value))'" : nil
+            guard case .success(let v) = ConfigValues.parseDuration(value), v <= maximumValue ?? ConfigValues.durationCeiling else {
+                if case .failure(.malformed) = ConfigValues.parseDuration(value) {
+                    return "expected a duration like 90s, 30m or 2h, got '\(TerminalText.quoted(value))'"
+                }
+                return "expected a duration of at most \(maximumText ?? ""), got '\(TerminalText.quoted(value))'"
+            }
+            return nil
         case .size:
-            return ConfigValues.size(value) == nil ? "expected a size like 512KiB or 16MiB, got '\(TerminalText.quoted(value))'" : nil
+            guard case .success(let v) = ConfigValues.parseSize(value), Double(v) <= maximumValue ?? Double(ConfigValues.sizeCeiling) else {
+                if case .failure(.malformed) = ConfigValues.parseSize(value) {
+                    return "expected a size like 512KiB or 16MiB, got '\(TerminalText.quoted(value))'"
+                }
+                return "expected a size of at most \(maximumText ?? ""), got '\(TerminalText.quoted(value))'"
+            }
+            return nil
         case .bool:
             return ConfigValues.bool(value) == nil ? "expected yes or no, got '\(TerminalText.quoted(value))'" : nil
         case .fingerprints:
@@ -116,13 +153,13 @@ public struct SettingSpec: Sendable {
                     example: "/var/lib/bedrud-bot"),
 
         SettingSpec(section: "network", key: "connect_timeout", kind: .duration, defaultValue: "10s",
-                    help: "Longest wait to connect to a server (name lookup, TCP and TLS).", example: "5s"),
+                    help: "Longest wait to connect to a server (name lookup, TCP and TLS).", example: "5s", maximum: "5m"),
         SettingSpec(section: "network", key: "read_timeout", kind: .duration, defaultValue: "30s",
-                    help: "Longest wait for the next byte of an answer.", example: "15s"),
+                    help: "Longest wait for the next byte of an answer.", example: "15s", maximum: "1h"),
         SettingSpec(section: "network", key: "request_timeout", kind: .duration, defaultValue: "60s",
-                    help: "Longest time one REST request may take in all.", example: "2m"),
+                    help: "Longest time one REST request may take in all.", example: "2m", maximum: "1h"),
         SettingSpec(section: "network", key: "max_response_size", kind: .size, defaultValue: "16MiB",
-                    help: "Largest REST answer accepted.", example: "4MiB"),
+                    help: "Largest REST answer accepted.", example: "4MiB", maximum: "1GiB"),
 
         SettingSpec(section: "record", key: "output_dir", kind: .path, defaultValue: nil,
                     help: "Where recordings go; each session gets its own folder inside. Default: $STATE_DIRECTORY/recordings under systemd (StateDirectory=), else $XDG_DATA_HOME/bedrud-bot/recordings, else ~/.local/share/bedrud-bot/recordings.",
@@ -146,21 +183,21 @@ public struct SettingSpec: Sendable {
                     example: "session"),
         SettingSpec(section: "record", key: "split", kind: .duration, defaultValue: "0",
                     help: "Rotate the recorded files every this long: each file continues in a numbered segment (Alice.opus, Alice.002.opus, …), every segment a valid Ogg Opus file; 0 means never. --split overrides it; SIGHUP rotates at once.",
-                    example: "1h"),
+                    example: "1h", maximum: "7d"),
         SettingSpec(section: "record", key: "split_size", kind: .size, defaultValue: "0",
                     help: "Rotate the recorded files when one of them reaches this size (checked every second); 0 means no limit. --split-size overrides it.",
-                    example: "100MiB"),
+                    example: "100MiB", maximum: "1024GiB"),
         SettingSpec(section: "record", key: "max_duration", kind: .duration, defaultValue: "0",
-                    help: "Leave (and finish the files) after this long; 0 means no limit. --duration overrides it.", example: "90m"),
+                    help: "Leave (and finish the files) after this long; 0 means no limit. --duration overrides it.", example: "90m", maximum: "30d"),
         SettingSpec(section: "record", key: "alone_timeout", kind: .duration, defaultValue: "60s",
                     help: "Leave when nobody else has been in the room for this long (after someone was there); 0 means never.",
-                    example: "30s"),
+                    example: "30s", maximum: "7d"),
         SettingSpec(section: "record", key: "wait_for_participants", kind: .duration, defaultValue: "0",
                     help: "Leave with exit code 14 when no person (bots do not count) came within this long of the session's start (joining included); 0 means wait. --wait-for-participants overrides it.",
-                    example: "10m"),
+                    example: "10m", maximum: "7d"),
         SettingSpec(section: "record", key: "wait_for_room", kind: .duration, defaultValue: "0",
                     help: "When the meeting has ended (Bedrud made the room inactive) or the room does not exist yet, ask the server again every few seconds (5 s, later 15 s and 30 s; longer when it answers 429) for this long until its owner starts it, then join; 0 means fail at once with exit code 5. For cron and timers that start before the host. --wait-for-room overrides it.",
-                    example: "15m"),
+                    example: "15m", maximum: "7d"),
         SettingSpec(section: "record", key: "min_free", kind: .size, defaultValue: "200MiB",
                     help: "Free space the recording disk must keep: checked before joining and every 2 s while recording; below it the session stops cleanly with exit code 15. 0 turns the check off.",
                     example: "1GiB"),
@@ -168,10 +205,10 @@ public struct SettingSpec: Sendable {
                     help: "A shell command run once the session folder is complete, with the folder as its last argument; BEDRUD_BOT_EXIT_CODE holds the session's exit code. Its exit code goes into summary.json.",
                     example: "/usr/local/bin/upload-recording"),
         SettingSpec(section: "record", key: "on_finish_timeout", kind: .duration, defaultValue: "10m",
-                    help: "How long on_finish may run before it is stopped (SIGTERM, then SIGKILL 5 s later).", example: "30m"),
+                    help: "How long on_finish may run before it is stopped (SIGTERM, then SIGKILL 5 s later).", example: "30m", maximum: "1d"),
         SettingSpec(section: "record", key: "max_outage", kind: .duration, defaultValue: "10m",
                     help: "How long a lost connection is retried (resume, then rejoins with a fresh token) before the run ends; the files continue with an honest gap when it comes back. 0 gives up after the resume schedule (about 47 s). --max-outage overrides it.",
-                    example: "30m"),
+                    example: "30m", maximum: "7d"),
         SettingSpec(section: "record", key: "file_mode", kind: .mode, defaultValue: "0640",
                     help: "Permissions of recorded files (meetings are private: owner and group only by default).", example: "0600"),
         SettingSpec(section: "record", key: "dir_mode", kind: .mode, defaultValue: "0750",
@@ -180,16 +217,16 @@ public struct SettingSpec: Sendable {
                     help: "Other bots to not count as people for alone_timeout: shell globs matched against identity and display name, comma-separated. Bots that mark themselves (every bedrud-bot does) are recognised without it.",
                     example: "\"recorder-*, Notetaker\""),
         SettingSpec(section: "record", key: "jitter_wait", kind: .duration, defaultValue: "60ms",
-                    help: "How long the live mix and speech detection wait for a missing packet before concealing it.", example: "100ms"),
+                    help: "How long the live mix and speech detection wait for a missing packet before concealing it.", example: "100ms", maximum: "1s"),
         SettingSpec(section: "record", key: "file_jitter_wait", kind: .duration, defaultValue: "400ms",
-                    help: "How long each participant's file waits for a missing packet (a NACK retransmission) before it counts as lost; at most 1s, never shorter than jitter_wait.", example: "600ms"),
+                    help: "How long each participant's file waits for a missing packet (a NACK retransmission) before it counts as lost; at most 1s, never shorter than jitter_wait.", example: "600ms", maximum: "1s"),
 
         SettingSpec(section: "smoke", key: "max_latency", kind: .duration, defaultValue: "500ms",
-                    help: "smoke: the worst burst latency allowed.", example: "300ms"),
+                    help: "smoke: the worst burst latency allowed.", example: "300ms", maximum: "1m"),
         SettingSpec(section: "smoke", key: "max_loss", kind: .string, defaultValue: "5%",
                     help: "smoke: the packet loss allowed.", example: "1%"),
         SettingSpec(section: "smoke", key: "max_jitter", kind: .duration, defaultValue: "30ms",
-                    help: "smoke: the interarrival jitter allowed.", example: "20ms"),
+                    help: "smoke: the interarrival jitter allowed.", example: "20ms", maximum: "10s"),
 
         SettingSpec(section: "instance", key: "url", kind: .url, defaultValue: nil,
                     help: "The Bedrud server's address (required).", example: "https://meet.example.com"),

@@ -15,11 +15,22 @@ public struct RoomEventFormatter: Sendable {
 
     public init() {}
 
+    /// The most of one name (display name or identity) a line shows, in Unicode scalars.
+    /// Bedrud's guest login caps nothing, so a name can be a megabyte; it is named on
+    /// every event of its owner.
+    public static let nameLimit = 64
+    /// The most of one line, in Unicode scalars: room for a chat message of a few
+    /// sentences. events.jsonl keeps the whole text (bounded by ``TranscriptWriter/textLimitBytes``).
+    public static let lineLimit = 1000
+
     func name(_ identity: String) -> String {
         if identity == localIdentity { return "(bot)" }
-        if let n = names[identity], !n.isEmpty { return n }
-        return identity.isEmpty ? "(server)" : identity
+        if let n = names[identity], !n.isEmpty { return Self.cut(n) }
+        return identity.isEmpty ? "(server)" : Self.cut(identity)
     }
+
+    /// A name from someone else, sanitised and cut to ``nameLimit``.
+    static func cut(_ name: String) -> String { TerminalText.line(name, limit: nameLimit) }
 
     /// The display name announced for `identity` ("" when none is known), for event objects.
     func displayName(_ identity: String) -> String { names[identity] ?? "" }
@@ -53,9 +64,10 @@ public struct RoomEventFormatter: Sendable {
 
     /// A human line for the event, or nil for events not worth a line. Names, chat text,
     /// topics and reasons come from other people: the line is passed through
-    /// ``TerminalText`` so none of them can send escape sequences or break the line.
+    /// ``TerminalText`` so none of them can send escape sequences or break the line,
+    /// each name is cut to ``nameLimit`` and the line to ``lineLimit``.
     public mutating func text(_ event: RoomEvent) -> String? {
-        rawText(event).map { TerminalText.sanitize($0) }
+        rawText(event).map { TerminalText.line($0, limit: Self.lineLimit) }
     }
 
     private mutating func rawText(_ event: RoomEvent) -> String? {
@@ -63,13 +75,13 @@ public struct RoomEventFormatter: Sendable {
         case .roomJoined(let room, let local):
             localIdentity = local.identity
             names[local.identity] = local.name
-            return "joined room '\(room.name)' as \(local.name.isEmpty ? local.identity : local.name) (\(local.sid))"
+            return "joined room '\(Self.cut(room.name))' as \(Self.cut(local.name.isEmpty ? local.identity : local.name)) (\(Self.cut(local.sid)))"
         case .connected: return "connected"
         case .reconnecting(let mode): return "connection lost; reconnecting (\(mode == .resume ? "resume" : "full rejoin"))…"
         case .reconnected(let outcome): return outcome == .resumed ? "reconnected (session resumed)" : "reconnected (joined again as a new session)"
         case .disconnected(let reason): return "disconnected: \(Self.explain(reason))"
         case .roomUpdated: return nil
-        case .roomMoved(let room): return "moved to room '\(room.name)'"
+        case .roomMoved(let room): return "moved to room '\(Self.cut(room.name))'"
         case .participantJoined(let p):
             remember(p)
             let tracks = p.tracks.filter { $0.kind == .audio }.map { Self.trackLabel($0) + ($0.muted ? " (muted)" : "") }
@@ -107,7 +119,7 @@ public struct RoomEventFormatter: Sendable {
         case .dataReceived(let d): return "data from \(name(d.senderIdentity)) on topic '\(d.topic ?? "")' (\(d.payload.count) bytes)"
         case .chatReceived(let c):
             let attachments = c.attachments.isEmpty ? "" : " [\(c.attachments.count) attachment\(c.attachments.count == 1 ? "" : "s")]"
-            let who = c.senderName.isEmpty ? name(c.senderIdentity) : c.senderName
+            let who = c.senderName.isEmpty ? name(c.senderIdentity) : Self.cut(c.senderName)
             if let poll = c.poll {
                 remember(poll: poll, messageId: c.id)
                 return "chat \(who): \(c.text)\(attachments) — poll: \(poll.question) (" + poll.options.map(\.text).joined(separator: " / ") + ")"
@@ -124,7 +136,7 @@ public struct RoomEventFormatter: Sendable {
             guard identity == sender else { return nil }
             let old = name(identity)
             names[identity] = newName
-            return old == newName ? nil : "\(old) is now called \(newName)"
+            return old == newName ? nil : "\(old) is now called \(Self.cut(newName))"
         case .presenceReceived(.deafenState(let identity, let deafened), _):
             return "\(name(identity)) \(deafened ? "deafened" : "undeafened") themselves"
         case .systemMessage(let m, _) where m.event.endsRoom:

@@ -301,7 +301,8 @@ final class RoomRun: Sendable {
                 if code == .success { (code, message) = (.diskLow, "\(error)") }
             }
             var summary = makeSummary(directory: folder.path, sinks: folder, media: media, rtc: rtcStats, ending: ending, code: code,
-                                      message: message, startUnixNanos: startUnixNanos, durationMs: durationMs, router: router)
+                                      message: message, startUnixNanos: startUnixNanos, durationMs: durationMs, router: router,
+                                      flappingReconnects: await room.current.stats.flappingReconnects)
             summary.storage = disk.summary(pipeline: pipeline, transcript: transcript)
             if let command = options.onFinish { summary.onFinish = Nullable(.init(command: command, exitCode: Nullable(nil), signal: Nullable(nil), timedOut: false, durationMs: 0)) }
             do {
@@ -453,9 +454,10 @@ final class RoomRun: Sendable {
         case .roomEnded, .forbidden:
             // The refusal's own line says it all (who can start the room, who gets in).
             return await room.lastConnectError ?? ending.detail
-        case .network:
-            return ending.detail + RoomEventFormatter.failureDetail(reason, connectError: await room.lastConnectError,
-                                                                    transportError: transport.lastError)
+        case .network, .protocolError:
+            let state = await room.current
+            return RoomEventFormatter.finalLine(reason, everConnected: state.everConnected, connectError: await room.lastConnectError,
+                                                transportError: transport.lastError, serverProblem: state.serverProblem)
         default:
             return ending.reason == .left ? "left the room" : ending.detail
         }
@@ -475,7 +477,8 @@ final class RoomRun: Sendable {
     }
 
     private func makeSummary(directory: String, sinks: SessionFolder, media: MediaStats, rtc: PeerConnectionStats?, ending: SessionLifecycle.Ending,
-                             code: ExitCode, message: String, startUnixNanos: Int64, durationMs: Int64, router: MediaRouter) -> SessionSummary {
+                             code: ExitCode, message: String, startUnixNanos: Int64, durationMs: Int64, router: MediaRouter,
+                             flappingReconnects: Int) -> SessionSummary {
         let paths = sinks.paths
         let b = book.withLock { $0 }
         let participants = media.participants.map { p -> SessionSummary.Participant in
@@ -494,6 +497,7 @@ final class RoomRun: Sendable {
             durationMs: durationMs, endReason: ending.reason, exitCode: Int(code.rawValue), message: message,
             participants: participants, files: files, roomFile: Nullable(paths[.room].map { PathText.lastComponent($0) }),
             reconnects: b.reconnects, chatMessages: b.chatCount,
-            network: Nullable(rtc.map { SessionSummary.Network($0, identities: router.identitiesBySid) }), onFinish: Nullable(nil))
+            network: Nullable(rtc.map { SessionSummary.Network($0, identities: router.identitiesBySid, flappingReconnects: flappingReconnects) }),
+            onFinish: Nullable(nil))
     }
 }

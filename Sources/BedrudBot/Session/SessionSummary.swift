@@ -56,15 +56,19 @@ struct SessionSummary: Encodable, Equatable {
         var srtpProfile: Nullable<String>
         var selectedPair: Nullable<String>
         var tracks: [Track]
+        /// Reconnects that began soon after the previous one completed (a flapping link).
+        var flappingReconnects = 0
         enum CodingKeys: String, CodingKey {
             case tracks
-            case srtpProfile = "srtp_profile", selectedPair = "selected_pair"
+            case srtpProfile = "srtp_profile", selectedPair = "selected_pair", flappingReconnects = "flapping_reconnects"
         }
 
-        init(_ s: PeerConnectionStats, identities: [String: String]) {
+        init(_ s: PeerConnectionStats, identities: [String: String], flappingReconnects: Int = 0) {
+            self.flappingReconnects = flappingReconnects
             srtpProfile = Nullable(s.srtpProfile.map { "\($0)" })
             selectedPair = Nullable(s.selectedPair)
-            tracks = s.tracks.map { t in
+            // Tracks that ended (their speaker left first) keep their figures too.
+            tracks = (s.endedTracks + s.tracks).map { t in
                 Track(ssrc: Int(t.ssrc), trackSid: Nullable(t.trackSID), participant: Nullable(t.trackSID.flatMap { identities[$0] }),
                       packets: Int(t.packetsReceived), lost: Int(t.packetsLost), jitterMs: t.jitterMs,
                       nacked: Int(t.nackedPackets), recovered: Int(t.recoveredPackets))

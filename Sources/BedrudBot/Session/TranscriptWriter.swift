@@ -101,7 +101,7 @@ public final class TranscriptWriter: Sendable {
     public func write(_ type: String, offsetMs: Int64? = nil, _ fields: [String: Any] = [:]) -> Int64 {
         let now = offsetNow()
         let off = offsetMs ?? now
-        var obj: [String: Any] = fields
+        var obj: [String: Any] = Self.bounded(fields)
         obj["type"] = type
         obj["time"] = Self.iso(startUnixNanos + off * 1_000_000)
         obj["offset_ms"] = off
@@ -130,6 +130,53 @@ public final class TranscriptWriter: Sendable {
             }
         }
         return off
+    }
+
+    /// The longest text kept in an event, in UTF-8 bytes: 16 KiB. Names, chat and reasons
+    /// from other people are written whole up to this, then cut (at a character boundary)
+    /// and ended with `…`; docs/EVENTS.md says so. A real name or message is far shorter;
+    /// a megabyte name would otherwise be a megabyte on every line that names its owner.
+    public static let textLimitBytes = 16 << 10
+
+    /// `fields` with every string in it (nested objects and arrays included) at most
+    /// ``textLimitBytes``.
+    static func bounded(_ fields: [String: Any]) -> [String: Any] {
+        var out = fields
+        for (k, v) in fields {
+            let b = boundedValue(v)
+            if let b { out[k] = b }
+        }
+        return out
+    }
+
+    /// The value with its strings cut, or nil when nothing needed cutting.
+    private static func boundedValue(_ value: Any) -> Any? {
+        switch value {
+        case let s as String:
+            guard s.utf8.count > textLimitBytes else { return nil }
+            var scalars = String.UnicodeScalarView()
+            var bytes = 0
+            for u in s.unicodeScalars {
+                bytes += UTF8.width(u)
+                if bytes > textLimitBytes - 3 { break }  // room for "…"
+                scalars.append(u)
+            }
+            return String(scalars) + "…"
+        case let d as [String: Any]:
+            var changed = false
+            var out = d
+            for (k, v) in d { if let b = boundedValue(v) { out[k] = b; changed = true } }
+            return changed ? out : nil
+        case let a as [Any]:
+            var changed = false
+            let out = a.map { v -> Any in
+                if let b = boundedValue(v) { changed = true; return b }
+                return v
+            }
+            return changed ? out : nil
+        default:
+            return nil
+        }
     }
 
     /// One JSON object as one line: sorted keys, the original text escaped by JSON, and
@@ -201,10 +248,12 @@ public final class TranscriptWriter: Sendable {
         return String(cFormat: "%02d:%02d:%02d.%03d", m / 3_600_000, (m / 60_000) % 60, (m / 1000) % 60, m % 1000)
     }
 
-    /// Text for a cue: WebVTT's own markup escaped, then control characters and bidi
-    /// overrides made visible (``TerminalText``), so a cue is always one line of plain text.
-    static func vttEscape(_ s: String) -> String {
-        TerminalText.sanitize(s).replacingScalars("&", with: "&amp;").replacingScalars("<", with: "&lt;").replacingScalars(">", with: "&gt;")  // so no cue text holds "-->"
+    /// Text for a cue: cut to `limit` Unicode scalars (a name to
+    /// ``RoomEventFormatter/nameLimit``, chat to ``RoomEventFormatter/lineLimit``), WebVTT's
+    /// own markup escaped, then control characters and bidi overrides made visible
+    /// (``TerminalText``), so a cue is always one short line of plain text.
+    static func vttEscape(_ s: String, limit: Int = RoomEventFormatter.nameLimit) -> String {
+        TerminalText.line(s, limit: limit).replacingScalars("&", with: "&amp;").replacingScalars("<", with: "&lt;").replacingScalars(">", with: "&gt;")  // so no cue text holds "-->"
     }
 
     /// WebVTT of the speaking turns (`<v Name>`), with chat messages as short cues.
@@ -219,11 +268,11 @@ public final class TranscriptWriter: Sendable {
                     chats: [(offsetMs: Int64, name: String, text: String)],
                     notes: [(offsetMs: Int64, text: String)] = []) -> String {
         var cues: [(Int64, Int64, String)] = turns.map { ($0.startMs, max($0.endMs, $0.startMs + 100), "<v \(Self.vttEscape($0.name))>(speaking)") }
-        cues += chats.map { ($0.offsetMs, $0.offsetMs + 3000, "<v \(Self.vttEscape($0.name))>[chat] \(Self.vttEscape($0.text))") }
+        cues += chats.map { ($0.offsetMs, $0.offsetMs + 3000, "<v \(Self.vttEscape($0.name))>[chat] \(Self.vttEscape($0.text, limit: RoomEventFormatter.lineLimit))") }
         // A NOTE is a comment block (WebVTT §4.1): "NOTE", its text on the same line, no
         // "-->" (escaped away) and no blank line (the text is one line). Ordered by time
         // with the cues, with the time in its text since a note has no timing of its own.
-        let noteCues = notes.map { ($0.offsetMs, Int64.min, "NOTE \(Self.vttTime($0.offsetMs)) \(Self.vttEscape($0.text))") }
+        let noteCues = notes.map { ($0.offsetMs, Int64.min, "NOTE \(Self.vttTime($0.offsetMs)) \(Self.vttEscape($0.text, limit: RoomEventFormatter.lineLimit))") }
         cues += noteCues
         cues.sort { $0.0 < $1.0 }
         var out = "WEBVTT\n\n"

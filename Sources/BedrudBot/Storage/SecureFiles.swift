@@ -85,27 +85,58 @@ public enum SecureFiles {
         }
     }
 
-    /// Reads a password file: the first line, without its line ending. Refuses files
-    /// that others can read, except in the service manager's credentials folder
-    /// (`credentialsDirectory`, from `$CREDENTIALS_DIRECTORY`): see ``credentialProblem``.
-    public static func readPassword(_ path: String, credentialsDirectory: String? = nil) throws -> String {
-        let data: Data?
+    /// The most of a password file read: 4 KiB. A password is one line; a bigger file
+    /// is a mistake (the wrong path), refused without reading it all.
+    public static let maxPasswordFileBytes = 4096
+
+    /// Checks a password file's owner and permissions without reading it: throws
+    /// ``UnsafePermissions`` when others may read it, or a ``ConfigError`` for a file in
+    /// the service manager's credentials folder that breaks ``credentialProblem``. A file
+    /// that does not exist passes (reading it says so). `join` calls this whenever an
+    /// instance names a password file, even when a stored session makes reading it
+    /// unnecessary, so a bad mode is found at once and not at the next login.
+    public static func checkPasswordFile(_ path: String, credentialsDirectory: String? = nil) throws {
         if let dir = credentialsDirectory, let real = resolvedInside(path, folder: dir) {
             var st = stat()
-            guard stat(real, &st) == 0 else { throw ConfigError(file: path, "password file not found") }
+            guard stat(real, &st) == 0 else { return }
             if let problem = credentialProblem(mode: UInt32(st.st_mode), owner: UInt32(st.st_uid), me: UInt32(geteuid())) {
                 throw ConfigError(file: path, problem)
             }
-            data = FileManager.default.contents(atPath: real)
-        } else {
-            data = try readPrivate(path)
+            return
         }
-        guard let data else {
-            throw ConfigError(file: path, "password file not found")
+        try checkPrivate(path)
+    }
+
+    /// Reads a password file: the first line, without its line ending. Refuses files
+    /// that others can read, except in the service manager's credentials folder
+    /// (`credentialsDirectory`, from `$CREDENTIALS_DIRECTORY`): see ``credentialProblem``.
+    /// Reads at most ``maxPasswordFileBytes``; a longer file is an error.
+    public static func readPassword(_ path: String, credentialsDirectory: String? = nil) throws -> String {
+        try checkPasswordFile(path, credentialsDirectory: credentialsDirectory)
+        let real = credentialsDirectory.flatMap { resolvedInside(path, folder: $0) } ?? path
+        let fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else {
+            throw ConfigError(file: path, errno == ENOENT ? "password file not found" : "cannot read the password file: \(String(cString: strerror(errno)))")
         }
-        guard let text = String(data: data, encoding: .utf8) else { throw ConfigError(file: path, "password file is not UTF-8 text") }
-        let first = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-        let pw = first.hasSuffix("\r") ? String(first.dropLast()) : first
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { throw ConfigError(file: path, "the password file is not a regular file") }
+        let limit = maxPasswordFileBytes
+        var bytes = [UInt8](repeating: 0, count: limit + 1)
+        var count = 0
+        while count <= limit {
+            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, limit + 1 - count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw ConfigError(file: path, "cannot read the password file: \(String(cString: strerror(errno)))") }
+            if n == 0 { break }
+            count += n
+        }
+        guard count <= limit else {
+            throw ConfigError(file: path, "the password file is larger than \(limit) bytes; it should hold the password on its first line and nothing else")
+        }
+        guard let text = String(validating: bytes[..<count], as: UTF8.self) else { throw ConfigError(file: path, "password file is not UTF-8 text") }
+        let first = text.unicodeScalars.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first.map { String(String.UnicodeScalarView($0)) } ?? ""
+        let pw = first.hasSuffix("\r") ? String(Substring(first.unicodeScalars.dropLast())) : first
         guard !pw.isEmpty else { throw ConfigError(file: path, "password file is empty") }
         return pw
     }

@@ -272,7 +272,28 @@ public actor RoomManager {
 
     private func signalInput(_ input: RoomInput, generation: Int) {
         guard generation == socketGeneration, finishedReason == nil else { return }
+        let undecodableBefore = state.stats.undecodableSignalMessages
         apply(input)
+        if case .signalData(let bytes) = input, state.stats.undecodableSignalMessages > undecodableBefore {
+            noteUndecodable(bytes)
+        }
+    }
+
+    /// Messages logged as undecodable so far, and when the last line was written: the
+    /// first few are logged each, then one line per interval with the running count.
+    private var undecodableLogged = 0
+    private var undecodableLastLogMs: Int64 = 0
+    static let undecodableLogBurst = 3
+    static let undecodableLogIntervalMs: Int64 = 10_000
+
+    private func noteUndecodable(_ bytes: [UInt8]) {
+        let total = state.stats.undecodableSignalMessages
+        let nowMs = Self.now().milliseconds
+        guard undecodableLogged < Self.undecodableLogBurst || nowMs - undecodableLastLogMs >= Self.undecodableLogIntervalMs else { return }
+        undecodableLogged += 1
+        undecodableLastLogMs = nowMs
+        let head = bytes.prefix(8).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: " ")
+        logger.info("dropped a signalling message that is not LiveKit protobuf (\(bytes.count) bytes, starting \(head)); \(total) so far")
     }
 
     private func closeSignal() {
@@ -410,9 +431,15 @@ public actor RoomManager {
                 let answer = try await t.applyRemoteOffer(offer, target: target)
                 await self?.transportInput(.answerCreated(sdp: answer, offerID: offer.id), generation: g)
             } catch {
-                await self?.transportFailed("could not answer the server's offer: \(error)", generation: g, target: target)
+                await self?.offerFailed("\(error)", generation: g, target: target)
             }
         }
+    }
+
+    private func offerFailed(_ why: String, generation: Int, target: LiveKit.SignalTarget) {
+        guard generation == transportGeneration, finishedReason == nil else { return }
+        logger.warning("could not answer the server's offer: \(why.prefix(300))")
+        apply(.offerUnanswerable(target, reason: why))
     }
 
     private func transportEvent(_ event: TransportEvent, generation: Int) {

@@ -11,7 +11,8 @@ extension RoomState {
     // MARK: - Participants
 
     /// Applies one full ParticipantInfo (from `join`, `update` or `room_moved`).
-    mutating func applyParticipantInfo(_ info: LiveKit.ParticipantInfo) {
+    mutating func applyParticipantInfo(_ full: LiveKit.ParticipantInfo) {
+        let info = bounded(full)
         guard !info.identity.isEmpty else {
             stats.staleParticipantUpdates += 1
             return
@@ -65,7 +66,38 @@ extension RoomState {
         if !changes.isEmpty { emit(.participantUpdated(next, changes: changes)) }
     }
 
+    /// The part of a ParticipantInfo the room holds: at most `maxTracksPerParticipant`
+    /// tracks, and `metadata` / `attributes` only up to `maxMetadataBytes` each (a larger
+    /// one is left out whole: a cut JSON document would mean something else). What is
+    /// left out is counted in `stats`, once per message that carried it.
+    mutating func bounded(_ info: LiveKit.ParticipantInfo) -> LiveKit.ParticipantInfo {
+        let limits = configuration
+        let attributeBytes = info.attributes.reduce(0) { $0 &+ $1.key.utf8.count &+ $1.value.utf8.count }
+        guard info.tracks.count > limits.maxTracksPerParticipant || info.metadata.utf8.count > limits.maxMetadataBytes
+                || attributeBytes > limits.maxMetadataBytes else { return info }
+        var out = info
+        if out.tracks.count > limits.maxTracksPerParticipant {
+            stats.droppedTracks += out.tracks.count - max(0, limits.maxTracksPerParticipant)
+            out.tracks = Array(out.tracks.prefix(max(0, limits.maxTracksPerParticipant)))
+        }
+        if out.metadata.utf8.count > limits.maxMetadataBytes {
+            stats.droppedMetadata += 1
+            out.metadata = ""
+        }
+        if attributeBytes > limits.maxMetadataBytes {
+            stats.droppedMetadata += 1
+            out.attributes = [:]
+        }
+        return out
+    }
+
     private mutating func addParticipant(_ info: LiveKit.ParticipantInfo) {
+        guard remoteParticipants.count < configuration.maxParticipants else {
+            // A room this large is beyond what one recorder follows; those already here
+            // stay, newcomers are left out until someone leaves.
+            stats.droppedParticipants += 1
+            return
+        }
         let participant = MeetingParticipant(info, isLocal: false)
         remoteParticipants[info.identity] = participant
         participantOrder.append(info.identity)

@@ -1,4 +1,5 @@
 import BedrudProtocol
+import BedrudRTC
 
 // Signalling messages: the first-message rules (livekit-protocol.md §1.6), join and
 // resume, leave (§5.4), and the dispatch of everything else.
@@ -33,6 +34,7 @@ extension RoomState {
             case .join(let join):
                 guard join.participant != nil else {
                     stats.unexpectedSignalMessages += 1
+                    noteServerProblem("a join response without our participant")
                     closeSignal()
                     attemptFailed(.protocolViolation)
                     return
@@ -53,6 +55,7 @@ extension RoomState {
                 }
             default:
                 stats.unexpectedSignalMessages += 1
+                noteServerProblem("a first message that is neither join nor leave (\(message.message.map(\.name) ?? "empty"))")
                 closeSignal()
                 attemptFailed(.protocolViolation)
             }
@@ -118,6 +121,7 @@ extension RoomState {
         transportConfiguration = config
         transportStates = [:]
         primaryEverConnected = false
+        remoteCandidates = RemoteCandidateCount()
         output.append(.createTransports(config))
 
         flushQueue(keepNegotiation: false)
@@ -147,8 +151,11 @@ extension RoomState {
         if primaryUp || !configuration.waitForTransport {
             completeConnection()
         } else {
+            // The server re-offers at once after a resume; a primary connection that is
+            // still down a few seconds later will not come back (the server may have lost
+            // its side): a full rejoin is quicker than the first join's long wait.
             setStep(.awaitingTransport)
-            arm(.transportConnect, afterMs: configuration.transportTimeoutMs)
+            arm(.transportConnect, afterMs: min(configuration.resumeTransportTimeoutMs, configuration.transportTimeoutMs))
         }
     }
 
@@ -203,14 +210,20 @@ extension RoomState {
             output.append(.applyRemoteAnswer(answer, target: .publisher))
         case .offer(let offer):
             // Every offer is handed out and must be answered with its id (§7.1).
+            if offer.sdp.contains("a=candidate:") { remoteCandidates.usable += 1 }
             pendingOfferIDs.insert(offer.id)
             lastRemoteOffer = offer
             output.append(.applyRemoteOffer(offer, target: .subscriber))
         case .trickle(let trickle):
-            if let candidate = ICECandidateInit(json: trickle.candidateInit) {
+            // A candidate that does not parse is dropped here, counted: when ICE then never
+            // connects, garbage from the server is the reason, not the network.
+            if let candidate = ICECandidateInit(json: trickle.candidateInit),
+               candidate.isEndOfCandidates || (try? ICECandidate(parsing: candidate.candidate)) != nil {
+                if !candidate.isEndOfCandidates { remoteCandidates.usable += 1 }
                 output.append(.addRemoteCandidate(candidate, target: trickle.target))
             } else {
                 stats.invalidCandidates += 1
+                remoteCandidates.invalid += 1
             }
         case .update(let update):
             for info in update.participants { applyParticipantInfo(info) }

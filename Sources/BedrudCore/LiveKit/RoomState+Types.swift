@@ -290,6 +290,9 @@ public enum RoomInput: Sendable {
     case offerCreated(sdp: String)
     /// An offer/answer could not be applied.
     case negotiationFailed(LiveKit.SignalTarget)
+    /// A server offer could not be applied or answered (no fingerprint, broken SDP);
+    /// `reason` says why, in the WebRTC layer's words.
+    case offerUnanswerable(LiveKit.SignalTarget, reason: String)
     case localCandidate(ICECandidateInit, LiveKit.SignalTarget)
     case dataChannelOpened(LiveKit.DataChannelInfo)
     /// One message from `_reliable` (`reliable: true`) or `_lossy`.
@@ -442,6 +445,17 @@ public struct RoomStateStats: Sendable, Equatable {
     public var ignoredDataPackets = 0
     public var droppedRequests = 0
     public var staleTimers = 0
+    /// Server offers the WebRTC layer could not apply or answer.
+    public var unanswerableOffers = 0
+    /// Reconnects that began less than `stableConnectionMs` after the previous one
+    /// completed (a flapping connection).
+    public var flappingReconnects = 0
+    /// Participants not added because the room held `maxParticipants` already.
+    public var droppedParticipants = 0
+    /// Tracks beyond `maxTracksPerParticipant` left out of a participant.
+    public var droppedTracks = 0
+    /// Participant `metadata` or `attributes` larger than `maxMetadataBytes`, dropped.
+    public var droppedMetadata = 0
 
     public init() {}
 }
@@ -465,6 +479,7 @@ extension RoomInput: CustomStringConvertible, CustomDebugStringConvertible {
         case .answerCreated(_, let id): "answerCreated(offerID: \(id))"
         case .offerCreated: "offerCreated"
         case .negotiationFailed(let target): "negotiationFailed(\(target))"
+        case .offerUnanswerable(let target, _): "offerUnanswerable(\(target))"
         case .localCandidate(_, let target): "localCandidate(\(target))"
         case .dataChannelOpened(let info): "dataChannelOpened(\(info.label))"
         case .dataReceived(let bytes, let reliable): "dataReceived(\(bytes.count) bytes, reliable: \(reliable))"

@@ -92,6 +92,24 @@ public struct RoomState: Sendable {
         /// off at the SFU with `UpdateTrackSettings{disabled: true}` as soon as it is
         /// known, so the server forwards audio only. See docs/ARCHITECTURE.md, *Audio only*.
         public var receiveVideo = false
+        /// After a resume the server's re-offer normally connects ICE within a second; a
+        /// resume whose primary connection is not up after this long falls back to a full
+        /// rejoin (the first join keeps `transportTimeoutMs`).
+        public var resumeTransportTimeoutMs: Int64 = 4_000
+        /// A connection that drops again sooner than this after a reconnect completed is
+        /// flapping: the new episode keeps the old outage deadline and its first attempt
+        /// waits `flapBackoffBaseMs` doubled per consecutive flap (at most
+        /// `rejoinBackoffMaxMs`).
+        public var stableConnectionMs: Int64 = 10_000
+        public var flapBackoffBaseMs: Int64 = 1_000
+        /// Remote participants the room holds; more are dropped (and counted) until some leave.
+        public var maxParticipants = 5_000
+        /// Tracks held per participant; the rest of a larger list is dropped (and counted).
+        public var maxTracksPerParticipant = 64
+        /// Bytes of a participant's `metadata`, and of its `attributes` (keys and values
+        /// together), held; a larger one is dropped (and counted). LiveKit's own defaults
+        /// (`limit.max_metadata_size`, `max_attributes_size`: 64000).
+        public var maxMetadataBytes = 64_000
 
         public init() {}
     }
@@ -112,6 +130,13 @@ public struct RoomState: Sendable {
     /// Last signal round-trip time from `pong_resp`.
     public internal(set) var rttMs: Int64?
     public internal(set) var stats = RoomStateStats()
+    /// Whether the session was ever connected (a first join that completed).
+    public internal(set) var everConnected = false
+    /// What the server did wrong, in a few words, when that is why the session ended or
+    /// an attempt failed (an offer we cannot answer, messages that are not LiveKit
+    /// signalling, a first message that is neither join nor leave). Bounded; remote text
+    /// in it is not sanitised (the printer does that).
+    public internal(set) var serverProblem: String?
 
     public var connectionState: RoomConnectionState {
         switch phase {
@@ -164,6 +189,18 @@ public struct RoomState: Sendable {
     var reconnectReason = LiveKit.ReconnectReason.unknown
     /// What the latest failed attempt (or the loss itself) ran into: the final cause.
     var lastFailureCause = NetworkCause.signalLost
+    /// Remote candidates for the current peer connections: parsed (trickled, or in an
+    /// offer) and not parsed.
+    struct RemoteCandidateCount: Equatable { var usable = 0, invalid = 0 }
+    var remoteCandidates = RemoteCandidateCount()
+    /// Undecodable messages on the current socket (decides a first-message timeout's cause).
+    var undecodableOnSocket = 0
+    /// When the last reconnect completed, and how many reconnects in a row dropped again
+    /// before `stableConnectionMs` (flapping).
+    var reconnectedAt: RoomInstant?
+    var consecutiveFlaps = 0
+    /// The current outage episode's deadline, carried over a flap.
+    var outageDeadline: RoomInstant?
 
     var pingIntervalMs: Int64 = 0
     var pingTimeoutMs: Int64 = 0
@@ -216,6 +253,7 @@ public struct RoomState: Sendable {
             } else if signal == .open || signal == .ready {
                 // Undecodable input is counted and dropped, but it is still a sign of life.
                 stats.undecodableSignalMessages += 1
+                undecodableOnSocket += 1
                 lastMessageAt = now
             }
         case .signalMessage(let message): signalMessage(message)
@@ -227,6 +265,7 @@ public struct RoomState: Sendable {
         case .answerCreated(let sdp, let offerID): answerCreated(sdp: sdp, offerID: offerID)
         case .offerCreated(let sdp): offerCreated(sdp: sdp)
         case .negotiationFailed(let target): transportStateChanged(target, .failed)
+        case .offerUnanswerable(let target, let reason): offerUnanswerable(target, reason: reason)
         case .localCandidate(let candidate, let target): sendOrQueue(.trickle(candidate, target: target))
         case .dataChannelOpened(let info): dataChannelOpened(info)
         case .dataReceived(let bytes, let reliable): dataReceived(bytes, reliable: reliable)
@@ -338,6 +377,7 @@ public struct RoomState: Sendable {
     mutating func openSignal(_ mode: SignalConnectRequest.Mode) {
         if signal != .closed { output.append(.closeSignal) }
         signal = .opening
+        undecodableOnSocket = 0
         disarm(.firstMessage, .ping, .pingTimeout)
         setStep(.openingSignal)
         output.append(.openSignal(SignalConnectRequest(token: token, mode: mode)))
@@ -409,9 +449,23 @@ public struct RoomState: Sendable {
         case .firstMessage:
             guard signal == .open else { return }
             closeSignal()
-            attemptFailed(.timeout)
+            if undecodableOnSocket > 0 {
+                // The server answered, but with bytes that are not LiveKit signalling: a
+                // broken server (or not LiveKit at all), not a slow network.
+                noteServerProblem("\(undecodableOnSocket) message\(undecodableOnSocket == 1 ? "" : "s") that \(undecodableOnSocket == 1 ? "is" : "are") not LiveKit signalling instead of the \(currentAttemptIsResume ? "reconnect" : "join") response")
+                attemptFailed(.protocolViolation)
+            } else {
+                attemptFailed(.timeout)
+            }
         case .transportConnect:
-            if currentStep == .awaitingTransport { attemptFailed(.transport) }
+            guard currentStep == .awaitingTransport else { return }
+            if remoteCandidates.invalid > 0 && remoteCandidates.usable == 0 {
+                let n = remoteCandidates.invalid
+                noteServerProblem("\(n) ICE candidate\(n == 1 ? "" : "s") that could not be parsed, and none that could")
+                attemptFailed(.protocolViolation)
+            } else {
+                attemptFailed(.transport)
+            }
         case .ping:
             guard signal == .ready, pingIntervalMs > 0 else { return }
             output.append(.send(.ping(timestampMs: now.milliseconds)))
@@ -492,6 +546,12 @@ public struct RoomState: Sendable {
             disconnect(.network(lastFailureCause), sendLeave: true)
             return
         }
+        // A connection that dropped again soon after the last reconnect is flapping: back
+        // off instead of reconnecting once a second for ever.
+        let flapping = reconnectedAt.map { now.milliseconds &- $0.milliseconds < configuration.stableConnectionMs } ?? false
+        reconnectedAt = nil
+        consecutiveFlaps = flapping ? consecutiveFlaps + 1 : 0
+        if flapping { stats.flappingReconnects += 1 }
         if configuration.maxOutageMs > 0 { arm(.outage, afterMs: configuration.maxOutageMs) }
         emit(.reconnecting(mode))
         if mode == .full {
@@ -502,7 +562,22 @@ public struct RoomState: Sendable {
         } else {
             closeSignal()
         }
-        scheduleAttempt(mode, number: 1, immediate: immediate)
+        if consecutiveFlaps > 0 {
+            let attempt = Attempt(reconnect: true, number: 1, step: .waiting)
+            phase = mode == .resume ? .resuming(attempt) : .joining(attempt)
+            arm(.retry, afterMs: flapDelayMs(consecutiveFlaps), jitterMs: configuration.maxJitterMs)
+        } else {
+            scheduleAttempt(mode, number: 1, immediate: immediate)
+        }
+    }
+
+    /// The first attempt's delay after the `flaps`-th reconnect in a row that did not
+    /// last `stableConnectionMs`: the base doubled per flap, at most `rejoinBackoffMaxMs`.
+    func flapDelayMs(_ flaps: Int) -> Int64 {
+        let cap = max(configuration.rejoinBackoffMaxMs, configuration.flapBackoffBaseMs)
+        var delay = max(configuration.flapBackoffBaseMs, 0)
+        for _ in 1..<max(flaps, 1) where delay < cap { delay = min(cap, delay &* 2) }
+        return delay
     }
 
     mutating func scheduleAttempt(_ mode: ReconnectMode, number: Int, immediate: Bool) {
@@ -511,6 +586,30 @@ public struct RoomState: Sendable {
         let delay = immediate ? 0 : retryDelayMs(attempt: number)
         let jitter = !immediate && number >= configuration.jitterFromAttempt ? configuration.maxJitterMs : 0
         arm(.retry, afterMs: delay, jitterMs: jitter)
+    }
+
+    /// Whether the attempt under way is a resume.
+    var currentAttemptIsResume: Bool {
+        if case .resuming = phase { return true }
+        return false
+    }
+
+    /// Remembers what the server did wrong (bounded: remote text can be any length).
+    mutating func noteServerProblem(_ text: String) {
+        serverProblem = text.count > 300 ? String(text.prefix(300)) + "…" : text
+    }
+
+    /// The WebRTC layer could not apply or answer a server offer (no fingerprint, a broken
+    /// SDP): the server's fault, not the network's. While connected it is handled like a
+    /// failed transport (the resume brings a fresh offer); during an attempt it fails it.
+    mutating func offerUnanswerable(_ target: LiveKit.SignalTarget, reason: String) {
+        stats.unanswerableOffers += 1
+        noteServerProblem("an offer the bot cannot answer (\(reason))")
+        if phase == .connected {
+            transportStateChanged(target, .failed)
+        } else if currentStep == .awaitingTransport {
+            attemptFailed(.protocolViolation)
+        }
     }
 
     /// The schedule's delay before attempt `attempt` (1-based): the table, then the
@@ -639,8 +738,10 @@ public struct RoomState: Sendable {
                 retryable = true
                 finalReason = .network(lastFailureCause)
             case .transport:
+                // ICE/DTLS never connected (UDP blocked, TURN wrong): the network, not a
+                // refusal. The server refuses a join with `leave`, never by silence.
                 retryable = true
-                finalReason = .joinFailure
+                finalReason = .network(.ice)
             case .protocolViolation:
                 disconnect(.protocolError, sendLeave: false)
                 return
@@ -701,6 +802,11 @@ public struct RoomState: Sendable {
         default: return
         }
         phase = .connected
+        if event == .connected {
+            everConnected = true
+        } else {
+            reconnectedAt = now
+        }
         emit(event)
     }
 

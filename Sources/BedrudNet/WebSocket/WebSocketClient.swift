@@ -149,8 +149,8 @@ public final class WebSocketClient: Sendable {
         }
     }
 
-    /// `base64(SHA-1(key + GUID))`, RFC 6455 §4.2.2.
-    static func acceptValue(for key: String) -> String {
+    /// `base64(SHA-1(key + GUID))`, RFC 6455 §4.2.2 (public for test servers).
+    public static func acceptValue(for key: String) -> String {
         let input = Array((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8)
         var digest = [UInt8](repeating: 0, count: 20)
         _ = input.withUnsafeBufferPointer { SHA1($0.baseAddress, $0.count, &digest) }

@@ -55,16 +55,74 @@ public enum ConfigSyntax {
     /// Sections that take a name: `[instance NAME]`.
     public static let namedSections: Set<String> = ["instance"]
 
+    /// The largest config file read, in bytes. A real one is a few kilobytes; anything
+    /// near this is a mistake (a log, a recording), refused before it is parsed.
+    public static let maxFileBytes = 1 << 20
+
+    /// The file's bytes as text: UTF-8, or an error at the line and column (counted in
+    /// characters, from 1) of the first byte that is not, with the byte itself. A byte
+    /// order mark at the start is skipped.
+    public static func decode(_ bytes: [UInt8], file: String) throws(Error) -> String {
+        var body = bytes[...]
+        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+        if let text = String(validating: body, as: UTF8.self) { return text }
+        let bad = firstInvalidUTF8(body)
+        let lineStart = body[..<bad].lastIndex(of: 0x0A).map { $0 + 1 } ?? body.startIndex
+        let line = 1 + body[..<bad].reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+        // Every byte before `bad` is valid UTF-8, so the column counts its scalars.
+        let column = 1 + body[lineStart..<bad].reduce(0) { $0 + (($1 & 0xC0) == 0x80 ? 0 : 1) }
+        throw Error(file: file, line: line, message: "column \(column): byte 0x\(String(body[bad], radix: 16, uppercase: true)) is not UTF-8 text; save the file as UTF-8")
+    }
+
+    /// Index of the first byte of `bytes` that does not begin (or continue) a well-formed
+    /// UTF-8 sequence (RFC 3629 §4: no overlong forms, no surrogates, nothing above
+    /// U+10FFFF); `endIndex` when all of it is well formed.
+    static func firstInvalidUTF8(_ bytes: ArraySlice<UInt8>) -> Int {
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            let b = bytes[i]
+            let length: Int
+            var low: UInt8 = 0x80, high: UInt8 = 0xBF  // the allowed range of the second byte
+            switch b {
+            case 0x00...0x7F: i += 1; continue
+            case 0xC2...0xDF: length = 2
+            case 0xE0: length = 3; low = 0xA0
+            case 0xE1...0xEC, 0xEE...0xEF: length = 3
+            case 0xED: length = 3; high = 0x9F
+            case 0xF0: length = 4; low = 0x90
+            case 0xF1...0xF3: length = 4
+            case 0xF4: length = 4; high = 0x8F
+            default: return i
+            }
+            for k in 1..<length {
+                guard i + k < bytes.endIndex else { return i }
+                let c = bytes[i + k]
+                let (lo, hi) = k == 1 ? (low, high) : (UInt8(0x80), UInt8(0xBF))
+                guard (lo...hi).contains(c) else { return i }
+            }
+            i += length
+        }
+        return bytes.endIndex
+    }
+
     /// Parses `text`. `file` only labels errors. `environment` supplies `${NAME}` values.
+    /// Lines end with LF or CRLF (a file saved on Windows, a Kubernetes ConfigMap); a
+    /// carriage return anywhere else is an error at its line.
     public static func parse(_ text: String, file: String, environment: [String: String]) throws(Error) -> Document {
         var doc = Document()
         var section = ""
         var sectionName: String?
         var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // Split on scalars, not Characters: "\r\n" is one Character, so a CRLF file split
+        // on Character "\n" would be one long line.
+        for rawLine in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false) {
             lineNumber += 1
-            var line = Substring(rawLine)
-            if line.last == "\r" { line.removeLast() }
+            var scalars = rawLine
+            if scalars.last == "\r" { scalars.removeLast() }
+            if scalars.contains("\r") {
+                throw Error(file: file, line: lineNumber, message: "a carriage return (CR) inside the line; lines must end with LF or CRLF (an old Mac file? convert it)")
+            }
+            let line = Substring(scalars)
             let trimmed = line.trimmed()
             if trimmed.isEmpty || trimmed.first == "#" { continue }
             if trimmed.first == "[" {
@@ -114,8 +172,8 @@ public enum ConfigSyntax {
         if namedSections.contains(section) {
             guard words.count == 2 else {
                 throw Error(file: file, line: line, message: words.count < 2
-                    ? "section [\(section)] needs a name, like [\(section) work]"
-                    : "section name must be one word, like [\(section) work]")
+                    ? "section [\(TerminalText.quoted(section, limit: 40))] needs a name, like [\(TerminalText.quoted(section, limit: 40)) work]"
+                    : "section name must be one word, like [\(TerminalText.quoted(section, limit: 40)) work]")
             }
             var name = String(words[1])
             if name.count >= 2, let f = name.first, f == "\"" || f == "'", name.last == f {
@@ -127,7 +185,7 @@ public enum ConfigSyntax {
             return Header(section: section, name: name, line: line)
         }
         guard words.count == 1 else {
-            throw Error(file: file, line: line, message: "section [\(section)] does not take a name")
+            throw Error(file: file, line: line, message: "section [\(TerminalText.quoted(section, limit: 40))] does not take a name")
         }
         return Header(section: section, name: nil, line: line)
     }
@@ -154,7 +212,7 @@ public enum ConfigSyntax {
                     case "t": out.append("\t")
                     case "\"", "\\", "$": out.append(v[n])
                     default:
-                        throw Error(file: file, line: line, message: "unknown escape '\\\(v[n])' in quoted value")
+                        throw Error(file: file, line: line, message: "unknown escape '\\\(TerminalText.quoted(String(v[n]), limit: 4))' in quoted value")
                     }
                     i = v.index(after: n)
                     continue
@@ -227,7 +285,7 @@ public enum ConfigSyntax {
             return (value, v.index(after: close))
         }
         if let fallback { return (String(fallback), v.index(after: close)) }
-        throw Error(file: file, line: line, message: "environment variable \(name) is not set (write ${\(name):-default} to give a fallback)")
+        throw Error(file: file, line: line, message: "environment variable \(TerminalText.quoted(name, limit: 40)) is not set (write ${\(TerminalText.quoted(name, limit: 40)):-default} to give a fallback)")
     }
 }
 

@@ -10,82 +10,120 @@ public enum ConfigValues {
         }
     }
 
+    /// Why a number in a config value could not be used.
+    public enum NumberProblem: Error, Sendable, Equatable {
+        /// Not written in the expected form (`ten seconds`, `-5s`, `0x10`, `1e9s`).
+        case malformed
+        /// Well formed, but beyond what any setting of its kind could mean.
+        case tooLarge
+    }
+
+    /// The longest duration any setting accepts: ten years, in seconds. Far beyond every
+    /// setting's own maximum, and small enough that milliseconds and nanoseconds of it
+    /// still fit an `Int64`, so no later conversion can trap.
+    public static let durationCeiling: Double = 3650 * 86400
+    /// The largest size any setting accepts: 1 PiB, in bytes (tests ask for a `min_free`
+    /// no disk has, 1000000GiB, to make one look full).
+    public static let sizeCeiling = 1 << 50
+    /// The largest bit rate read at all (the settings accept far less): 1 Gbit/s.
+    public static let bitrateCeiling = 1_000_000_000
+
     /// Durations in seconds: `90s`, `30m`, `2h`, `1h30m`, `500ms`, `1.5s`, `1d`; a bare
-    /// number means seconds. Negative values are refused.
-    public static func duration(_ text: String) -> Double? {
-        let t = text.lowercased().filter { $0 != " " }
-        guard !t.isEmpty else { return nil }
-        if let plain = Double(t) { return plain >= 0 && plain.isFinite ? plain : nil }
+    /// number means seconds. Negative values are refused, and so is anything longer than
+    /// ``durationCeiling``.
+    public static func duration(_ text: String) -> Double? { try? parseDuration(text).get() }
+
+    /// ``duration(_:)`` with the reason a value is refused. Numbers are plain decimals
+    /// (`1.5`, not `1e3` or `0x10`); the arithmetic is in `Double` and checked before any
+    /// conversion, so no text can overflow.
+    public static func parseDuration(_ text: String) -> Result<Double, NumberProblem> {
+        let t = Array(text.lowercased().unicodeScalars.filter { $0 != " " })
+        guard !t.isEmpty, t.count <= 64 else { return .failure(t.isEmpty ? .malformed : .tooLarge) }
         var total = 0.0
-        var number = ""
-        var unit = ""
-        var sawAny = false
-        func flush() -> Bool {
-            guard let n = Double(number), n >= 0 else { return false }
+        var i = 0
+        var components = 0
+        while i < t.count {
+            let numberStart = i
+            while i < t.count, isDecimal(t[i]) { i += 1 }
+            guard let n = decimal(t[numberStart..<i]) else { return .failure(.malformed) }
+            let unitStart = i
+            while i < t.count, ("a"..."z").contains(t[i]) { i += 1 }
+            let unit = String(String.UnicodeScalarView(t[unitStart..<i]))
             let factor: Double
             switch unit {
+            case "" where components == 0 && i == t.count: factor = 1  // a bare number: seconds
             case "ms": factor = 0.001
             case "s", "sec", "secs": factor = 1
             case "m", "min", "mins": factor = 60
             case "h", "hr", "hrs": factor = 3600
             case "d": factor = 86400
-            default: return false
+            default: return .failure(.malformed)
             }
             total += n * factor
-            number = ""
-            unit = ""
-            sawAny = true
-            return true
+            components += 1
         }
-        for c in t {
-            if c.isNumber || c == "." {
-                if !unit.isEmpty { guard flush() else { return nil } }
-                number.append(c)
-            } else if c.isLetter {
-                guard !number.isEmpty else { return nil }
-                unit.append(c)
-            } else {
-                return nil
-            }
-        }
-        guard !number.isEmpty, !unit.isEmpty, flush() else { return nil }
-        return sawAny && total.isFinite ? total : nil
+        guard total.isFinite, total <= durationCeiling else { return .failure(.tooLarge) }
+        return .success(total)
     }
 
-    /// Sizes in bytes: `512`, `64k`/`64KB` (1000), `64KiB` (1024), `16M`, `16MiB`, `1G`, `1GiB`.
-    public static func size(_ text: String) -> Int? {
-        let t = text.filter { $0 != " " }
-        guard let split = t.firstIndex(where: { !($0.isNumber || $0 == ".") }) else {
-            return Int(t).flatMap { $0 >= 0 ? $0 : nil }
-        }
-        guard let n = Double(t[..<split]), n >= 0 else { return nil }
+    /// Sizes in bytes: `512`, `64k`/`64KB` (1000), `64KiB` (1024), `16M`, `16MiB`, `1G`,
+    /// `1GiB`; at most ``sizeCeiling``.
+    public static func size(_ text: String) -> Int? { try? parseSize(text).get() }
+
+    /// ``size(_:)`` with the reason a value is refused.
+    public static func parseSize(_ text: String) -> Result<Int, NumberProblem> {
+        let t = Array(text.unicodeScalars.filter { $0 != " " })
+        guard t.count <= 64 else { return .failure(.tooLarge) }
+        var i = 0
+        while i < t.count, isDecimal(t[i]) { i += 1 }
+        guard let n = decimal(t[0..<i]) else { return .failure(.malformed) }
         let factor: Double
-        switch t[split...].lowercased() {
-        case "b": factor = 1
+        switch String(String.UnicodeScalarView(t[i...])).lowercased() {
+        case "", "b": factor = 1
         case "k", "kb": factor = 1000
         case "kib": factor = 1024
         case "m", "mb": factor = 1_000_000
         case "mib": factor = 1_048_576
         case "g", "gb": factor = 1_000_000_000
         case "gib": factor = 1_073_741_824
-        default: return nil
+        default: return .failure(.malformed)
         }
         let v = n * factor
-        return v < Double(Int.max) ? Int(v) : nil
+        guard v <= Double(sizeCeiling) else { return .failure(.tooLarge) }
+        return .success(Int(v))
     }
 
-    /// Bit rates in bits per second: `32k`, `32kbps`, `32000`, `1.5m`.
+    /// Bit rates in bits per second: `32k`, `32kbps`, `32000`, `1.5m`; nil for anything
+    /// else or above ``bitrateCeiling`` (callers check their own range).
     public static func bitrate(_ text: String) -> Int? {
         var t = text.lowercased().filter { $0 != " " }
         if t.hasSuffix("bps") { t.removeLast(3) }
         if t.hasSuffix("bit/s") { t.removeLast(5) }
-        guard let split = t.firstIndex(where: { !($0.isNumber || $0 == ".") }) else { return Int(t) }
-        guard let n = Double(t[..<split]), n >= 0 else { return nil }
-        switch t[split...] {
-        case "k": return Int(n * 1000)
-        case "m": return Int(n * 1_000_000)
+        let scalars = Array(t.unicodeScalars)
+        guard scalars.count <= 64 else { return nil }
+        var i = 0
+        while i < scalars.count, isDecimal(scalars[i]) { i += 1 }
+        guard let n = decimal(scalars[0..<i]) else { return nil }
+        let factor: Double
+        switch String(String.UnicodeScalarView(scalars[i...])) {
+        case "": factor = 1
+        case "k": factor = 1000
+        case "m": factor = 1_000_000
         default: return nil
         }
+        let v = n * factor
+        guard v <= Double(bitrateCeiling) else { return nil }
+        return Int(v)
+    }
+
+    @inline(__always)
+    static func isDecimal(_ s: Unicode.Scalar) -> Bool { ("0"..."9").contains(s) || s == "." }
+
+    /// A plain decimal, `12`, `1.5`, `.5`: ASCII digits with at most one point and at
+    /// least one digit. At most 64 characters, so the value is always finite.
+    static func decimal(_ s: ArraySlice<Unicode.Scalar>) -> Double? {
+        guard !s.isEmpty, s.count <= 64, s.filter({ $0 == "." }).count <= 1, s.contains(where: { $0 != "." }) else { return nil }
+        return Double(String(String.UnicodeScalarView(s)))
     }
 
     /// Comma-separated list; items trimmed, empty items dropped.
@@ -118,7 +156,10 @@ public enum ConfigValues {
 /// "Did you mean …?" for unknown keys, commands and flags.
 public enum Suggest {
     /// The candidate closest to `word` by edit distance, if close enough to be a typo.
+    /// Words longer than 64 characters are no typo of anything (and would cost time and
+    /// memory quadratic in their length): nil.
     public static func closest(to word: String, in candidates: [String]) -> String? {
+        guard word.utf8.count <= 64 else { return nil }
         let w = Array(word.lowercased())
         var best: (String, Int)?
         for c in candidates {

@@ -38,11 +38,26 @@ public enum TerminalText {
     /// A value to quote in a message (`got '…'`): sanitised, and cut to `limit`
     /// characters with a note of how long it really was, so a 1 MB value never becomes a
     /// 1 MB line of standard error.
+    /// `limit` counts Unicode scalars, not Characters: one Character can hold any number
+    /// of combining marks, so a cut by Characters is no bound at all.
     public static func quoted(_ value: some StringProtocol, limit: Int = 80) -> String {
-        let text = String(value)
-        let clean = sanitize(String(text.prefix(limit)))
-        guard text.count > limit else { return clean }
-        return clean + "… (\(text.utf8.count) bytes in all)"
+        let scalars = value.unicodeScalars
+        guard let end = scalars.index(scalars.startIndex, offsetBy: limit, limitedBy: scalars.endIndex), end < scalars.endIndex else {
+            return sanitize(String(value))
+        }
+        return sanitize(String(String.UnicodeScalarView(scalars[..<end]))) + "… (\(value.utf8.count) bytes in all)"
+    }
+
+    /// Text from someone else, made fit for one line of a terminal or a text file:
+    /// sanitised like ``sanitize(_:keepingLineBreaks:)``, and when it has more than
+    /// `limit` Unicode scalars, cut there and ended with `…`. A 1 MiB display name
+    /// becomes a short one instead of a megabyte on every line that names it.
+    public static func line(_ text: some StringProtocol, limit: Int) -> String {
+        let scalars = text.unicodeScalars
+        guard let end = scalars.index(scalars.startIndex, offsetBy: limit, limitedBy: scalars.endIndex), end < scalars.endIndex else {
+            return sanitize(String(text))
+        }
+        return sanitize(String(String.UnicodeScalarView(scalars[..<end]))) + "…"
     }
 
     /// JSON text made safe for a terminal without changing what it means: C1 controls,

@@ -83,6 +83,7 @@ final class MediaReceiver {
 
     /// Makes `tracks` the set of known SSRCs. Existing streams keep their state and ring;
     /// streams no longer listed are removed (their rings detached).
+    /// The figures of a stream that is gone are kept in ``endedTrackStats``.
     func setTracks(_ tracks: [RemoteTrack]) {
         var next: [UInt32: InboundStream] = [:]
         for t in tracks {
@@ -91,6 +92,15 @@ final class MediaReceiver {
             } else {
                 next[t.ssrc] = InboundStream(track: t, nack: nackConfig)
             }
+        }
+        for (ssrc, s) in streams.sorted(by: { $0.key < $1.key }) where next[ssrc] == nil {
+            var final = Self.stats(of: s)
+            final.attached = false
+            if endedTrackStats.count >= Self.endedTrackLimit {
+                endedTrackStats.removeFirst()
+                endedTracksForgotten &+= 1
+            }
+            endedTrackStats.append(final)
         }
         streams = next
         reportedUnknown.removeAll { next[$0] != nil }
@@ -295,13 +305,25 @@ final class MediaReceiver {
 
     /// Per-track statistics.
     func trackStats() -> [TrackStats] {
-        streams.values.sorted { $0.track.ssrc < $1.track.ssrc }.map { s in
-            TrackStats(
-                ssrc: s.track.ssrc, participantSID: s.track.participantSID, trackSID: s.track.trackSID, attached: s.ring != nil,
-                packetsReceived: s.stats.packetsReceived, bytesReceived: s.stats.bytesReceived,
-                packetsLost: s.stats.cumulativeLost, jitterMs: s.stats.jitterSeconds * 1000,
-                packetsPerSecond: s.packetsPerSecond, nackedPackets: s.nack.requested, recoveredPackets: s.nack.recovered,
-                ringDrops: s.ringDrops, senderReports: s.senderReports)
-        }
+        streams.values.sorted { $0.track.ssrc < $1.track.ssrc }.map(Self.stats(of:))
     }
+
+    static func stats(of s: InboundStream) -> TrackStats {
+        TrackStats(
+            ssrc: s.track.ssrc, participantSID: s.track.participantSID, trackSID: s.track.trackSID, attached: s.ring != nil,
+            packetsReceived: s.stats.packetsReceived, bytesReceived: s.stats.bytesReceived,
+            packetsLost: s.stats.cumulativeLost, jitterMs: s.stats.jitterSeconds * 1000,
+            packetsPerSecond: s.packetsPerSecond, nackedPackets: s.nack.requested, recoveredPackets: s.nack.recovered,
+            ringDrops: s.ringDrops, senderReports: s.senderReports)
+    }
+
+    /// The last figures of every stream that ended on this connection (its speaker left,
+    /// or unpublished), oldest first, at most ``endedTrackLimit``: summary.json's
+    /// `network.tracks` keeps them, so a speaker who leaves before the bot keeps its NACK
+    /// and recovery figures.
+    private(set) var endedTrackStats: [TrackStats] = []
+    /// Ended streams beyond ``endedTrackLimit`` whose figures were let go.
+    private(set) var endedTracksForgotten = 0
+    /// How many ended streams' figures are kept: a day of a busy room, 64 bytes each.
+    static let endedTrackLimit = 4096
 }

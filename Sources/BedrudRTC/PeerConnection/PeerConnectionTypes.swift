@@ -249,5 +249,9 @@ public struct PeerConnectionStats: Sendable, Equatable {
     public var selectedPair: String?
     public var srtpProfile: SRTPProfile?
     public var transport: TransportStats
+    /// The streams received now.
     public var tracks: [TrackStats]
+    /// The last figures of streams that ended on this connection (their senders left or
+    /// unpublished), oldest first; `attached` is false.
+    public var endedTracks: [TrackStats] = []
 }

@@ -407,7 +407,7 @@ final class PeerTransport {
         t.dataChannelDroppedMessages = UInt64(sctp?.droppedMessages ?? 0)
         return PeerConnectionStats(
             state: state, iceState: negotiation.iceState, selectedPair: selectedPair, srtpProfile: dtls?.srtpProfile,
-            transport: t, tracks: receiver.trackStats())
+            transport: t, tracks: receiver.trackStats(), endedTracks: receiver.endedTrackStats)
     }
 
     // MARK: - Failure and close

@@ -18,6 +18,34 @@ struct MediaReceiverTests {
         RemoteTrack(ssrc: ssrc, mid: "1", kind: "audio", streamID: "PA_a|TR_a", trackID: "TR_a", participantSID: "PA_a", trackSID: "TR_a", payloadType: 111, clockRate: 48000, stereo: false, nack: nack)
     }
 
+    /// summary.json's network.tracks was empty whenever the speakers left before the bot:
+    /// a stream's figures went with it.
+    @Test("A stream that ends keeps its last figures in endedTrackStats")
+    func endedStreamsKeepTheirFigures() throws {
+        let (sender, receiverSRTP) = try srtpPair(.aeadAES128GCM)
+        let r = MediaReceiver(maxDatagram: 1500, nack: .init())
+        r.sendDatagram = { _, _ in true }
+        r.srtp = receiverSRTP
+        r.setTracks([track(10), track(20)])
+        let ring = PacketRing(capacity: 64, maxPayload: 1500)
+        #expect(r.attach(ring, ssrc: 10))
+        var now: UInt64 = 5_000_000_000
+        for seq: UInt16 in [1, 2, 4, 5] {
+            let p = try #require(protect(sender, makeRTP(seq: seq, ts: UInt32(seq) * 960, ssrc: 10, payload: [1, 2]), rtcp: false))
+            p.withUnsafeBytes { r.handle($0.baseAddress!, count: $0.count, isRTCP: false, nowNanos: now) }
+            now += 20_000_000
+        }
+        let before = try #require(r.trackStats().first { $0.ssrc == 10 })
+        #expect(before.packetsReceived == 4 && before.packetsLost == 1)
+        r.setTracks([track(20)])  // the speaker of 10 left
+        #expect(r.trackStats().map(\.ssrc) == [20])
+        var expected = before
+        expected.attached = false
+        #expect(r.endedTrackStats == [expected])
+        r.setTracks([])
+        #expect(r.endedTrackStats.map(\.ssrc) == [10, 20] && r.endedTracksForgotten == 0)
+    }
+
     @Test("RTP and sender reports reach the attached ring in order; others are counted; NACK and RR go out")
     func routing() throws {
         let (sender, receiverSRTP) = try srtpPair(.aeadAES128GCM)

@@ -352,6 +352,37 @@ def test_resume_and_unknown_session(srv):
     run(go())
 
 
+def test_resume_of_a_closed_peer_connection_is_refused_at_once(srv):
+    # LiveKit v1.10.1 pkg/service/roommanager.go:313-343: a participant whose session
+    # cannot continue gets leave STATE_MISMATCH / RECONNECT on resume, so the client
+    # rejoins at once (before: a `reconnect`, then InvalidStateError in _negotiate and
+    # a client waiting for an offer that never came).
+    name, _, _ = new_room(srv, "at 0s join alice\nat 0s tone alice 440Hz 60s\n")
+
+    async def go() -> None:
+        c = LKClient(srv.url + "/livekit", lk_token(name, identity="closer"))
+        try:
+            await c.connect()
+            track = c.of("join")[0].other_participants[0].tracks[0].sid
+            await c.wait_for(lambda: len(c.audio.get(track, [])) > 20, 20, "audio")
+            # The client's PC ends (DTLS close_notify): aiortc on the server closes its own.
+            await c.sub_pc.close()
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(None, lambda: srv.wait_for(
+                lambda st: participants(st, name).get("closer", {}).get("subscriberState") == "closed", 15, "server PC closed"))
+            await c.ws.close()
+            first = await c.connect(reconnect=True)
+            assert first.WhichOneof("message") == "leave", first
+            assert first.leave.reason == lkm.DisconnectReason.STATE_MISMATCH
+            assert first.leave.action == lkr.LeaveRequest.RECONNECT and first.leave.can_reconnect
+            await loop.run_in_executor(None, lambda: srv.wait_for(
+                lambda st: "closer" not in participants(st, name), 10, "the ghost removed"))
+        finally:
+            await c.close()
+
+    run(go())
+
+
 def test_drop_connection_blocks_signal_and_media_for_a_while(srv):
     name, _, _ = new_room(srv, "at 0s join alice\nat 0s tone alice 440Hz 60s\n")
 
