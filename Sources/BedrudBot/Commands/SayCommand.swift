@@ -156,7 +156,7 @@ enum SayCommand {
             router: nil, localAddresses: RoomRun.isLoopback(join.livekitHost) ? ["127.0.0.1"] : [], connectTimeoutSeconds: timeout,
             publishData: true)
         let room = RoomManager(livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string,
-                               transport: transport, tokenProvider: { try await plan.requestToken().token })
+                               transport: transport, tokenProvider: { try await plan.rejoinToken(onRecreated: {}) })
         let local = LocalIdentity()
         let watch = Task {
             for await event in room.events {
