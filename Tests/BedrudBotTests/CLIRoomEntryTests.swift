@@ -211,7 +211,7 @@ import TestSupport
         let rotated = all.filter { $0["type"] as? String == "file_rotated" }
         #expect(rotated.count >= 1 && rotated.allSatisfy { $0["reason"] as? String == "meeting_restarted" }, "\(rotated)")
         let files = Set(try FileManager.default.contentsOfDirectory(atPath: dir))
-        #expect(files == ["Alice.opus", "Alice.002.opus", "room.opus", "room.002.opus", "events.jsonl", "summary.json", "transcript.vtt"], "\(files)")
+        #expect(files == ["Alice.opus", "Alice.002.opus", "room.opus", "room.002.opus", "events.jsonl", "summary.json", "transcript.vtt", "report.html"], "\(files)")
         let gaps = all.filter { $0["type"] as? String == "gap" && $0["cause"] as? String == "reconnect" }
         #expect(!gaps.isEmpty, "the outage is a reconnect gap: \(all.filter { $0["type"] as? String == "gap" })")
         let opus = files.filter { $0.hasSuffix(".opus") }.sorted().map { dir + "/" + $0 }

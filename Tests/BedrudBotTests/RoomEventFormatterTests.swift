@@ -55,12 +55,19 @@ import Testing
         TranscriptEvents.write(.speakingTurn(identity: "u-1", startMillis: 0, endMillis: 500), to: w, name: { _ in Self.hugeName })
         let lines = try String(contentsOfFile: dir + "/events.jsonl", encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 4)
-        for l in lines { #expect(l.utf8.count < 2 * TranscriptWriter.textLimitBytes + 1000, "\(l.utf8.count)-byte line") }
+        // Every line but the long chat's stays small: a name is cut wherever it is repeated.
+        for (i, l) in lines.enumerated() where i != 1 { #expect(l.utf8.count < 2 * TranscriptWriter.textLimitBytes + 1000, "\(l.utf8.count)-byte line") }
         let objects = try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
         let name = (objects[0]["participant"] as? [String: Any])?["name"] as? String ?? ""
         #expect(name.utf8.count <= TranscriptWriter.textLimitBytes && name.hasSuffix("N…") && name.hasPrefix("NNNN"))
-        #expect((objects[1]["message"] as? String)?.hasPrefix("start ccc") == true)
-        #expect((objects[1]["message"] as? String)?.utf8.count ?? .max <= TranscriptWriter.textLimitBytes)
+        // A chat's message is kept whole (the web client chunks long ones; the assembler
+        // bounds them), only past messageLimitBytes is it cut.
+        #expect(objects[1]["message"] as? String == Self.hugeChat)
+        let tooLong = String(repeating: "m", count: TranscriptWriter.messageLimitBytes + 10)
+        let cut = TranscriptWriter.bounded(["message": tooLong, "name": tooLong])
+        #expect((cut["message"] as? String)?.utf8.count ?? .max <= TranscriptWriter.messageLimitBytes)
+        #expect((cut["message"] as? String)?.hasSuffix("m…") == true)
+        #expect((cut["name"] as? String)?.utf8.count ?? .max <= TranscriptWriter.textLimitBytes)
         #expect(objects[2]["message"] as? String == fine)
 
         let vtt = w.vtt()

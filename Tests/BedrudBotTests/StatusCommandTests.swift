@@ -35,6 +35,8 @@ import TestSupport
         #expect(r.stdout.hasPrefix("""
             Server: dev (\(url))
             Not logged in.
+              The server does not require email verification.
+              Guests are allowed: bedrud-bot login --guest "Meeting recorder"
               New accounts can register: bedrud-bot register --name "Meeting recorder"
             Log in with: bedrud-bot login --email you@example.com
 

@@ -137,28 +137,34 @@ public final class TranscriptWriter: Sendable {
     /// and ended with `…`; docs/EVENTS.md says so. A real name or message is far shorter;
     /// a megabyte name would otherwise be a megabyte on every line that names its owner.
     public static let textLimitBytes = 16 << 10
+    /// The longest message text kept (an event's top-level `message`: chat, a server
+    /// notice): 8 MiB of UTF-8. Bedrud's web client sends chats longer than 60,000 bytes in
+    /// chunks, and ``ChatAssembler`` already refuses a message over 2,000,000 UTF-16 code
+    /// units (at most 6 MB of UTF-8), so a reassembled chat is kept whole; only names and
+    /// other texts, repeated on many lines, are held to ``textLimitBytes``.
+    public static let messageLimitBytes = 8 << 20
 
     /// `fields` with every string in it (nested objects and arrays included) at most
-    /// ``textLimitBytes``.
+    /// ``textLimitBytes`` (a top-level `message`: ``messageLimitBytes``).
     static func bounded(_ fields: [String: Any]) -> [String: Any] {
         var out = fields
         for (k, v) in fields {
-            let b = boundedValue(v)
+            let b = boundedValue(v, limit: k == "message" ? messageLimitBytes : textLimitBytes)
             if let b { out[k] = b }
         }
         return out
     }
 
-    /// The value with its strings cut, or nil when nothing needed cutting.
-    private static func boundedValue(_ value: Any) -> Any? {
+    /// The value with its strings cut to `limit` bytes, or nil when nothing needed cutting.
+    private static func boundedValue(_ value: Any, limit: Int = textLimitBytes) -> Any? {
         switch value {
         case let s as String:
-            guard s.utf8.count > textLimitBytes else { return nil }
+            guard s.utf8.count > limit else { return nil }
             var scalars = String.UnicodeScalarView()
             var bytes = 0
             for u in s.unicodeScalars {
                 bytes += UTF8.width(u)
-                if bytes > textLimitBytes - 3 { break }  // room for "…"
+                if bytes > limit - 3 { break }  // room for "…"
                 scalars.append(u)
             }
             return String(scalars) + "…"
