@@ -44,6 +44,21 @@ import Testing
         #expect(events.contains(.chatDropped(ChatAssembler.Drop(id: "s", sender: "alice", reason: .timedOut, receivedChunks: 0, expectedChunks: 5))))
     }
 
+    @Test func aChatStillInFlightWhenTheSessionEndsIsReportedBeforeTheEnd() throws {
+        var t = connected()
+        let chat = BedrudChatPayload(id: "cut", timestampMs: 7, senderName: "Alice", senderIdentity: "alice",
+                                     message: String(repeating: "x", count: 130_000))
+        let packets = try ChatChunker.packets(for: chat)
+        #expect(packets.count >= 3)
+        var events: [RoomEvent] = []
+        for (i, p) in packets.dropLast().enumerated() { events += send(&t, p, seq: UInt32(i + 1)) }
+        #expect(events.isEmpty)
+        let ending = t.feed(.leave).events
+        let drop = ChatAssembler.Drop(id: "cut", sender: "alice", reason: .incomplete,
+                                      receivedChunks: packets.count - 2, expectedChunks: packets.count - 1)
+        #expect(ending == [.chatDropped(drop), .disconnected(.left)])
+    }
+
     @Test func reactionsVotesPresenceAndRoomEnd() {
         var t = connected()
         #expect(send(&t, Array(#"{"type":"reaction","messageId":"m","emoji":"🎉","voterIdentity":"alice"}"#.utf8), seq: 1)

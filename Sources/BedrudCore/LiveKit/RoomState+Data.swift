@@ -86,6 +86,13 @@ extension RoomState {
         chatAssemblerOutput(chatAssembler.expire(at: now.milliseconds))
     }
 
+    /// Gives up every chunked chat still in flight (the session is ending): each becomes a
+    /// `chatDropped` event with reason `incomplete`, so a message cut off by the end of the
+    /// meeting is reported, not lost without a trace.
+    mutating func finishChatChunks() {
+        chatAssemblerOutput(chatAssembler.finish())
+    }
+
     private mutating func chatAssemblerOutput(_ results: [ChatAssembler.Output]) {
         stats.chat = chatAssembler.stats
         for result in results {

@@ -818,6 +818,7 @@ public struct RoomState: Sendable {
         disarmAll()
         queue = []
         pendingOfferIDs = []
+        finishChatChunks()
         phase = .disconnected(reason)
         emit(.disconnected(reason))
     }
