@@ -120,6 +120,25 @@ public enum ShellCompletion {
     }
 
     /// `text` in single quotes for sh-like shells.
+    /// The `case` arms of a shell's value-kind function: each command's options that take
+    /// a value, then the global options (matched under any command), each printing its
+    /// kind with `print` (bash `echo`, zsh `print -r --`).
+    static func valueKindCases(_ nodes: [Node], print: String) -> String {
+        var local = "", global = ""
+        for n in nodes {
+            for o in n.options {
+                let k = kind(of: o)
+                if k == .none { continue }
+                let isGlobal = GlobalOptions.specs.contains { $0.name == o.name }
+                if isGlobal && !n.path.isEmpty { continue }
+                let pattern = spellings(o).map { (isGlobal ? "*" : shQuote(n.key)) + "'|\($0)'" }.joined(separator: "|")
+                let line = "    \(pattern)) \(print) \(shQuote(k.bashWord)) ;;\n"
+                if isGlobal { global += line } else { local += line }
+            }
+        }
+        return local + global
+    }
+
     static func shQuote(_ text: String) -> String { "'" + text.replacingScalars("'", with: "'\\''") + "'" }
 
     /// `text` in single quotes for fish, where `\` and `'` are escaped inside them.
@@ -161,19 +180,7 @@ public enum ShellCompletion {
               case "$1|$2" in
 
             """
-        var globalCases: [String] = []
-        for n in nodes {
-            for o in n.options {
-                let k = kind(of: o)
-                if k == .none { continue }
-                let global = GlobalOptions.specs.contains { $0.name == o.name }
-                if global && !n.path.isEmpty { continue }
-                let pattern = spellings(o).map { (global ? "*" : shQuote(n.key)) + "'|\($0)'" }.joined(separator: "|")
-                let line = "    \(pattern)) echo \(shQuote(k.bashWord)) ;;\n"
-                if global { globalCases.append(line) } else { s += line }
-            }
-        }
-        s += globalCases.joined()
+        s += valueKindCases(nodes, print: "echo")
         s += #"""
                 *) echo - ;;
               esac
@@ -288,19 +295,7 @@ public enum ShellCompletion {
               case "$1|$2" in
 
             """
-        var globalCases: [String] = []
-        for n in nodes {
-            for o in n.options {
-                let k = kind(of: o)
-                if k == .none { continue }
-                let global = GlobalOptions.specs.contains { $0.name == o.name }
-                if global && !n.path.isEmpty { continue }
-                let pattern = spellings(o).map { (global ? "*" : shQuote(n.key)) + "'|\($0)'" }.joined(separator: "|")
-                let line = "    \(pattern)) print -r -- \(shQuote(k.bashWord)) ;;\n"
-                if global { globalCases.append(line) } else { s += line }
-            }
-        }
-        s += globalCases.joined()
+        s += valueKindCases(nodes, print: "print -r --")
         s += #"""
                 *) print -r -- - ;;
               esac
