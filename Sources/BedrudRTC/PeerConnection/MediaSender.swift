@@ -28,9 +28,8 @@ final class MediaSender {
     private let packet: UnsafeMutableRawBufferPointer
     private var pending: MediaPacketHeader?
     private var stagedLength = 0
-    private var lastSample32: UInt32 = 0
-    private var sampleEpoch: UInt64 = 0
-    private var anyPacket = false
+    /// Ring entries' 32-bit sample offsets, unwrapped (the first comes back plus 2³²).
+    private var samples = RTPCounterUnwrapper.timestamps()
     /// Packets up to this early are sent now (the loop ticks every few ms).
     static let earlyNanos: UInt64 = 2_000_000
     static let capacity = 1500
@@ -49,13 +48,11 @@ final class MediaSender {
         packet.deallocate()
     }
 
-    /// The 64-bit sample offset of a ring entry (its 32-bit value only grows).
+    /// The 64-bit sample offset of a ring entry (its 32-bit value only grows): the shared
+    /// unwrapper's value less the modulus it adds to the first one.
     @inline(__always)
     private func unwrap(_ s: UInt32) -> UInt64 {
-        if anyPacket, s < lastSample32, lastSample32 &- s > 1 << 31 { sampleEpoch &+= 1 << 32 }
-        anyPacket = true
-        lastSample32 = s
-        return sampleEpoch | UInt64(s)
+        UInt64(clamping: samples.unwrap(s) &- (1 << 32))
     }
 
     /// Sends every packet that is due at `nowNanos`. Returns the deadline of the next
