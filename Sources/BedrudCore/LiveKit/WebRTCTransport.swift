@@ -43,7 +43,6 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
         var audioTracks: [String: LocalAudioTrack] = [:]
         var answersApplied = 0
         var answerWaiters: [CheckedContinuation<Void, Never>] = []
-        var tracks: Set<RemoteTrack> = []
         var lastError: String?
         /// The subscriber's statistics as it closed, for the session's summary.
         var closedStats: PeerConnectionStats?
@@ -131,7 +130,9 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
                     logger.debug("packets for unannounced SSRC \(ssrc) (PT \(pt)) dropped")
                 case .closed:
                     events(.stateChanged(.subscriber, .closed))
-                case .tracksChanged, .localCandidatesComplete, .dtlsStateChanged, .remoteBye, .dataChannelClosed, .stats:
+                case .tracksChanged:
+                    break  // ``applyRemoteOffer`` routes the same difference, from the call's result.
+                case .localCandidatesComplete, .dtlsStateChanged, .remoteBye, .dataChannelClosed, .stats:
                     break
                 }
             }
@@ -139,7 +140,6 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
         state.withLock {
             $0.subscriber = pc
             $0.pump = pump
-            $0.tracks = []
             $0.events = events
         }
         if publishData { try await createPublisher(c, events: events) }
@@ -274,22 +274,15 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
         guard target == .subscriber, let pc = state.withLock({ $0.subscriber }) else {
             throw TransportError("an offer for the \(target) connection, which this receive-only client does not open")
         }
-        let now: [RemoteTrack]
+        let update: RemoteTrackUpdate
         do {
-            now = try await pc.setRemoteOffer(offer.sdp)
+            update = try await pc.setRemoteOffer(offer.sdp)
         } catch {
             noteError(error.description)
             throw TransportError(error.description)
         }
-        let current = Set(now)
-        let (added, removed) = state.withLock { s -> ([RemoteTrack], [RemoteTrack]) in
-            let a = now.filter { !s.tracks.contains($0) }
-            let r = s.tracks.filter { !current.contains($0) }
-            s.tracks = current
-            return (a, Array(r))
-        }
-        if let router, !(added.isEmpty && removed.isEmpty) {
-            let rings = await router.route(added: added, removed: removed)
+        if let router, !(update.added.isEmpty && update.removed.isEmpty) {
+            let rings = await router.route(added: update.added, removed: update.removed)
             for (ssrc, ring) in rings { _ = await pc.attach(ring, ssrc: ssrc) }
         }
         do {
@@ -439,7 +432,6 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
             s.publisher = nil
             s.publisherPump = nil
             s.events = nil
-            s.tracks = []
             s.audioTracks = [:]
             return out
         }

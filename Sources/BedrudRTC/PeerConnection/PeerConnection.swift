@@ -13,8 +13,8 @@ import BedrudProtocol
 /// ## Subscriber (LiveKit's server offers, we answer)
 /// ```
 /// let pc = try PeerConnection(configuration: cfg, loop: loop)
-/// let tracks = try await pc.setRemoteOffer(offer.sdp)      // 1. learn the tracks (SSRC → PA_x|TR_x)
-/// for t in tracks { await pc.attach(ring(for: t), ssrc: t.ssrc) }  // 2. attach rings
+/// let update = try await pc.setRemoteOffer(offer.sdp)      // 1. learn the tracks (SSRC → PA_x|TR_x)
+/// for t in update.added { await pc.attach(ring(for: t), ssrc: t.ssrc) }  // 2. attach rings
 /// let answer = try await pc.createAnswer()                  // 3. answer (send with the offer's id)
 /// for await e in pc.events { … }                            // candidates to trickle, state, data
 /// try await pc.addRemoteCandidate(json: trickle.candidateInit)   // any time; queued until step 1
@@ -74,9 +74,9 @@ public actor PeerConnection {
     // MARK: - Subscriber side
 
     /// Applies a remote offer (the first one or any re-offer) and returns the remote tracks
-    /// it now sends: SSRC, msid, and LiveKit's participant/track SIDs. Attach rings before
-    /// ``createAnswer()`` so that no first packets are lost.
-    public func setRemoteOffer(_ sdp: String) async throws(PeerConnectionError) -> [RemoteTrack] {
+    /// it now sends (SSRC, msid, and LiveKit's participant/track SIDs) with those it added
+    /// and removed. Attach rings before ``createAnswer()`` so that no first packets are lost.
+    public func setRemoteOffer(_ sdp: String) async throws(PeerConnectionError) -> RemoteTrackUpdate {
         let offer: SessionDescription
         do { offer = try SessionDescription(parsing: sdp) } catch { throw PeerConnectionError(.invalidSDP(error)) }
         var servers: [ResolvedICEServer] = []

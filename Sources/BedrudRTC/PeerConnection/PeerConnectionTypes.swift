@@ -31,6 +31,21 @@ public struct PeerConnectionConfiguration: Sendable {
     public init() {}
 }
 
+/// What an applied remote offer did to the remote tracks: every track it now sends, and
+/// the difference from the offer before (``PeerNegotiation`` decides it once; the same
+/// difference is emitted as ``PeerConnectionEvent/tracksChanged(added:removed:)``).
+public struct RemoteTrackUpdate: Sendable, Equatable {
+    public var tracks: [RemoteTrack]
+    public var added: [RemoteTrack]
+    public var removed: [RemoteTrack]
+
+    public init(tracks: [RemoteTrack], added: [RemoteTrack], removed: [RemoteTrack]) {
+        self.tracks = tracks
+        self.added = added
+        self.removed = removed
+    }
+}
+
 /// A remote media track announced in an offer: one SSRC with its msid.
 ///
 /// LiveKit's subscriber offer carries `a=msid:PA_<participant>|TR_<track> TR_<track>`

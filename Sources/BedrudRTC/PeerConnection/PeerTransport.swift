@@ -40,6 +40,8 @@ final class PeerTransport {
     private var nackTimer: UInt32 = 0
     private var statsTimer: UInt32 = 0
     private var sendTimer: UInt32 = 0
+    /// The track difference of the offer being applied, as the negotiation emitted it.
+    private var lastTrackChange: (added: [RemoteTrack], removed: [RemoteTrack]) = ([], [])
     /// Published tracks (by mid) that are muted; applies to senders started later too.
     private var mutedMids: Set<String> = []
 
@@ -83,10 +85,12 @@ final class PeerTransport {
 
     // MARK: - Calls
 
-    /// Applies a remote offer (first or re-offer) and returns the tracks it sends us.
-    func applyRemoteOffer(_ offer: SessionDescription, servers: [ResolvedICEServer]) throws(PeerConnectionError) -> [RemoteTrack] {
+    /// Applies a remote offer (first or re-offer) and returns the tracks it sends us, with
+    /// the difference the negotiation emitted.
+    func applyRemoteOffer(_ offer: SessionDescription, servers: [ResolvedICEServer]) throws(PeerConnectionError) -> RemoteTrackUpdate {
+        lastTrackChange = ([], [])
         try run(.remoteOffer(offer, freshCredentials: Self.randomCredentials()), servers: servers)
-        return negotiation.tracks
+        return RemoteTrackUpdate(tracks: negotiation.tracks, added: lastTrackChange.added, removed: lastTrackChange.removed)
     }
 
     /// Writes the answer to the last applied offer.
@@ -256,6 +260,7 @@ final class PeerTransport {
             emit(.closed)
             continuation.finish()
         case .emit(let e):
+            if case .tracksChanged(let added, let removed) = e { lastTrackChange = (added, removed) }
             emit(e)
         }
         return nil

@@ -42,7 +42,7 @@ final class PeerPair: @unchecked Sendable {
     @discardableResult
     func negotiate(iceRestart: Bool = false) async throws -> String {
         let offer = try await offerer.createOffer(iceRestart: iceRestart)
-        let tracks = try await answerer.setRemoteOffer(offer)
+        let tracks = try await answerer.setRemoteOffer(offer).tracks
         #expect(tracks.isEmpty)
         let answer = try await answerer.createAnswer()
         try await offerer.setRemoteAnswer(answer)

@@ -25,8 +25,10 @@ struct PublishPathTests {
             try await p.offerer.addAudioTrack(track)
             await p.offerer.createDataChannel(label: "_reliable")
             let offer = try await p.offerer.createOffer()
-            let tracks = try await p.answerer.setRemoteOffer(offer)
+            let update = try await p.answerer.setRemoteOffer(offer)
+            let tracks = update.tracks
             #expect(tracks.map(\.ssrc) == [4242])
+            #expect(update.added == tracks && update.removed.isEmpty)
             #expect(tracks.first?.trackID == "TR_cid")
             let received = PacketRing(capacity: 256)
             #expect(await p.answerer.attach(received, ssrc: 4242))

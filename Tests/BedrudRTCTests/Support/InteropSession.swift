@@ -47,7 +47,7 @@ final class InteropSession: @unchecked Sendable {
     func negotiate(_ offerCommand: [String: Any], ringCapacity: Int = 4096) async throws -> (tracks: [RemoteTrack], answer: String) {
         let offer = try await peer.request(offerCommand, reply: "offer")
         let sdp = try #require(offer["sdp"] as? String)
-        let tracks = try await pc.setRemoteOffer(sdp)
+        let tracks = try await pc.setRemoteOffer(sdp).tracks
         for t in tracks where rings[t.ssrc] == nil {
             let ring = PacketRing(capacity: ringCapacity, maxPayload: 1500)
             rings[t.ssrc] = ring

@@ -71,7 +71,7 @@ extension InteropSession {
     func offerAndAnswer(_ command: [String: Any], edit: (String) -> String = { $0 }) async throws -> (tracks: [RemoteTrack], offer: String, answer: String, verdict: PionVerdict) {
         let offerMessage = try await peer.requestFailingFast(command, reply: "offer")
         let offer = try #require(offerMessage["sdp"] as? String)
-        let tracks = try await pc.setRemoteOffer(offer)
+        let tracks = try await pc.setRemoteOffer(offer).tracks
         for t in tracks where rings[t.ssrc] == nil {
             let ring = PacketRing(capacity: 4096, maxPayload: 1500)
             rings[t.ssrc] = ring
