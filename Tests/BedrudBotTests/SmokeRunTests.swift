@@ -1,3 +1,4 @@
+import BedrudProtocol
 @testable import BedrudBot
 import BedrudMedia
 import Foundation
@@ -59,6 +60,18 @@ import Testing
     @Test func eachStageHasItsOwnCodeFrom20To29() {
         let codes = SmokeStage.allCases.map(\.exitCode.rawValue)
         #expect(codes == [20, 21, 22, 23, 24, 25, 26, 26, 27, 28, 29])
+    }
+
+    @Test("Packets NACKs recovered count against the path: 2 missing + 8 recovered of 102 is 9.8 %, a quality failure")
+    func recoveredPacketsAreThePathsLoss() {
+        var run = SmokeRun(thresholds: SmokeThresholds())
+        _ = passAll(&run, upTo: .publish)
+        let loss = PacketLoss(received: 100, lost: 2, recovered: 8)
+        let m = SmokeMedia(burstsSent: 5, latenciesMs: [80, 95, 70, 110, 90], packetsReceived: loss.arrivedFirstTime, packetsLost: loss.pathLost, jitterMs: 4)
+        #expect(m.packetsReceived == 92 && m.packetsLost == 10)
+        #expect(m.lossPercent == 100 * (10.0 / 102))
+        #expect(run.handle(.measured(m, seconds: 6)) == [.run(.leave)])
+        #expect(run.results.first { $0.stage == .quality }?.message == "loss 9.8 % > 5.0 %")
     }
 
     @Test func lossAboveTheThresholdFailsQualityNamingValueAndLimit() {

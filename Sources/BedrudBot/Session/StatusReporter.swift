@@ -89,14 +89,13 @@ final class StatusReporter: Sendable {
         let byIdentity = Dictionary(media.map { ($0.identity, $0) }, uniquingKeysWith: { a, _ in a })
         return participants.filter { !$0.isLocal }.map { p in
             let m = byIdentity[p.identity]
-            let expected = (m?.packets ?? 0) + (m?.lost ?? 0)
             return TerminalView.Row(
                 name: p.name.isEmpty ? p.identity : p.name,
                 speaking: m?.speaking ?? false,
                 levelDBFS: m?.levelDBFS ?? -120,
                 muted: p.tracks.first { $0.kind == .audio }.map(\.muted),
                 spokenSeconds: spokenSeconds[p.identity] ?? 0,
-                loss: expected > 0 ? Double(m?.lost ?? 0) / Double(expected) : nil)
+                loss: PacketLoss(received: m?.packets ?? 0, lost: m?.lost ?? 0).residualRatio)
         }
     }
 

@@ -443,8 +443,8 @@ final class SmokeShell: @unchecked Sendable {
         }
         let stats = await listener!.transport.stats()
         let track = stats?.tracks.first { $0.ssrc == receiver.ssrc }
-        let m = SmokeMedia(burstsSent: counted.count, latenciesMs: latencies, packetsReceived: Int(track.map { $0.packetsReceived &- min($0.packetsReceived, $0.recoveredPackets) } ?? UInt64(d.packets)),
-                           packetsLost: Int(max(0, track?.packetsLost ?? 0)) + Int(track?.recoveredPackets ?? 0), jitterMs: track?.jitterMs ?? 0)
+        let loss = track?.loss ?? PacketLoss(received: d.packets, lost: 0)
+        let m = SmokeMedia(burstsSent: counted.count, latenciesMs: latencies, packetsReceived: loss.arrivedFirstTime, packetsLost: loss.pathLost, jitterMs: track?.jitterMs ?? 0)
         media = m
         keptPCM = Array(d.pcm.prefix(d.samples))
         return .measured(m, seconds: Self.elapsed(t0))

@@ -91,10 +91,10 @@ public struct SmokeMedia: Sendable, Equatable {
     public var burstsSent: Int
     /// Latency of each detected burst (ms), in order.
     public var latenciesMs: [Double]
-    /// Packets that arrived in time, without being NACKed.
+    /// Packets that arrived in time, without being NACKed (``PacketLoss/arrivedFirstTime``).
     public var packetsReceived: Int
     /// Packets the path lost: missing in the end plus those NACKs recovered (the loss
-    /// the network caused, not what retransmission left).
+    /// the network caused, not what retransmission left; ``PacketLoss/pathLost``).
     public var packetsLost: Int
     public var jitterMs: Double
 
@@ -107,8 +107,7 @@ public struct SmokeMedia: Sendable, Equatable {
     }
 
     public var lossPercent: Double {
-        let expected = packetsReceived + max(0, packetsLost)
-        return expected == 0 ? 0 : 100 * Double(max(0, packetsLost)) / Double(expected)
+        100 * (PacketLoss(received: packetsReceived, lost: packetsLost).residualRatio ?? 0)
     }
 }
 

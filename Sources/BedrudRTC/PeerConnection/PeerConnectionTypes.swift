@@ -212,6 +212,13 @@ public struct TrackStats: Sendable, Equatable {
     public var senderReports: UInt64
 }
 
+extension TrackStats {
+    /// The track's loss: packets received, still missing, and recovered by NACK or late.
+    public var loss: PacketLoss {
+        PacketLoss(received: Int(clamping: packetsReceived), lost: Int(clamping: packetsLost), recovered: Int(clamping: recoveredPackets))
+    }
+}
+
 /// Transport-level counters of one ``PeerConnection``.
 public struct TransportStats: Sendable, Equatable {
     public var datagramsReceived: UInt64 = 0
