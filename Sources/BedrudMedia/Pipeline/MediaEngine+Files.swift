@@ -25,8 +25,8 @@ extension MediaEngine {
                 w.packet(pkt, granule: granule, samples: dur)
             }
         case .gap(let start, let samples, let cause):
-            emit(.gap(identity: p.identity, trackSid: p.trackSid, startMillis: Self.millis(start),
-                      durationMillis: Self.millis(samples), cause: cause))
+            emit(.gap(identity: p.identity, trackSid: p.trackSid, startMillis: SessionTime.millis(start),
+                      durationMillis: SessionTime.millis(samples), cause: cause))
         case .endFile(let granule, let playable, let start):
             guard let w = p.writer else { return }
             // EOS rides on a 2.5 ms concealment packet whose overhang end trimming
@@ -35,11 +35,11 @@ extension MediaEngine {
             withUnsafeBytes(of: &eos) { w.packet($0, granule: granule, samples: 120, eos: true) }
             pages.close(p.streamID, clean: true)
             emit(.fileFinished(identity: p.identity, output: .participant(identity: p.identity, name: p.name),
-                               startOffsetMillis: Self.millis(start), durationMillis: Self.millis(playable)))
+                               startOffsetMillis: SessionTime.millis(start), durationMillis: SessionTime.millis(playable)))
         case .rotated(let segment, let at):
             p.writer = nil
             emit(.fileRotated(identity: p.identity, output: .participant(identity: p.identity, name: p.name), segment: segment,
-                              atMillis: Self.millis(at), cause: rotation))
+                              atMillis: SessionTime.millis(at), cause: rotation))
         case .liveSilence(let n):
             liveSilence(p, samples: n)
         case .write, .dropCorrupt, .dropOverlap, .conceal, .decode:
@@ -57,22 +57,17 @@ extension MediaEngine {
         } catch {
             emit(.warning("No file for \(p.name.isEmpty ? p.identity : p.name): \(error)"))
         }
-        let offsetNanos = Self.millis(pos) * 1_000_000
-        let tags: [(key: String, value: String)] = [
-            ("ROOM", config.room),
-            ("PARTICIPANT_IDENTITY", p.identity),
-            ("PARTICIPANT_NAME", p.name),
-            ("ARTIST", p.name.isEmpty ? p.identity : p.name),
-            ("TRACK_SID", p.trackSid),
-            ("START_TIME", iso8601UTC(unixNanos: config.sessionStartUnixNanos + offsetNanos)),
-            ("START_OFFSET_MS", String(Self.millis(pos))),
-        ] + (config.alignToSession && segment == 1 ? [("AUDIO_START_OFFSET_MS", String(Self.millis(max(0, audioStart))))] : [])
-            + (segment > 1 ? [("SEGMENT", String(segment))] : [])
-        w.writeHeaders(
-            head: OpusHead(channelCount: stereo ? 2 : 1, preSkip: UInt16(Self.senderPreSkip)).bytes,
-            tags: OpusTags(vendor: "bedrud-bot", comments: tags).bytes)
+        writeSegmentHeaders(
+            w, channels: stereo ? 2 : 1, preSkip: Self.senderPreSkip, at: pos, segment: segment,
+            describing: [
+                ("PARTICIPANT_IDENTITY", p.identity),
+                ("PARTICIPANT_NAME", p.name),
+                ("ARTIST", p.name.isEmpty ? p.identity : p.name),
+                ("TRACK_SID", p.trackSid),
+            ],
+            extra: config.alignToSession && segment == 1 ? [("AUDIO_START_OFFSET_MS", String(SessionTime.millis(max(0, audioStart))))] : [])
         p.writer = w
-        emit(.fileStarted(identity: p.identity, output: output, startOffsetMillis: Self.millis(pos)))
+        emit(.fileStarted(identity: p.identity, output: output, startOffsetMillis: SessionTime.millis(pos)))
     }
 
     /// Starts `p`'s file with its first audio at session sample `audioStart` (tests; the
@@ -87,6 +82,6 @@ extension MediaEngine {
         guard !p.timeline.finished else { return }
         send(p, .end(at: requestedEnd))
         let identity = p.identity
-        p.vad.finish { s, e in self.emit(.speakingTurn(identity: identity, startMillis: Self.millis(s), endMillis: Self.millis(e))) }
+        p.vad.finish { s, e in self.emit(.speakingTurn(identity: identity, startMillis: SessionTime.millis(s), endMillis: SessionTime.millis(e))) }
     }
 }

@@ -33,18 +33,18 @@ extension MediaEngine {
         let previousStart = mixSegmentStart
         let at = m.rotate(to: next)
         pages.close(0, clean: true)
-        emit(.fileFinished(identity: "", output: .room, startOffsetMillis: Self.millis(previousStart),
-                           durationMillis: Self.millis(at - previousStart - Int64(m.preSkip))))
+        emit(.fileFinished(identity: "", output: .room, startOffsetMillis: SessionTime.millis(previousStart),
+                           durationMillis: SessionTime.millis(at - previousStart - Int64(m.preSkip))))
         mixSegment += 1
         mixSegmentStart = at
         mixWriter = next
-        emit(.fileRotated(identity: "", output: .room, segment: mixSegment, atMillis: Self.millis(at), cause: cause))
+        emit(.fileRotated(identity: "", output: .room, segment: mixSegment, atMillis: SessionTime.millis(at), cause: cause))
         do {
             pages.open(0, sink: try sinks.makeSink(for: .room, segment: mixSegment))
         } catch {
             emit(.warning("The mixed recording's segment \(mixSegment) has no file: \(error)"))
         }
         writeMixHeaders(next, channels: m.channels, preSkip: m.preSkip, at: at)
-        emit(.fileStarted(identity: "", output: .room, startOffsetMillis: Self.millis(at)))
+        emit(.fileStarted(identity: "", output: .room, startOffsetMillis: SessionTime.millis(at)))
     }
 }

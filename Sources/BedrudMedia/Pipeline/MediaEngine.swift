@@ -108,10 +108,22 @@ public final class MediaEngine {
 
     /// OpusHead and OpusTags of a segment of room.opus that starts at session sample `at`.
     func writeMixHeaders(_ w: OggStreamWriter, channels: Int, preSkip: Int, at: Int64) {
-        var tags: [(key: String, value: String)] = [("ROOM", config.room), ("TITLE", config.room.isEmpty ? "room" : "\(config.room) (mixed)")]
-        tags.append(("START_TIME", iso8601UTC(unixNanos: config.sessionStartUnixNanos + Self.millis(at) * 1_000_000)))
-        tags.append(("START_OFFSET_MS", String(Self.millis(at))))
-        if mixSegment > 1 { tags.append(("SEGMENT", String(mixSegment))) }
+        writeSegmentHeaders(w, channels: channels, preSkip: preSkip, at: at, segment: mixSegment,
+                            describing: [("TITLE", config.room.isEmpty ? "room" : "\(config.room) (mixed)")])
+    }
+
+    /// OpusHead and OpusTags of any file segment that starts at session sample `at`: the
+    /// room, what the file holds (`describing`), when it starts (wall clock and session
+    /// offset), `extra`, and after the first segment its number. The one place a file's
+    /// tags are built.
+    func writeSegmentHeaders(_ w: OggStreamWriter, channels: Int, preSkip: Int, at: Int64, segment: Int,
+                             describing: [(key: String, value: String)], extra: [(key: String, value: String)] = []) {
+        let offsetMs = SessionTime.millis(at)
+        var tags: [(key: String, value: String)] = [("ROOM", config.room)] + describing
+        tags.append(("START_TIME", iso8601UTC(unixNanos: config.sessionStartUnixNanos + offsetMs * 1_000_000)))
+        tags.append(("START_OFFSET_MS", String(offsetMs)))
+        tags += extra
+        if segment > 1 { tags.append(("SEGMENT", String(segment))) }
         w.writeHeaders(
             head: OpusHead(channelCount: UInt8(channels), preSkip: UInt16(preSkip)).bytes,
             tags: OpusTags(vendor: "bedrud-bot", comments: tags).bytes)
@@ -120,13 +132,7 @@ public final class MediaEngine {
     // MARK: - Time
 
     @inline(__always)
-    func sessionSample(_ nanos: UInt64) -> Int64 {
-        let d = Int64(bitPattern: nanos &- startNanos)
-        return d / 1000 * 48 / 1000
-    }
-
-    @inline(__always)
-    static func millis(_ samples: Int64) -> Int64 { samples >= 0 ? samples / 48 : (samples - 47) / 48 }
+    func sessionSample(_ nanos: UInt64) -> Int64 { SessionTime.sample(nanos, start: startNanos) }
 
     // MARK: - Control
 
@@ -382,7 +388,7 @@ public final class MediaEngine {
         guard n > 0, p.decoder != nil else { return }
         let identity = p.identity
         p.vad.silence(samples: Int(n)) { s, e in
-            self.emit(.speakingTurn(identity: identity, startMillis: Self.millis(s), endMillis: Self.millis(e)))
+            self.emit(.speakingTurn(identity: identity, startMillis: SessionTime.millis(s), endMillis: SessionTime.millis(e)))
         }
     }
 
@@ -390,7 +396,7 @@ public final class MediaEngine {
         mixer?.add(pcm, count: n, at: at, pan: p.pan)
         let identity = p.identity
         p.vad.feed(pcm, count: n, position: at) { s, e in
-            self.emit(.speakingTurn(identity: identity, startMillis: Self.millis(s), endMillis: Self.millis(e)))
+            self.emit(.speakingTurn(identity: identity, startMillis: SessionTime.millis(s), endMillis: SessionTime.millis(e)))
         }
     }
 
@@ -407,8 +413,8 @@ public final class MediaEngine {
             m.finish(at: max(end, 0))
             w.flush()
             pages.close(0, clean: true)
-            emit(.fileFinished(identity: "", output: .room, startOffsetMillis: Self.millis(mixSegmentStart),
-                               durationMillis: Self.millis(max(end, 0) - mixSegmentStart)))
+            emit(.fileFinished(identity: "", output: .room, startOffsetMillis: SessionTime.millis(mixSegmentStart),
+                               durationMillis: SessionTime.millis(max(end, 0) - mixSegmentStart)))
         }
         finished = true
     }
@@ -422,7 +428,7 @@ public final class MediaEngine {
         guard endGranule > startGranule else { return }
         let samples = endGranule - startGranule
         if streamID == 0 {
-            emit(.gap(identity: "", trackSid: "", startMillis: Self.millis(startGranule), durationMillis: Self.millis(samples), cause: .writeError))
+            emit(.gap(identity: "", trackSid: "", startMillis: SessionTime.millis(startGranule), durationMillis: SessionTime.millis(samples), cause: .writeError))
             return
         }
         guard let p = participants.first(where: { $0.streamID == streamID }) else { return }
@@ -446,7 +452,7 @@ public final class MediaEngine {
             ps.ringDropped = p.stats.ringDropped + (p.ring?.droppedCount ?? 0)
             ps.gapMillis = p.timeline.gapMillis
             ps.concealedMillis = p.timeline.concealedMillis
-            ps.fileDurationMillis = p.timeline.fileDurationSamples.map(Self.millis) ?? 0
+            ps.fileDurationMillis = p.timeline.fileDurationSamples.map(SessionTime.millis) ?? 0
             s.participants.append(ps)
         }
         if let m = mixer {

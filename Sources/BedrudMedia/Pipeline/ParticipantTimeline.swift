@@ -101,10 +101,7 @@ struct ParticipantTimeline {
     }
 
     @inline(__always)
-    func sessionSample(_ nanos: UInt64) -> Int64 {
-        let d = Int64(bitPattern: nanos &- settings.startNanos)
-        return d / 1000 * 48 / 1000
-    }
+    func sessionSample(_ nanos: UInt64) -> Int64 { SessionTime.sample(nanos, start: settings.startNanos) }
 
     /// Played duration of the file so far (all segments), in samples; nil before it starts.
     var fileDurationSamples: Int64? {
@@ -243,13 +240,11 @@ struct ParticipantTimeline {
             guard endGranule > startGranule else { return }
             let samples = endGranule - startGranule
             gapSamples[.writeError, default: 0] += samples
-            gapMillis[.writeError] = Self.millis(gapSamples[.writeError, default: 0])
+            gapMillis[.writeError] = SessionTime.millis(gapSamples[.writeError, default: 0])
             act(.gap(start: (fileStart ?? 0) + startGranule, samples: samples, cause: .writeError))
         }
     }
 
-    @inline(__always)
-    static func millis(_ samples: Int64) -> Int64 { samples >= 0 ? samples / 48 : (samples - 47) / 48 }
 
     // MARK: - Placing a packet
 
@@ -360,14 +355,14 @@ struct ParticipantTimeline {
                 let known = min(o.end - o.start, gapSamples[.noPackets, default: 0])
                 gapSamples[.noPackets, default: 0] -= known
                 gapSamples[cause, default: 0] += known
-                gapMillis[.noPackets] = Self.millis(gapSamples[.noPackets, default: 0])
+                gapMillis[.noPackets] = SessionTime.millis(gapSamples[.noPackets, default: 0])
             }
             openGap = (o.start, writtenEnd, cause)
         } else {
             closeGap(act)
             openGap = (start, writtenEnd, cause)
         }
-        gapMillis[cause] = Self.millis(gapSamples[cause, default: 0])
+        gapMillis[cause] = SessionTime.millis(gapSamples[cause, default: 0])
         // A loss short enough for a player's concealment (PLC) to bridge.
         if cause == .loss && n <= settings.concealMaxSamples { concealedMillis += n / 48 }
     }
