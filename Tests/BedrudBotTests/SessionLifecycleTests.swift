@@ -137,7 +137,14 @@ import Testing
         (RoomDisconnectReason.kicked, EndReason.kicked, ExitCode.removed),
         (.roomDeleted, .roomEnded, .removed),
         (.roomClosed, .roomEnded, .removed),
+        (.serverShutdown, .roomEnded, .removed),
+        (.roomEnded, .roomEnded, .removed),
         (.duplicateIdentity, .replaced, .removed),
+        (.joinFailure, .error, .forbidden),
+        (.forbidden, .error, .forbidden),
+        (.roomNotFound, .error, .notFound),
+        (.protocolError, .error, .server),
+        (.subscriberNotPrimary(canSubscribe: false), .error, .forbidden),
         (.network(.refused), .network, .network),
         (.network(.ice), .network, .network),
         (.notAllowed, .error, .auth),
@@ -150,6 +157,18 @@ import Testing
         #expect(l.ending?.reason == end && l.ending?.exitCode == code)
         #expect(l.handle(.timerFired(.waitForParticipants), at: 10) == [], "nothing after the end")
         #expect(l.handle(.signal(15), at: 11) == [])
+    }
+
+    @Test("Every disconnect reason that is not an error exits with its end reason's code: one table, one code per end reason")
+    func oneExitCodePerEndReason() {
+        let reasons: [RoomDisconnectReason] = [
+            .left, .kicked, .roomDeleted, .roomClosed, .duplicateIdentity, .joinFailure, .serverShutdown, .notAllowed, .roomNotFound,
+            .roomEnded, .forbidden, .network(.refused), .protocolError, .subscriberNotPrimary(canSubscribe: true), .server(.migration),
+        ]
+        var codes: [EndReason: Set<ExitCode>] = [:]
+        for r in reasons { codes[EndReason(r), default: []].insert(r.exitCode) }
+        for (end, set) in codes where end != .error { #expect(set == [end.exitCode], "\(end)") }
+        #expect(codes[.roomEnded] == [.removed])
     }
 
     @Test func aKickAfterTheBotDecidedToLeaveIsStillAKick() {

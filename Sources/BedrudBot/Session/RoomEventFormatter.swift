@@ -178,18 +178,17 @@ public struct RoomEventFormatter: Sendable {
 }
 
 extension RoomDisconnectReason {
-    /// How a run that ended this way exits (a plain `left` is success).
+    /// How a run that ended this way exits: the code of its ``EndReason`` (a plain `left`
+    /// is success, a room the server ended is 10), or for an error, the error's class.
     var exitCode: ExitCode {
+        let end = EndReason(self)
+        guard end == .error else { return end.exitCode }
         switch self {
-        case .left: .success
-        case .kicked, .roomDeleted, .roomClosed, .duplicateIdentity, .roomEnded: .removed
-        case .forbidden: .forbidden
-        case .notAllowed: .auth
-        case .roomNotFound: .notFound
-        case .joinFailure: .forbidden
-        case .network: .network
-        case .protocolError, .serverShutdown, .server: .server
-        case .subscriberNotPrimary(let canSubscribe): canSubscribe ? .server : .forbidden
+        case .forbidden, .joinFailure: return .forbidden
+        case .notAllowed: return .auth
+        case .roomNotFound: return .notFound
+        case .subscriberNotPrimary(let canSubscribe): return canSubscribe ? .server : .forbidden
+        default: return .server  // protocolError, any other server reason
         }
     }
 }

@@ -33,6 +33,33 @@ public enum EndReason: String, Sendable, Codable, CaseIterable {
     case error
     /// The bot left without a recorded cause (not expected; kept for completeness).
     case left
+
+    /// Why a room the server or the connection ended is over: the first of two steps from
+    /// a ``RoomDisconnectReason`` to an exit code (``exitCode`` is the second).
+    public init(_ reason: RoomDisconnectReason) {
+        switch reason {
+        case .left: self = .left
+        case .kicked: self = .kicked
+        case .roomDeleted, .roomClosed, .serverShutdown, .roomEnded: self = .roomEnded
+        case .duplicateIdentity: self = .replaced
+        case .network: self = .network
+        case .joinFailure, .notAllowed, .roomNotFound, .forbidden, .protocolError, .subscriberNotPrimary, .server: self = .error
+        }
+    }
+
+    /// The exit code of a session that ended this way: the one table (docs/CLI.md, "How a
+    /// session ends"). ``error`` has no code of its own: ``RoomDisconnectReason/exitCode``
+    /// names the error's class (a bot-decided stop is never an error).
+    public var exitCode: ExitCode {
+        switch self {
+        case .duration, .alone, .signal, .left: .success
+        case .nobodyCame: .nobodyCame
+        case .diskLow, .diskFull, .writeError: .diskLow
+        case .kicked, .roomEnded, .replaced: .removed
+        case .network: .network
+        case .error: .failure
+        }
+    }
 }
 
 /// The session's lifecycle rules, as a pure value: when to leave and why.
@@ -254,30 +281,9 @@ public struct SessionLifecycle: Sendable, Equatable {
     /// The end of a room, given the stop cause the bot had decided (if any).
     static func ending(_ reason: RoomDisconnectReason, stop: Stop?) -> Ending {
         if reason == .left, let stop {
-            return Ending(reason: stop.reason, exitCode: exitCode(stop.reason), detail: stop.detail)
+            return Ending(reason: stop.reason, exitCode: stop.reason.exitCode, detail: stop.detail)
         }
-        let why: EndReason
-        switch reason {
-        case .left: why = .left
-        case .kicked: why = .kicked
-        case .roomDeleted, .roomClosed, .serverShutdown, .roomEnded: why = .roomEnded
-        case .duplicateIdentity: why = .replaced
-        case .network: why = .network
-        default: why = .error
-        }
-        return Ending(reason: why, exitCode: reason.exitCode, detail: RoomEventFormatter.explain(reason))
-    }
-
-    /// The exit code of a stop the bot decided itself.
-    public static func exitCode(_ reason: EndReason) -> ExitCode {
-        switch reason {
-        case .duration, .alone, .signal, .left: .success
-        case .nobodyCame: .nobodyCame
-        case .diskLow, .diskFull, .writeError: .diskLow
-        case .kicked, .roomEnded, .replaced: .removed
-        case .network: .network
-        case .error: .failure
-        }
+        return Ending(reason: EndReason(reason), exitCode: reason.exitCode, detail: RoomEventFormatter.explain(reason))
     }
 
     static func formatBytes(_ n: Int64) -> String {
