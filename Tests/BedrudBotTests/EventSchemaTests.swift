@@ -22,12 +22,20 @@ import TestSupport
         return Set(type?["enum"] as? [String] ?? [])
     }
 
+    /// The types that have their own list of keys in the schema (an `allOf` branch `if type is …`).
+    static func schemaBranchTypes() throws -> Set<String> {
+        let data = try Data(contentsOf: Repo.root.appendingPathComponent("docs/events.schema.json"))
+        let schema = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let branches = schema["allOf"] as? [[String: Any]] ?? []
+        return Set(branches.compactMap { (($0["if"] as? [String: Any])?["properties"] as? [String: Any]).flatMap { ($0["type"] as? [String: Any])?["const"] as? String } })
+    }
+
     /// One of every event the writer produces, through the code `join` uses.
     @Test func everyEventTheWriterWritesMatchesTheSchema() async throws {
         let dir = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let w = try TranscriptWriter(path: dir + "/events.jsonl", startUnixNanos: 1_764_583_200_000_000_000, startMonotonicNanos: MonotonicClock.nanos())
-        w.write("session_started", ["room": "standup", "server": "http://127.0.0.1:1", "livekit_host": "http://127.0.0.1:1/livekit",
+        w.write(.sessionStarted, ["room": "standup", "server": "http://127.0.0.1:1", "livekit_host": "http://127.0.0.1:1/livekit",
                                     "bot_identity": "u-bot", "bot_name": "Recorder", "version": "0", "note": "n"])
         let bot = MeetingParticipant(identity: "u-bot", sid: "PA_bot", name: "Recorder")
         let mic = MeetingTrack(sid: "TR_1", kind: .audio, source: .microphone, muted: false, mimeType: "audio/opus")
@@ -85,7 +93,7 @@ import TestSupport
         refusal.requestID = 7
         refusal.reason = .notAllowed
         TranscriptEvents.write(.requestRefused(RefusedRequest(refusal)), to: w, formatter: formatter)
-        w.write("session_ended", ["reason": "left", "exit_code": 0, "detail": "left the room", "duration_ms": 1])
+        w.write(.sessionEnded, ["reason": "left", "exit_code": 0, "detail": "left the room", "duration_ms": 1])
         // Several rooms in one process (join A B --json): a room that never started, and the run's last line.
         var rooms = RoomsOutcome(labels: ["standup", "nosuch"])
         _ = rooms.handle(.finished("standup", .init(code: .success, endReason: .duration, detail: "duration of 5s reached", folder: dir)))
@@ -105,6 +113,10 @@ import TestSupport
         let written = Set(objects.compactMap { $0["type"] as? String })
         let schemaTypes = try Self.schemaTypes()
         #expect(written == schemaTypes, "schema types not written: \(schemaTypes.subtracting(written)); written but not in the schema: \(written.subtracting(schemaTypes))")
+        // The schema's list of types is the program's one list, both ways.
+        let typed = Set(TranscriptEventType.allCases.map(\.rawValue))
+        #expect(try Self.schemaBranchTypes() == typed, "every type has its own keys in the schema, and only those")
+        #expect(typed == schemaTypes, "in the schema only: \(schemaTypes.subtracting(typed)); in TranscriptEventType only: \(typed.subtracting(schemaTypes))")
         // One participant shape everywhere: the name is the one the room announced.
         let turn = try #require(objects.first { $0["type"] as? String == "speaking_turn" })
         #expect((turn["participant"] as? [String: Any])?["name"] as? String == "Alice")

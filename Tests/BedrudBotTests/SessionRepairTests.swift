@@ -1,4 +1,7 @@
 @testable import BedrudBot
+import BedrudCore
+import BedrudMedia
+import BedrudProtocol
 import Foundation
 import Testing
 import TestSupport
@@ -26,11 +29,11 @@ import TestSupport
         #expect(s.room.value == "standup" && s.started.value == "2026-12-01T10:00:00.000Z" && s.ended.value == "2026-12-01T10:00:05.000Z")
         #expect(s.durationMs == 5000)
         #expect(s.reconnects == 1 && s.chatMessages == 1)
-        #expect(s.repaired.eventLines == 6 && s.repaired.eventLinesUnreadable == 1)
+        #expect(s.repaired?.eventLines == 6 && s.repaired?.eventLinesUnreadable == 1)
         #expect(s.participants.count == 1)
         #expect(s.participants.first?.file.value == "علی رضایی.opus" && s.participants.first?.durationMs.value == 4900)
         #expect(s.roomFile.value == "room.opus")
-        let json = try JSONSerialization.jsonObject(with: Data(SessionRepair.encode(s).utf8)) as? [String: Any]
+        let json = try JSONSerialization.jsonObject(with: Data(s.json().utf8)) as? [String: Any]
         #expect(json?["end_reason"] as? String == "crashed")
     }
 
@@ -60,7 +63,7 @@ import TestSupport
         #expect(alice.speakingMs == 1000 + 16000)  // the closed turn, and the one open at the kill to the file's end
         #expect(alice.gapsMs == ["dtx": 400])
         #expect(vtt.contains("00:00:04.000 --> 00:00:20.000\n<v Alice>(speaking)"), "\(vtt)")
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(SessionRepair.encode(s).utf8)) as? [String: Any])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(s.json().utf8)) as? [String: Any])
         for key in ["exit_code", "network", "storage", "on_finish", "room_file", "ended", "started"] {
             #expect(json.keys.contains(key), "summary.json misses \(key)")
         }
@@ -87,6 +90,39 @@ import TestSupport
         #expect(s.participants.map(\.file.value) == ["Alice.opus", "Alice-2.opus"])
         #expect(s.participants.map(\.startOffsetMs.value) == [130, 141032])
         #expect(s.participants.map(\.speakingMs) == [2000, 500])
+    }
+
+    /// Issue 22: repair rebuilt transcript.vtt without the reaction and poll NOTE blocks the
+    /// live writer makes. Recorded through the live writer, then rebuilt from its lines:
+    /// the same text.
+    @Test func theRebuiltTranscriptIsTheLiveOne() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("vtt-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let w = try TranscriptWriter(path: dir + "/events.jsonl", startUnixNanos: 1_764_583_200_000_000_000, startMonotonicNanos: MonotonicClock.nanos())
+        let bot = MeetingParticipant(identity: "u-bot", sid: "PA_b", name: "Recorder")
+        let alice = MeetingParticipant(identity: "u-1", sid: "PA_1", name: "Alice <3")
+        let room: [RoomEvent] = [
+            .roomJoined(MeetingRoom(sid: "RM_1", name: "standup"), local: bot), .participantJoined(alice),
+            .chatReceived(MeetingChatMessage(id: "c1", senderIdentity: "u-1", senderName: "", text: "hi --> there", timestampMs: 1)),
+            .chatReceived(MeetingChatMessage(id: "c2", senderIdentity: "u-1", senderName: "Alice", text: "", timestampMs: 2, attachments: [],
+                                             poll: BedrudChatPoll(id: "p1", question: "Lunch?", options: [.init(id: "a", text: "Pizza"), .init(id: "b", text: "Soup")]))),
+            .reactionReceived(BedrudReaction(messageId: "c2", emoji: "👍", voterIdentity: "u-1"), sender: "u-1"),
+            .reactionReceived(BedrudReaction(messageId: "c2", emoji: "🎉", voterIdentity: "u-bot"), sender: "u-bot"),
+            .reactionReceived(BedrudReaction(messageId: "c2", emoji: "👀", voterIdentity: "u-9"), sender: "u-9"),
+        ]
+        var formatter = RoomEventFormatter()
+        for e in room {
+            _ = formatter.text(e)
+            TranscriptEvents.write(e, to: w, formatter: formatter)
+        }
+        TranscriptEvents.write(MediaEvent.speakingTurn(identity: "u-1", startMillis: 0, endMillis: 1200), to: w, name: { $0 == "u-1" ? "Alice <3" : "" })
+        let live = w.vtt()
+        #expect(live.contains("NOTE ") && live.contains("reacted 👍") && live.contains("(bot) reacted 🎉") && live.contains("u-9 reacted 👀")
+                && live.contains("asks: Lunch? (Pizza / Soup)"), "\(live)")
+        let lines = try String(contentsOfFile: dir + "/events.jsonl", encoding: .utf8)
+        let (rebuilt, _) = SessionRepair.rebuild(events: lines, files: [], repairedFiles: [])
+        #expect(rebuilt == live)
     }
 
     @Test func aChatCueIsOneLineWhateverItHolds() {

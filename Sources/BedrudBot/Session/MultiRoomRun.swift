@@ -162,7 +162,7 @@ final class MultiRoomRun: Sendable {
             return .init(sessionRoom: label, exitCode: Int((e?.code ?? .failure).rawValue), endReason: e?.endReason?.rawValue,
                          detail: e?.detail ?? "", folder: e?.folder)
         }
-        let line = RunLine(type: "run_ended", time: TranscriptWriter.iso(startUnixNanos + offset * 1_000_000), offsetMs: offset,
+        let line = RunLine(type: TranscriptEventType.runEnded.rawValue, time: TranscriptWriter.iso(startUnixNanos + offset * 1_000_000), offsetMs: offset,
                            exitCode: Int(o.exitCode.rawValue), detail: o.finalLine, durationMs: offset, rooms: rooms)
         return (try? JSONOutput.string(line, pretty: false)) ?? ""
     }

@@ -83,8 +83,7 @@ final class RoomRun: Sendable {
         var lifecycle: SessionLifecycle
         var everyone: [String: String] = [:]  // identity → name, ever seen
         var present: [String: String] = [:]  // identity → name, people in the room now (bots not counted)
-        var fileStart: [String: Int64] = [:]  // identity → first file start offset
-        var speakingMs: [String: Int64] = [:]
+        var media = SessionSummary.MediaLog()
         var chatCount = 0
         var reconnects = 0
         /// The bot started a new meeting for the rejoin under way (``meetingRestarted()``).
@@ -219,7 +218,7 @@ final class RoomRun: Sendable {
         router.room = room
 
         let claims = JWTClaims(token: join.token)
-        transcript?.write("session_started", [
+        transcript?.write(.sessionStarted, [
             "room": join.room.name, "server": plan.instance.server, "livekit_host": join.livekitHost,
             "bot_identity": claims?.subject ?? "", "bot_name": claims?.name ?? "", "version": BedrudBotVersion.string,
             "note": "Chat sent before the bot joined is not stored by Bedrud or LiveKit and cannot be captured.",
@@ -288,7 +287,7 @@ final class RoomRun: Sendable {
         if let full = disk.finalMessage(pipeline: pipeline) { message = full }
         ended.withLock { ($0.reason, $0.detail) = (ending.reason, message) }
         let media = pipeline.stats
-        transcript?.write("session_ended", ["reason": reason.description, "end_reason": ending.reason.rawValue, "exit_code": Int(code.rawValue),
+        transcript?.write(.sessionEnded, ["reason": reason.description, "end_reason": ending.reason.rawValue, "exit_code": Int(code.rawValue),
                                              "detail": message, "duration_ms": transcript?.offsetNow() ?? 0])
         if let folder, let transcript {
             transcript.sync()
@@ -302,7 +301,7 @@ final class RoomRun: Sendable {
             }
             var summary = makeSummary(directory: folder.path, sinks: folder, media: media, rtc: rtcStats, ending: ending, code: code,
                                       message: message, startUnixNanos: startUnixNanos, durationMs: durationMs, router: router,
-                                      flappingReconnects: await room.current.stats.flappingReconnects)
+                                      flappingReconnects: await room.current.stats.flappingReconnects, chat: await room.current.stats.chat)
             summary.storage = disk.summary(pipeline: pipeline, transcript: transcript)
             if let command = options.onFinish { summary.onFinish = Nullable(.init(command: command, exitCode: Nullable(nil), signal: Nullable(nil), timedOut: false, durationMs: 0)) }
             do {
@@ -429,14 +428,7 @@ final class RoomRun: Sendable {
 
     private func consumeMediaEvents(pipeline: MediaPipeline, transcript: TranscriptWriter?) async {
         for await event in pipeline.events {
-            switch event {
-            case .fileStarted(let identity, _, let start):
-                book.withLock { b in if b.fileStart[identity] == nil { b.fileStart[identity] = start } }
-            case .speakingTurn(let identity, let start, let end):
-                book.withLock { $0.speakingMs[identity, default: 0] += max(0, end - start) }
-            default:
-                break
-            }
+            book.withLock { $0.media.handle(event) }
             guard let transcript else { continue }
             let name = { (identity: String) in self.book.withLock { $0.everyone[identity] ?? "" } }
             TranscriptEvents.write(event, to: transcript, name: name)
@@ -478,26 +470,13 @@ final class RoomRun: Sendable {
 
     private func makeSummary(directory: String, sinks: SessionFolder, media: MediaStats, rtc: PeerConnectionStats?, ending: SessionLifecycle.Ending,
                              code: ExitCode, message: String, startUnixNanos: Int64, durationMs: Int64, router: MediaRouter,
-                             flappingReconnects: Int) -> SessionSummary {
-        let paths = sinks.paths
+                             flappingReconnects: Int, chat: ChatAssembler.Stats) -> SessionSummary {
         let b = book.withLock { $0 }
-        let participants = media.participants.map { p -> SessionSummary.Participant in
-            let file = paths.first { if case .participant(let id, _) = $0.key { id == p.identity } else { false } }?.value
-            return SessionSummary.Participant(
-                identity: p.identity, name: b.everyone[p.identity] ?? "", file: Nullable(file.map { PathText.lastComponent($0) }),
-                startOffsetMs: Nullable(b.fileStart[p.identity]), durationMs: p.fileDurationMillis, speakingMs: b.speakingMs[p.identity] ?? 0,
-                packets: p.packets, lost: p.lost, late: p.late, duplicates: p.duplicates, fecRecovered: p.fecRecovered,
-                concealedMs: p.concealedMillis, gapsMs: Dictionary(uniqueKeysWithValues: p.gapMillis.map { ($0.key.rawValue, $0.value) }),
-                mixLate: p.mixLate, mixConcealedMs: p.mixConcealedMillis)
-        }
-        let files = Set(((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { !$0.hasSuffix(".part") } + ["summary.json"]).sorted()
-        return SessionSummary(
-            room: join.room.name, server: plan.instance.server,
-            started: TranscriptWriter.iso(startUnixNanos), ended: TranscriptWriter.iso(startUnixNanos + durationMs * 1_000_000),
-            durationMs: durationMs, endReason: ending.reason, exitCode: Int(code.rawValue), message: message,
-            participants: participants, files: files, roomFile: Nullable(paths[.room].map { PathText.lastComponent($0) }),
-            reconnects: b.reconnects, chatMessages: b.chatCount,
-            network: Nullable(rtc.map { SessionSummary.Network($0, identities: router.identitiesBySid, flappingReconnects: flappingReconnects) }),
-            onFinish: Nullable(nil))
+        return SessionSummary(SessionSummary.Facts(
+            room: join.room.name, server: plan.instance.server, startUnixNanos: startUnixNanos, durationMs: durationMs,
+            endReason: ending.reason, exitCode: Int(code.rawValue), message: message, names: b.everyone, media: media, log: b.media,
+            madePaths: sinks.madePaths, folderFiles: (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [],
+            reconnects: b.reconnects, chatMessages: b.chatCount, chat: chat,
+            network: rtc.map { SessionSummary.Network($0, identities: router.identitiesBySid, flappingReconnects: flappingReconnects) }))
     }
 }

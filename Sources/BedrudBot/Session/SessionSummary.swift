@@ -5,35 +5,70 @@ import Dispatch
 import FoundationEssentials
 import Glibc
 
-/// `summary.json`, as typed values (docs/EVENTS.md lists every field). Keys are spelled
-/// out: they are the file's schema. Absent values are written as `null`, never left out.
+/// `summary.json`, as typed values (docs/EVENTS.md lists every field): the one definition
+/// of the file, written at the end of a live session (``SessionSummary/init(_:)`` from
+/// ``SessionSummary/Facts``) and rebuilt by `repair` after a crash (``SessionRepair``). Keys
+/// are spelled out: they are the file's schema. Absent values are written as `null`, never
+/// left out; only `repaired` is left out of a summary that `repair` did not write.
 struct SessionSummary: Encodable, Equatable {
+    /// One participant's recording: a file (with its rotated segments, when it rotates)
+    /// and the figures of the session that wrote it. A participant who came back as a new
+    /// session (a rejoin) has one entry per file, each describing its own file.
     struct Participant: Encodable, Equatable {
         var identity: String
         var name: String
         var file: Nullable<String>
-        /// Milliseconds from session start to the first sample of the person's file.
+        /// Milliseconds from session start to the first sample of the file.
         var startOffsetMs: Nullable<Int64>
-        var durationMs: Int64
-        /// Sum of the person's speaking turns.
+        var durationMs: Nullable<Int64>
+        /// The participant's speaking turns inside this file's span.
         var speakingMs: Int64
-        var packets: Int
-        var lost: Int
-        var late: Int
-        var duplicates: Int
-        var fecRecovered: Int
-        var concealedMs: Int64
+        var packets: Nullable<Int>
+        var lost: Nullable<Int>
+        var late: Nullable<Int>
+        var duplicates: Nullable<Int>
+        var fecRecovered: Nullable<Int>
+        var concealedMs: Nullable<Int64>
         var gapsMs: [String: Int64]
         /// Packets too late for the live mix and speech detection (`record.jitter_wait`),
         /// whether or not they reached the file; and the time the live path concealed.
-        var mixLate: Int = 0
-        var mixConcealedMs: Int64 = 0
+        var mixLate: Nullable<Int> = Nullable(0)
+        var mixConcealedMs: Nullable<Int64> = Nullable(0)
 
         enum CodingKeys: String, CodingKey {
             case identity, name, file, packets, lost, late, duplicates
             case startOffsetMs = "start_offset_ms", durationMs = "duration_ms", speakingMs = "speaking_ms"
             case fecRecovered = "fec_recovered", concealedMs = "concealed_ms", gapsMs = "gaps_ms"
             case mixLate = "mix_late", mixConcealedMs = "mix_concealed_ms"
+        }
+    }
+
+    /// How chat messages arrived (``ChatAssembler/Stats``): long chats come in chunks.
+    struct Chat: Encodable, Equatable {
+        var chats: Int
+        var reassembled: Int
+        var duplicateChats: Int
+        var orphanChunks: Int
+        var ignoredChunks: Int
+        var dropped: Int
+        enum CodingKeys: String, CodingKey {
+            case chats, reassembled, dropped
+            case duplicateChats = "duplicate_chats", orphanChunks = "orphan_chunks", ignoredChunks = "ignored_chunks"
+        }
+
+        init(_ s: ChatAssembler.Stats) {
+            (chats, reassembled, duplicateChats, orphanChunks, ignoredChunks, dropped) =
+                (s.chats, s.reassembled, s.duplicateChats, s.orphanChunks, s.ignoredChunks, s.dropped)
+        }
+    }
+
+    /// What `repair` read and fixed (only in a summary it rebuilt).
+    struct Repair: Encodable, Equatable {
+        var eventLines: Int
+        var eventLinesUnreadable: Int
+        var filesRepaired: [String]
+        enum CodingKeys: String, CodingKey {
+            case eventLines = "event_lines", eventLinesUnreadable = "event_lines_unreadable", filesRepaired = "files_repaired"
         }
     }
 
@@ -103,27 +138,30 @@ struct SessionSummary: Encodable, Equatable {
         }
     }
 
-    var room: String
-    var server: String
-    var started: String
-    var ended: String
+    var room: Nullable<String>
+    var server: Nullable<String>
+    var started: Nullable<String>
+    var ended: Nullable<String>
     var durationMs: Int64
-    var endReason: EndReason
-    var exitCode: Int
+    /// An ``EndReason``'s raw value, or `crashed` from `repair`.
+    var endReason: String
+    var exitCode: Nullable<Int>
     var message: String
     var participants: [Participant]
     var files: [String]
     var roomFile: Nullable<String>
     var reconnects: Int
     var chatMessages: Int
+    var chat: Nullable<Chat> = Nullable(nil)
     var network: Nullable<Network>
     var onFinish: Nullable<OnFinish>
     var storage: Nullable<Storage> = Nullable(nil)
+    var repaired: Repair? = nil
 
     enum CodingKeys: String, CodingKey {
-        case room, server, started, ended, message, participants, files, reconnects, network
+        case room, server, started, ended, message, participants, files, reconnects, network, chat, storage, repaired
         case durationMs = "duration_ms", endReason = "end_reason", exitCode = "exit_code", roomFile = "room_file"
-        case chatMessages = "chat_messages", onFinish = "on_finish", storage
+        case chatMessages = "chat_messages", onFinish = "on_finish"
     }
 
     /// Pretty, sorted, with control characters escaped for terminals (`cat summary.json`).

@@ -98,11 +98,11 @@ public final class TranscriptWriter: Sendable {
     /// the offset at which it was written: lines are in the order written, which is not
     /// `offset_ms` order (docs/EVENTS.md).
     @discardableResult
-    public func write(_ type: String, offsetMs: Int64? = nil, _ fields: [String: Any] = [:]) -> Int64 {
+    public func write(_ type: TranscriptEventType, offsetMs: Int64? = nil, _ fields: [String: Any] = [:]) -> Int64 {
         let now = offsetNow()
         let off = offsetMs ?? now
         var obj: [String: Any] = Self.bounded(fields)
-        obj["type"] = type
+        obj["type"] = type.rawValue
         obj["time"] = Self.iso(startUnixNanos + off * 1_000_000)
         obj["offset_ms"] = off
         if offsetMs != nil { obj["written_ms"] = now }

@@ -24,8 +24,8 @@ public final class SessionFolder: RecordingSinkFactory, Sendable {
     public let path: String
     public let fileMode: mode_t
     private let lockFD: Mutex<Int32>
-    private let state = Mutex<(used: Set<String>, paths: [RecordingOutput: String], current: [RecordingOutput: String])>(
-        (["room", "events", "summary", "transcript"], [:], [:]))
+    private let state = Mutex<(used: Set<String>, paths: [RecordingOutput: String], current: [RecordingOutput: String],
+                               made: [RecordingOutput: [String]])>((["room", "events", "summary", "transcript"], [:], [:], [:]))
 
     /// The error of a folder that another writer holds.
     public struct Busy: Error, CustomStringConvertible, Sendable {
@@ -120,6 +120,7 @@ public final class SessionFolder: RecordingSinkFactory, Sendable {
             state.withLock {
                 $0.paths[output] = file
                 $0.current[output] = file
+                $0.made[output, default: []].append(file)
             }
             return try FileSink(path: file, mode: fileMode, exclusive: true)
         }
@@ -142,6 +143,7 @@ public final class SessionFolder: RecordingSinkFactory, Sendable {
                 state.withLock {
                     $0.paths[output] = file
                     $0.current[output] = file
+                    $0.made[output, default: []].append(file)
                 }
                 return sink
             } catch let e as MediaIOError where e.errno == EEXIST {
@@ -150,6 +152,11 @@ public final class SessionFolder: RecordingSinkFactory, Sendable {
         }
         throw CommandFailure(.failure, "no free file name for \(wanted) in \(path)")
     }
+
+    /// Every file each output was given, in the order they were made (a participant who
+    /// came back as a new session has a second first file, `Alice-2.opus`; a rotated
+    /// output its segments): the n-th `fileStarted` of an output is its n-th file here.
+    public var madePaths: [RecordingOutput: [String]] { state.withLock { $0.made } }
 
     /// The file of each output's segment being written now (final names, without `.part`).
     public var currentPaths: [RecordingOutput: String] { state.withLock { $0.current } }
@@ -171,7 +178,10 @@ public final class SessionFolder: RecordingSinkFactory, Sendable {
             let file = stem + ".opus"
             do {
                 let sink = try FileSink(path: file, mode: fileMode, exclusive: true)
-                state.withLock { $0.current[output] = file }
+                state.withLock {
+                    $0.current[output] = file
+                    $0.made[output, default: []].append(file)
+                }
                 return sink
             } catch let e as MediaIOError where e.errno == EEXIST {
                 continue

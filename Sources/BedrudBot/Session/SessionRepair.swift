@@ -28,67 +28,33 @@ enum SessionRepair {
         var endMillis: Int64 { (startOffsetMillis ?? 0) + durationMillis }
     }
 
-    /// The rebuilt summary: the keys of a finished session's summary.json (docs/EVENTS.md),
-    /// every one present; what a crash makes unknowable (the exit code, packet and loss
-    /// counts, the transport's figures, how writing went) is `null`. Plus what repair did.
-    struct Summary: Encodable {
-        struct Participant: Encodable {
-            var identity: String
-            var name: String
-            var file: Nullable<String>
-            var startOffsetMs: Nullable<Int64>
-            var durationMs: Nullable<Int64>
-            /// The participant's speaking turns inside this file's span; a turn still open
-            /// at the crash (started, never stopped) runs to the file's end.
-            var speakingMs: Int64
-            var packets = Nullable<Int>(nil)
-            var lost = Nullable<Int>(nil)
-            var late = Nullable<Int>(nil)
-            var duplicates = Nullable<Int>(nil)
-            var fecRecovered = Nullable<Int>(nil)
-            var concealedMs = Nullable<Int64>(nil)
-            /// From the `gap` events inside this file's span.
-            var gapsMs: [String: Int64]
-            var mixLate = Nullable<Int>(nil)
-            var mixConcealedMs = Nullable<Int64>(nil)
-        }
-        struct Repair: Encodable {
-            var eventLines: Int
-            var eventLinesUnreadable: Int
-            var filesRepaired: [String]
-        }
-        var room = Nullable<String>(nil)
-        var server = Nullable<String>(nil)
-        var started = Nullable<String>(nil)
-        var ended = Nullable<String>(nil)
-        /// To the end of the longest file, or the last event if that is later.
-        var durationMs: Int64 = 0
-        var endReason = "crashed"
-        var exitCode = Nullable<Int>(nil)
-        var message = "the recorder stopped without finishing (crash, kill -9 or power loss); finished by 'bedrud-bot repair'"
-        var participants: [Participant] = []
-        var files: [String] = []
-        var roomFile = Nullable<String>(nil)
-        var reconnects = 0
-        var chatMessages = 0
-        var network = Nullable<String>(nil)
-        var onFinish = Nullable<String>(nil)
-        var storage = Nullable<String>(nil)
-        var repaired: Repair
+    /// The rebuilt summary (``SessionSummary``, every key present): what a crash makes
+    /// unknowable (the exit code, packet and loss counts, chat chunk counters, the
+    /// transport's figures, how writing went) is `null`; `repaired` says what repair did.
+    static func emptySummary(repairedFiles: [String]) -> SessionSummary {
+        SessionSummary(
+            room: Nullable(nil), server: Nullable(nil), started: Nullable(nil), ended: Nullable(nil), durationMs: 0, endReason: "crashed",
+            exitCode: Nullable(nil), message: "the recorder stopped without finishing (crash, kill -9 or power loss); finished by 'bedrud-bot repair'",
+            participants: [], files: [], roomFile: Nullable(nil), reconnects: 0, chatMessages: 0, chat: Nullable(nil), network: Nullable(nil),
+            onFinish: Nullable(nil), storage: Nullable(nil),
+            repaired: SessionSummary.Repair(eventLines: 0, eventLinesUnreadable: 0, filesRepaired: repairedFiles))
     }
 
     // MARK: - Pure: events.jsonl and the files → transcript.vtt and summary.json
 
-    static func rebuild(events text: String, files: [RecordedFile], repairedFiles: [String]) -> (vtt: String, summary: Summary) {
+    static func rebuild(events text: String, files: [RecordedFile], repairedFiles: [String]) -> (vtt: String, summary: SessionSummary) {
         var turns: [(identity: String, name: String, startMs: Int64, endMs: Int64)] = []
         var chats: [(offsetMs: Int64, name: String, text: String)] = []
+        /// Reactions and polls: transcript.vtt's NOTE blocks, as the live writer makes them.
+        var notes: [(offsetMs: Int64, text: String)] = []
         var gaps: [(identity: String, startMs: Int64, durationMs: Int64, cause: String)] = []
         var names: [String: String] = [:]
         /// Speaking that the server announced and never said stopped: identity → since.
         var openSince: [String: Int64] = [:]
         var bot: Set<String> = []
         var lastOffset: Int64 = 0
-        var summary = Summary(repaired: Summary.Repair(eventLines: 0, eventLinesUnreadable: 0, filesRepaired: repairedFiles))
+        var summary = emptySummary(repairedFiles: repairedFiles)
+        var repair = SessionSummary.Repair(eventLines: 0, eventLinesUnreadable: 0, filesRepaired: repairedFiles)
         var startedUnixMillis: Int64?
         func int64(_ v: Any?) -> Int64? { (v as? Double).flatMap { $0.isFinite && abs($0) < 9e18 ? Int64($0) : nil } }
         /// The event's participant and its non-empty name: an object `{identity, name}`, or,
@@ -101,47 +67,57 @@ enum SessionRepair {
         }
         for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
             guard let o = (try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)))?.anyValue as? [String: Any], let type = o["type"] as? String else {
-                summary.repaired.eventLinesUnreadable += 1  // the half line a crash leaves
+                repair.eventLinesUnreadable += 1  // the half line a crash leaves
                 continue
             }
-            summary.repaired.eventLines += 1
+            repair.eventLines += 1
             let offset = int64(o["offset_ms"]) ?? 0
             lastOffset = max(lastOffset, offset)
-            switch type {
-            case "session_started":
+            switch TranscriptEventType(rawValue: type) {
+            case .sessionStarted:
                 summary.room = Nullable(o["room"] as? String)
                 summary.server = Nullable(o["server"] as? String)
                 summary.started = Nullable(o["time"] as? String)
                 startedUnixMillis = (o["time"] as? String).flatMap(unixMillis(iso:)).map { $0 - offset }
                 if let b = o["bot_identity"] as? String { bot.insert(b) }
-            case "joined":
+            case .joined:
                 if let (id, _) = participant(o) { bot.insert(id) }
-            case "participant_joined", "participant_rejoined", "participant_updated":
+            case .participantJoined, .participantRejoined, .participantUpdated:
                 if let p = o["participant"] as? [String: Any], let id = p["identity"] as? String {
                     names[id] = p["name"] as? String ?? names[id] ?? ""
                 }
-            case "speaking_turn":
+            case .speakingTurn:
                 if let (id, name) = participant(o), let s = int64(o["start_ms"]), let e = int64(o["end_ms"]) {
                     let n = name ?? names[id].flatMap { $0.isEmpty ? nil : $0 } ?? id
                     turns.append((id, n, s, e))
                     if let since = openSince[id], since <= e { openSince[id] = nil }
                 }
-            case "speakers_changed":
+            case .speakersChanged:
                 for id in o["started"] as? [String] ?? [] where openSince[id] == nil { openSince[id] = offset }
                 for id in o["stopped"] as? [String] ?? [] { openSince[id] = nil }
-            case "participant_left":
+            case .participantLeft:
                 if let (id, _) = participant(o) { openSince[id] = nil }
-            case "gap":
+            case .gap:
                 if let (id, _) = participant(o), let d = int64(o["duration_ms"]), let cause = o["cause"] as? String {
                     gaps.append((id, offset, d, cause))
                 }
-            case "chat":
+            case .chat:
                 summary.chatMessages += 1
                 let (id, name) = participant(o) ?? ("", nil)
                 chats.append((offset, name ?? id, o["message"] as? String ?? ""))
-            case "reconnecting":
+                if let poll = o["poll"] as? [String: Any], notes.count < TranscriptWriter.maxNotes {
+                    let options = (poll["options"] as? [Any] ?? []).map { (($0 as? [String: Any])?["text"] as? String) ?? "" }
+                    notes.append((offset, TranscriptEvents.pollNote(by: name ?? id, question: poll["question"] as? String ?? "", options: options)))
+                }
+            case .reaction:
+                // Named as the live line was: the bot as "(bot)", else the room's name, else the identity.
+                if let (id, name) = participant(o), let emoji = o["emoji"] as? String, notes.count < TranscriptWriter.maxNotes {
+                    let who = bot.contains(id) ? "(bot)" : name.map(RoomEventFormatter.cut) ?? (id.isEmpty ? "(server)" : RoomEventFormatter.cut(id))
+                    notes.append((offset, TranscriptEvents.reactionNote(by: who, emoji: emoji)))
+                }
+            case .reconnecting:
                 summary.reconnects += 1
-            case "session_ended":
+            case .sessionEnded:
                 // The session did end, only its last files were not written.
                 summary.endReason = o["end_reason"] as? String ?? o["reason"] as? String ?? "crashed"
                 summary.exitCode = Nullable(int64(o["exit_code"]).map { Int($0) })
@@ -171,12 +147,15 @@ enum SessionRepair {
             let speaking = turns.filter { $0.identity == id }.reduce(Int64(0)) { $0 + max(0, min($1.endMs, end) - max($1.startMs, start)) }
             var gapsMs: [String: Int64] = [:]
             for g in gaps where g.identity == id && g.startMs >= start && g.startMs < end { gapsMs[g.cause, default: 0] += g.durationMs }
-            summary.participants.append(Summary.Participant(
+            summary.participants.append(SessionSummary.Participant(
                 identity: id, name: names[id] ?? "", file: Nullable(f.name), startOffsetMs: Nullable(f.startOffsetMillis),
-                durationMs: Nullable(f.durationMillis), speakingMs: speaking, gapsMs: gapsMs))
+                durationMs: Nullable(f.durationMillis), speakingMs: speaking, packets: Nullable(nil), lost: Nullable(nil), late: Nullable(nil),
+                duplicates: Nullable(nil), fecRecovered: Nullable(nil), concealedMs: Nullable(nil), gapsMs: gapsMs,
+                mixLate: Nullable(nil), mixConcealedMs: Nullable(nil)))
         }
         summary.roomFile = Nullable(files.first { $0.name == "room.opus" }?.name)
-        return (TranscriptWriter.vtt(turns: turns, chats: chats), summary)
+        summary.repaired = repair
+        return (TranscriptWriter.vtt(turns: turns, chats: chats, notes: notes), summary)
     }
 
     /// Milliseconds since 1970 of an event's `time` (`2026-12-01T10:00:00.123Z`).
@@ -201,14 +180,6 @@ enum SessionRepair {
         t.tm_min = mi
         t.tm_sec = sec
         return Int64(timegm(&t)) * 1000 + Int64(ms)
-    }
-
-    static func encode(_ s: Summary) -> String {
-        let enc = JSONEncoder()
-        enc.keyEncodingStrategy = .convertToSnakeCase
-        enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data = (try? enc.encode(s)) ?? Data("{}".utf8)
-        return TerminalText.escapingJSON(String(decoding: data, as: UTF8.self)) + "\n"
     }
 
     // MARK: - The shell
@@ -261,12 +232,12 @@ enum SessionRepair {
             var body = text
             if name == "summary.json" {
                 summary.files = Set(((try? fm.contentsOfDirectory(atPath: dir)) ?? []).filter { !$0.hasSuffix(".part") && !$0.hasSuffix(".repairing") } + ["summary.json", "transcript.vtt"]).sorted()
-                body = encode(summary)
+                body = summary.json()
             }
             try SessionFolder.writeFinished(dir + "/" + name, body, mode: folder.fileMode, temporarySuffix: ".repairing")
             unlink(dir + "/" + name + ".part")  // the crash's empty or partial copy, now replaced
-            console.out("\(dir)/\(name): rebuilt from events.jsonl (\(summary.repaired.eventLines) events" +
-                        (summary.repaired.eventLinesUnreadable > 0 ? ", \(summary.repaired.eventLinesUnreadable) cut-off line skipped" : "") + ")")
+            console.out("\(dir)/\(name): rebuilt from events.jsonl (\(rebuilt.summary.repaired?.eventLines ?? 0) events" +
+                        ((rebuilt.summary.repaired?.eventLinesUnreadable ?? 0) > 0 ? ", \(rebuilt.summary.repaired?.eventLinesUnreadable ?? 0) cut-off line skipped" : "") + ")")
         }
         if let path = SessionReport.writeLogged(folder: dir) { console.out("\(path): written") }
         return worst
