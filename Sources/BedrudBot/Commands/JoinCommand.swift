@@ -458,19 +458,11 @@ enum JoinCommand {
         let reason = await room.waitUntilFinished() ?? .left
         timer?.cancel()
         await printer.value
-        switch reason {
-        case .left:
-            // Stopped by a signal or --duration: a clean leave either way (docs/CLI.md).
-            return .success
-        case .roomEnded, .forbidden:
-            // Bedrud's refusal of a rejoin token says it all (who can start the room, who gets in).
-            throw CommandFailure(reason.exitCode, await room.lastConnectError ?? RoomEventFormatter.explain(reason))
-        default:
-            let state = await room.current
-            throw CommandFailure(reason.exitCode, RoomEventFormatter.finalLine(
-                reason, everConnected: state.everConnected, connectError: await room.lastConnectError, transportError: nil,
-                serverProblem: state.serverProblem))
-        }
+        if reason == .left { return .success }  // stopped by a signal or --duration: a clean leave (docs/CLI.md)
+        let state = await room.current
+        throw CommandFailure(reason.exitCode, RoomSession.finalLine(
+            reason, everConnected: state.everConnected, connectError: await room.lastConnectError, transportError: nil,
+            serverProblem: state.serverProblem))
     }
 
     static func stamp(_ d: Date) -> String {
