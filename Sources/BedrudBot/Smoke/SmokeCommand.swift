@@ -308,7 +308,8 @@ final class SmokeShell: @unchecked Sendable {
         for side in [l, p] {
             if let ended = side.ended {
                 let line = await side.session?.finalLine(ended) ?? RoomEventFormatter.explain(ended)
-                let text = "the \(side.name): \(line)"
+                // "could not join" either way: the line says so itself for a lost first join.
+                let text = line.hasPrefix("could not join") ? "the \(side.name) \(line)" : "the \(side.name) could not join: \(line)"
                 if ended == .notAllowed || ended == .roomNotFound {
                     // The media server refused the token Bedrud issued: the token stage's fault.
                     return .failed(.token, seconds: 0, why: "the media server refused the join token: \(text)")
