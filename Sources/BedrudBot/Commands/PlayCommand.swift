@@ -113,31 +113,6 @@ enum PlayCommand {
         }
     }
 
-    /// Waits for room events the command needs (set by the event task).
-    final class Watch: Sendable {
-        private let published = Mutex<[String: String]>([:])
-        private let ended = Mutex<RoomDisconnectReason?>(nil)
-        private let refusal = Mutex<String?>(nil)
-        let onEnd: @Sendable () -> Void
-        init(onEnd: @escaping @Sendable () -> Void) { self.onEnd = onEnd }
-        func note(_ e: RoomEvent) {
-            switch e {
-            case .localTrackPublished(let cid, let track): published.withLock { $0[cid] = track.sid }
-            case .disconnected(let r):
-                ended.withLock { $0 = r }
-                onEnd()
-            case .requestRefused(let r) where r.kind == .addTrack:
-                refusal.withLock { $0 = "\(r.reason)" + (r.message.isEmpty ? "" : " (\(TerminalText.sanitize(String(r.message.prefix(200)))))") }
-            default: break
-            }
-        }
-        func sid(_ cid: String) -> String? { published.withLock { $0[cid] } }
-        /// The published track (its sid and send mid) and whether it is muted.
-        let track = Mutex<(sid: String, mid: String, muted: Bool)?>(nil)
-        var endedReason: RoomDisconnectReason? { ended.withLock { $0 } }
-        var refused: String? { refusal.withLock { $0 } }
-    }
-
     static func run(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
         var duration = try JoinCommand.parseDuration(inv, "duration")
@@ -152,25 +127,22 @@ enum PlayCommand {
 
         let plan = try JoinPlan.make(ctx, target: inv.positionals[0])
         let join = try await plan.requestToken()
-        let transport = WebRTCTransport(router: nil, localAddresses: RoomRun.isLoopback(join.livekitHost) ? ["127.0.0.1"] : [],
-                                        connectTimeoutSeconds: timeout, publishData: true)
-        let room = RoomManager(livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string,
-                               transport: transport, tokenProvider: { try await plan.rejoinToken(onRecreated: {}) })
+        let session = RoomSession(plan: plan, join: join, timeout: timeout, publishData: true)
         let ring = PacketRing(capacity: 512)
         let producer = PlayProducer(source: source, ring: ring, limitSamples: limit)
         let interrupted = Atomic<Bool>(false)
-        let watch = Watch(onEnd: { producer.stop(); transport.cancelDataChannelWaits() })
+        let track = PublishedTrack()
         let events = Task {
-            for await e in room.events {
-                watch.note(e)
+            for await e in session.events {
+                if case .disconnected = e { producer.stop() }
                 // A moderator's mute (LiveKit's `mute` response): stop sending until unmuted.
                 if case .localTrackMutedByServer(let sid, let muted) = e,
-                   let mid = watch.track.withLock({ t -> String? in
+                   let mid = track.value.withLock({ t -> String? in
                        guard let t0 = t, t0.sid == sid else { return nil }
                        t = (t0.sid, t0.mid, muted)
                        return t0.mid
                    }) {
-                    await transport.setAudioMuted(mid: mid, muted: muted)
+                    await session.transport.setAudioMuted(mid: mid, muted: muted)
                     inv.console.note(muted ? "Muted by the server." : "Unmuted by the server.")
                 }
             }
@@ -179,63 +151,48 @@ enum PlayCommand {
         let signals = SignalWatcher { _ in
             interrupted.store(true, ordering: .relaxed)
             producer.stop()
-            transport.cancelDataChannelWaits()
+            session.stopWaiting()
         }
         defer { signals.cancel() }
-        await room.connect(token: join.token)
-
-        /// Leaves and says why the run ended badly (nil: a clean leave).
-        func finish() async -> CommandFailure? {
-            let ended = await room.leave()
-            await transport.shutdown()
-            if ended != .left { return CommandFailure(ended.exitCode, RoomEventFormatter.explain(ended) + (await room.lastConnectError.map { ": \($0)" } ?? "")) }
-            return nil
-        }
+        await session.connect()
         func stopped() -> Bool { interrupted.load(ordering: .relaxed) }
 
-        guard await transport.waitForDataChannel("_reliable", timeoutSeconds: timeout) else {
-            if let f = await finish() { throw f }
+        guard await session.waitForDataChannel(timeout: timeout) else {
+            if let f = await session.leave() { throw f }
             if stopped() { return .success }
             throw CommandFailure(.network, "the publisher connection did not come up within \(ConfigValues.formatDuration(timeout))"
-                                 + (transport.lastError.map { ": \($0)" } ?? "") + "; check that UDP to the media server is allowed")
+                                 + (session.transport.lastError.map { ": \($0)" } ?? "") + "; check that UDP to the media server is allowed")
         }
-        let cid = "TR_" + UUID().uuidString.lowercased()
-        await room.send(LiveKit.SignalRequest(.addTrack(.microphone(cid: cid, name: trackName, stereo: source.isStereo, dtx: true))))
-        let deadline = Date().addingTimeInterval(min(timeout, 10))
-        while watch.sid(cid) == nil {
-            if let why = watch.refused {
-                _ = await finish()
-                throw CommandFailure(.forbidden, "the server refused to publish the track: \(why); the account or guest needs publish permission in this room")
-            }
-            if stopped() { _ = await finish(); return .success }
-            if watch.endedReason != nil || Date() > deadline {
-                if let f = await finish() { throw f }
-                throw CommandFailure(.forbidden, "the server did not publish the track (no track_published)")
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        let mid: String, start: UInt64
+        let published: RoomSession.PublishedAudio
         do {
-            (mid, start) = try await transport.publishAudio(cid: cid, stereo: source.isStereo, dtx: true, ring: ring, timeoutSeconds: timeout)
+            published = try await session.publishAudio(name: trackName, stereo: source.isStereo, dtx: true, ring: ring, timeout: timeout)
         } catch {
-            if let f = await finish() { throw f }
+            if let f = await session.leave() { throw f }
             if stopped() { return .success }
-            throw CommandFailure(.network, "publishing the track failed: \(error)")
+            switch error {
+            case .refused(let why):
+                throw CommandFailure(.forbidden, "the server refused to publish the track: \(why); the account or guest needs publish permission in this room")
+            case .notPublished:
+                throw CommandFailure(.forbidden, "the server did not publish the track (no track_published)")
+            case .transport(let why):
+                throw CommandFailure(.network, "publishing the track failed: \(why)")
+            }
         }
-        watch.track.withLock { $0 = (watch.sid(cid) ?? "", mid, false) }
+        let mid = published.mid, start = published.startNanos
+        track.value.withLock { $0 = (published.sid, mid, false) }
         // SIGUSR1 mutes or unmutes: the media stops (the timeline keeps running) and the
         // server is told with the `mute` request, so others see the track muted.
         signal(SIGUSR1, SIG_IGN)
         let toggle = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
         toggle.setEventHandler {
-            guard let t = watch.track.withLock({ t -> (sid: String, mid: String, muted: Bool)? in
+            guard let t = track.value.withLock({ t -> (sid: String, mid: String, muted: Bool)? in
                 guard let t0 = t else { return nil }
                 t = (t0.sid, t0.mid, !t0.muted)
                 return t
             }) else { return }
             Task {
-                await transport.setAudioMuted(mid: t.mid, muted: t.muted)
-                await room.send(LiveKit.SignalRequest.mute(trackSid: t.sid, muted: t.muted))
+                await session.transport.setAudioMuted(mid: t.mid, muted: t.muted)
+                await session.room.send(LiveKit.SignalRequest.mute(trackSid: t.sid, muted: t.muted))
                 inv.console.note(t.muted ? "Muted (SIGUSR1 again unmutes)." : "Unmuted.")
             }
         }
@@ -253,12 +210,12 @@ enum PlayCommand {
         await producer.run(startNanos: start)
         progress?.cancel()
         if progress != nil { inv.console.errRaw("\r\u{1B}[2K") }
-        if !stopped() && watch.endedReason == nil {
+        if !stopped() && session.ended == nil {
             let drain = Date().addingTimeInterval(5)
-            while await !transport.isAudioDrained(mid: mid), Date() < drain { try await Task.sleep(for: .milliseconds(20)) }
+            while await !session.transport.isAudioDrained(mid: mid), Date() < drain { try await Task.sleep(for: .milliseconds(20)) }
         }
-        let sent = await transport.publisherStats()?.transport.rtpPacketsSent ?? 0
-        if let f = await finish() { throw f }
+        let sent = await (session.transport as? WebRTCTransport)?.publisherStats()?.transport.rtpPacketsSent ?? 0
+        if let f = await session.leave() { throw f }
         inv.console.note("Played \(Self.clock(producer.playedSamples(leadIn: source.leadIn))) of \(TerminalText.sanitize(trackName)) in '\(join.room.name)' (\(sent) packets)"
                          + (stopped() ? ", stopped by a signal." : "."))
         return .success
@@ -269,6 +226,12 @@ enum PlayCommand {
         let s = max(0, samples) / 48_000
         return s >= 3600 ? String(cFormat: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) : String(cFormat: "%d:%02d", s / 60, s % 60)
     }
+}
+
+/// The track `play` published (its sid and send mid) and whether it is muted: read and
+/// changed by the event task (a moderator's mute) and by SIGUSR1.
+final class PublishedTrack: Sendable {
+    let value = Mutex<(sid: String, mid: String, muted: Bool)?>(nil)
 }
 
 /// Speech from espeak-ng, as WAV bytes.

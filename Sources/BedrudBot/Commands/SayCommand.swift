@@ -152,29 +152,15 @@ enum SayCommand {
         let plan = try JoinPlan.make(ctx, target: inv.positionals[0])
         let join = try await plan.requestToken()
         let claims = JWTClaims(token: join.token)
-        let transport = WebRTCTransport(
-            router: nil, localAddresses: RoomRun.isLoopback(join.livekitHost) ? ["127.0.0.1"] : [], connectTimeoutSeconds: timeout,
-            publishData: true)
-        let room = RoomManager(livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string,
-                               transport: transport, tokenProvider: { try await plan.rejoinToken(onRecreated: {}) })
-        let local = LocalIdentity()
-        let watch = Task {
-            for await event in room.events {
-                if case .roomJoined(_, let me) = event { local.set(identity: me.identity, name: me.name) }
-                if case .disconnected = event { transport.cancelDataChannelWaits() }
-            }
-        }
-        defer { watch.cancel() }
-        await room.connect(token: join.token)
-        let opened = await transport.waitForDataChannel("_reliable", timeoutSeconds: timeout)
-        guard opened else {
-            let ended = await room.leave()
-            await transport.shutdown()
-            if ended != .left { throw CommandFailure(ended.exitCode, RoomEventFormatter.explain(ended) + (await room.lastConnectError.map { ": \($0)" } ?? "")) }
+        let session = RoomSession(plan: plan, join: join, timeout: timeout, publishData: true)
+        await session.connect()
+        guard await session.waitForDataChannel(timeout: timeout) else {
+            if let f = await session.leave() { throw f }
             throw CommandFailure(.network, "the data channel to the server did not open within \(ConfigValues.formatDuration(timeout))"
-                                 + (transport.lastError.map { ": \($0)" } ?? "") + "; check that UDP to the media server is allowed")
+                                 + (session.transport.lastError.map { ": \($0)" } ?? "") + "; check that UDP to the media server is allowed")
         }
-        let who = local.value ?? (claims?.subject ?? "", claims?.name ?? "")
+        let local = session.joined
+        let who = local ?? (claims?.subject ?? "", claims?.name ?? "")
         let payloads: [[UInt8]]
         if let reaction, let target {
             payloads = [BedrudReaction(messageId: target, emoji: reaction, voterIdentity: who.identity).payload]
@@ -185,21 +171,19 @@ enum SayCommand {
             do {
                 payloads = try ChatChunker.packets(for: chat)
             } catch {
-                _ = await room.leave()
-                await transport.shutdown()
+                _ = await session.leave()
                 throw CommandFailure(.usage, "the message cannot be split into data packets (the sender name is too long)")
             }
         }
         var sent = true
         for (i, payload) in payloads.enumerated() where sent {
-            sent = await transport.sendData(packet(payload, from: who.identity, sequence: UInt32(i + 1)).protobufBytes(), reliable: true)
+            sent = await session.sendData(packet(payload, from: who.identity, sequence: UInt32(i + 1)).protobufBytes(), reliable: true)
         }
-        let acknowledged = sent ? await transport.waitUntilDataSent(timeoutSeconds: min(timeout, 10)) : false
-        let ended = await room.leave()
-        await transport.shutdown()
+        let acknowledged = sent ? await session.transport.waitUntilDataSent(timeoutSeconds: min(timeout, 10)) : false
+        let ended = await session.leave()
         guard sent else { throw CommandFailure(.network, "the message could not be sent on the data channel (too large, or the channel closed)") }
         guard acknowledged else { throw CommandFailure(.network, "the server did not acknowledge the message in time; it may not have arrived") }
-        guard ended == .left else { throw CommandFailure(ended.exitCode, RoomEventFormatter.explain(ended)) }
+        if let ended { throw ended }
         if let reaction {
             inv.console.err(TerminalText.sanitize("Reacted \(reaction) in '\(join.room.name)' as \(who.identity)."))
         } else {
@@ -210,11 +194,3 @@ enum SayCommand {
     }
 }
 
-/// Our identity and name from the `join` (set by the event task, read after).
-private final class LocalIdentity: Sendable {
-    private let v = Mutex<(identity: String, name: String)?>(nil)
-    func set(identity: String, name: String) { v.withLock { $0 = (identity, name) } }
-    var value: (identity: String, name: String)? { v.withLock { $0 } }
-}
-
-import Synchronization

@@ -6,7 +6,8 @@ import Synchronization
 
 /// Connects the WebRTC layer to the media pipeline: every subscribed audio track gets a
 /// ``PacketRing`` (attached before the answer, so no first packet is lost) that the
-/// pipeline drains on its media thread. Names come from the room model.
+/// pipeline drains on its media thread. Whose a track is and whether it is recorded is
+/// ``RoomMediaBridge/route(_:participants:filter:)``'s decision, from the room model.
 final class MediaRouter: TrackRouter, @unchecked Sendable {
     // @unchecked: `room` is set once before the session connects; `tracks` is behind a mutex.
     private let pipeline: MediaPipeline
@@ -36,16 +37,15 @@ final class MediaRouter: TrackRouter, @unchecked Sendable {
         let state = await room?.current
         var rings: [UInt32: PacketRing] = [:]
         for t in added where t.kind == "audio" {
-            let sid = t.trackSID ?? "ssrc-\(t.ssrc)"
-            let participant = state?.participants.first { p in p.sid == t.participantSID || p.tracks.contains { $0.sid == sid } }
-            let identity = participant?.identity ?? t.participantSID ?? "ssrc-\(t.ssrc)"
+            let (spec, recorded) = RoomMediaBridge.route(t, participants: state?.participants ?? [], filter: filter)
+            let sid = spec.trackSid, identity = spec.participantIdentity
             known.withLock { $0[sid] = identity }
-            guard filter.records(identity: identity, name: participant?.name ?? "") else {
+            guard recorded else {
                 logger.info("not recording \(sid) of \(identity): left out by --include/--exclude")
                 continue
             }
             let ring = PacketRing(capacity: ringSlots, maxPayload: 1500)
-            pipeline.send(.addTrack(MediaTrackSpec(trackSid: sid, participantIdentity: identity, participantName: participant?.name ?? ""), ring))
+            pipeline.send(.addTrack(spec, ring))
             tracks.withLock { $0[sid] = identity }
             rings[t.ssrc] = ring
             logger.debug("receiving \(sid) of \(identity) on SSRC \(t.ssrc)")

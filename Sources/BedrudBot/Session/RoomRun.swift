@@ -81,8 +81,8 @@ final class RoomRun: Sendable {
 
     struct Book: Sendable {
         var lifecycle: SessionLifecycle
-        var everyone: [String: String] = [:]  // identity → name, ever seen
-        var present: [String: String] = [:]  // identity → name, people in the room now (bots not counted)
+        /// Who is in the room and their names: the one place that knows.
+        var bridge: RoomMediaBridge
         var media = SessionSummary.MediaLog()
         var chatCount = 0
         var reconnects = 0
@@ -111,12 +111,7 @@ final class RoomRun: Sendable {
         rules.diskCheckInterval = options.diskCheckInterval
         rules.split = options.split
         rules.splitBytes = options.splitBytes
-        book = Mutex(Book(lifecycle: SessionLifecycle(rules: rules, recording: options.record)))
-    }
-
-    static func isLoopback(_ livekitHost: String) -> Bool {
-        guard let url = try? SignalURL.base(livekitHost: livekitHost) else { return false }
-        return url.host == "127.0.0.1" || url.host == "localhost" || url.host == "::1"
+        book = Mutex(Book(lifecycle: SessionLifecycle(rules: rules, recording: options.record), bridge: RoomMediaBridge(bots: options.bots)))
     }
 
     // MARK: - The lifecycle shell
@@ -205,16 +200,14 @@ final class RoomRun: Sendable {
         let transcript = try TranscriptWriter.make(directory: directory, json: options.json ? console : nil, startUnixNanos: startUnixNanos,
                                                    startMonotonicNanos: pipeline.startNanos, mode: options.fileMode)
         let router = MediaRouter(pipeline: pipeline, filter: options.filter, logRoom: console.label)
-        let transport = WebRTCTransport(router: router, localAddresses: Self.isLoopback(join.livekitHost) ? ["127.0.0.1"] : [],
-                                        logRoom: console.label)
+        let transport = RoomSession.makeTransport(livekitHost: join.livekitHost, publishData: false, router: router, logRoom: console.label)
         let plan = self.plan
         var roomOptions = RoomManagerOptions()
         roomOptions.state.maxOutageMs = Int64(options.maxOutage * 1000)
         roomOptions.logRoom = console.label
         let restarted: @Sendable () -> Void = { [weak self] in self?.meetingRestarted() }
-        let room = RoomManager(livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string,
-                               options: roomOptions, transport: transport,
-                               tokenProvider: { try await plan.rejoinToken(onRecreated: restarted) })
+        let session = RoomSession(plan: plan, join: join, transport: transport, options: roomOptions, onRecreated: restarted)
+        let room = session.room
         router.room = room
 
         let claims = JWTClaims(token: join.token)
@@ -244,7 +237,7 @@ final class RoomRun: Sendable {
         let stoppedEarly = book.withLock { $0.lifecycle.isStopping }
 
         // A run stopped before joining never connects, so its room never has events.
-        let roomEvents = stoppedEarly ? nil : Task { await self.consumeRoomEvents(room: room, pipeline: pipeline, transcript: transcript) }
+        let roomEvents = stoppedEarly ? nil : Task { await self.consumeRoomEvents(session, pipeline: pipeline, transcript: transcript) }
         let mediaEvents = Task { await self.consumeMediaEvents(pipeline: pipeline, transcript: transcript) }
         let sizedFolder = options.splitBytes > 0 ? folder : nil  // --split-size samples it
         let ticker = Task {
@@ -264,7 +257,7 @@ final class RoomRun: Sendable {
         if stoppedEarly {
             reason = .left
         } else {
-            await room.connect(token: join.token)
+            await session.connect()
             reason = await room.waitUntilFinished() ?? .left
         }
         feed(.roomEnded(reason))
@@ -282,7 +275,8 @@ final class RoomRun: Sendable {
         await transport.shutdown()
         let ending = book.withLock { $0.lifecycle.ending } ?? SessionLifecycle.ending(reason, stop: nil)
         var code = ending.exitCode
-        var message = await detail(ending, reason: reason, room: room, transport: transport)
+        // The lifecycle's words where it stopped the run; the room's where the room ended it.
+        var message = await session.finalLine(reason, otherwise: reason == .notAllowed || ending.reason != .left ? ending.detail : "left the room")
         // A full disk: the line also says whether every file could be finished.
         if let full = disk.finalMessage(pipeline: pipeline) { message = full }
         ended.withLock { ($0.reason, $0.detail) = (ending.reason, message) }
@@ -362,50 +356,31 @@ final class RoomRun: Sendable {
 
     // MARK: - Events
 
-    private func consumeRoomEvents(room: RoomManager, pipeline: MediaPipeline, transcript: TranscriptWriter?) async {
+    private func consumeRoomEvents(_ session: RoomSession, pipeline: MediaPipeline, transcript: TranscriptWriter?) async {
         var formatter = RoomEventFormatter()
-        for await event in room.events {
+        for await event in session.events {
             if let line = formatter.text(event), !options.json { console.event(JoinCommand.stamp(Date()) + " " + line) }
-            if case .roomJoined = event { await room.send(BotRecognition.markerRequest) }
+            if case .roomJoined = event { await session.room.send(BotRecognition.markerRequest) }
             handle(event, pipeline: pipeline)
             if let transcript { TranscriptEvents.write(event, to: transcript, formatter: formatter) }
         }
     }
 
+    /// Feeds one room event to the media bridge (who is present, what the pipeline is told)
+    /// and the lifecycle (who keeps the bot company), and counts what the summary reports.
     private func handle(_ event: RoomEvent, pipeline: MediaPipeline) {
+        let controls = book.withLock { $0.bridge.handle(event) }
+        for control in controls { pipeline.send(control) }
         switch event {
         case .participantJoined(let p), .participantRejoined(let p, _):
-            let isBot = options.bots.isBot(p)
-            book.withLock { b in
-                b.everyone[p.identity] = p.name
-                if !isBot { b.present[p.identity] = p.name }
-            }
-            feed(.participantJoined(identity: p.identity, isBot: isBot))
+            feed(.participantJoined(identity: p.identity, isBot: options.bots.isBot(p)))
         case .participantUpdated(let p, _):
-            let isBot = options.bots.isBot(p)
-            book.withLock { b in
-                b.everyone[p.identity] = p.name
-                // Another bot marks itself just after joining: from now on it is not company.
-                if isBot { b.present[p.identity] = nil } else if b.present[p.identity] != nil { b.present[p.identity] = p.name }
-            }
-            feed(.participantUpdated(identity: p.identity, isBot: isBot))
+            feed(.participantUpdated(identity: p.identity, isBot: options.bots.isBot(p)))
         case .participantLeft(let p, _):
-            pipeline.send(.participantLeft(identity: p.identity))
-            book.withLock { _ = $0.present.removeValue(forKey: p.identity) }
             feed(.participantLeft(identity: p.identity))
-        case .trackMuted(let t, let who) where t.kind == .audio:
-            pipeline.send(.setMuted(identity: who, muted: true))
-        case .trackUnmuted(let t, let who) where t.kind == .audio:
-            pipeline.send(.setMuted(identity: who, muted: false))
         case .reconnecting:
-            let present = book.withLock { b in
-                b.reconnects += 1
-                return Array(b.present.keys)
-            }
-            for identity in present { pipeline.send(.participantReconnecting(identity: identity)) }
+            book.withLock { $0.reconnects += 1 }
         case .reconnected:
-            // Whoever is still listed after a resume or rejoin is here again (the absent left first).
-            for identity in book.withLock({ Array($0.present.keys) }) { pipeline.send(.participantPresent(identity: identity)) }
             let restarted = book.withLock { b in
                 defer { b.restartPending = false }
                 return b.restartPending
@@ -415,12 +390,6 @@ final class RoomRun: Sendable {
             book.withLock { $0.chatCount += 1 }
         case .systemMessage(let m, _) where m.event.endsRoom:
             feed(.roomEndNotice(event: m.event.name, message: m.message))
-        case .presenceReceived(.profileChanged(let identity, let name, _), let sender) where identity == sender:
-            // The new name in later lines and the transcript; the recording keeps its file name.
-            book.withLock { b in
-                b.everyone[identity] = name
-                if b.present[identity] != nil { b.present[identity] = name }
-            }
         default:
             break
         }
@@ -430,28 +399,9 @@ final class RoomRun: Sendable {
         for await event in pipeline.events {
             book.withLock { $0.media.handle(event) }
             guard let transcript else { continue }
-            let name = { (identity: String) in self.book.withLock { $0.everyone[identity] ?? "" } }
+            let name = { (identity: String) in self.book.withLock { $0.bridge.name(of: identity) } }
             TranscriptEvents.write(event, to: transcript, name: name)
             if case .warning(let text) = event { logger.warning(text) }
-        }
-    }
-
-    var presentNames: [String] { book.withLock { $0.present.values.sorted() } }
-
-    /// The one line that says how the run ended, with what the room knows of a failure.
-    private func detail(_ ending: SessionLifecycle.Ending, reason: RoomDisconnectReason, room: RoomManager, transport: WebRTCTransport) async -> String {
-        switch reason {
-        case .notAllowed:
-            return ending.detail + (await room.lastConnectError.map { ": \($0)" } ?? "")
-        case .roomEnded, .forbidden:
-            // The refusal's own line says it all (who can start the room, who gets in).
-            return await room.lastConnectError ?? ending.detail
-        case .network, .protocolError:
-            let state = await room.current
-            return RoomEventFormatter.finalLine(reason, everConnected: state.everConnected, connectError: await room.lastConnectError,
-                                                transportError: transport.lastError, serverProblem: state.serverProblem)
-        default:
-            return ending.reason == .left ? "left the room" : ending.detail
         }
     }
 
@@ -474,7 +424,7 @@ final class RoomRun: Sendable {
         let b = book.withLock { $0 }
         return SessionSummary(SessionSummary.Facts(
             room: join.room.name, server: plan.instance.server, startUnixNanos: startUnixNanos, durationMs: durationMs,
-            endReason: ending.reason, exitCode: Int(code.rawValue), message: message, names: b.everyone, media: media, log: b.media,
+            endReason: ending.reason, exitCode: Int(code.rawValue), message: message, names: b.bridge.names, media: media, log: b.media,
             madePaths: sinks.madePaths, folderFiles: (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [],
             reconnects: b.reconnects, chatMessages: b.chatCount, chat: chat,
             network: rtc.map { SessionSummary.Network($0, identities: router.identitiesBySid, flappingReconnects: flappingReconnects) }))

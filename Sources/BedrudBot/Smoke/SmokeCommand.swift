@@ -95,14 +95,13 @@ enum SmokeCommand {
     }
 }
 
-/// One side of the smoke test: its login, room and transport.
+/// One side of the smoke test: its login, and its room session once connecting.
 final class SmokeSide: Sendable {
     let name: String
     let plan: JoinPlan
     let transport: WebRTCTransport
-    let watch = SmokeWatch()
-    private let roomBox = Mutex<RoomManager?>(nil)
-    var room: RoomManager? { roomBox.withLock { $0 } }
+    private let sessionBox = Mutex<RoomSession?>(nil)
+    var session: RoomSession? { sessionBox.withLock { $0 } }
 
     init(name: String, plan: JoinPlan, transport: WebRTCTransport) {
         self.name = name
@@ -111,51 +110,15 @@ final class SmokeSide: Sendable {
     }
 
     func connect(_ join: JoinRoomResponse) async {
-        let plan = self.plan
-        let room = RoomManager(livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string,
-                               transport: transport, tokenProvider: { try await plan.rejoinToken(onRecreated: {}) })
-        roomBox.withLock { $0 = room }
-        let watch = self.watch
-        Task { for await e in room.events { watch.note(e) } }
-        await room.connect(token: join.token)
+        let session = RoomSession(plan: plan, join: join, transport: transport)
+        sessionBox.withLock { $0 = session }
+        await session.connect()
     }
 
-    func leave() async -> RoomDisconnectReason? {
-        guard let room else { return nil }
-        let r = await room.leave()
-        await transport.shutdown()
-        return r
-    }
-}
+    /// Why the side's room ended, if it has.
+    var ended: RoomDisconnectReason? { session?.ended }
 
-/// Room events one side waits for.
-final class SmokeWatch: Sendable {
-    private struct S {
-        var joined: (identity: String, name: String)?
-        var ended: RoomDisconnectReason?
-        var published: [String: String] = [:]
-        var refused: String?
-        var chats: [String] = []
-    }
-    private let s = Mutex(S())
-    func note(_ e: RoomEvent) {
-        s.withLock { s in
-            switch e {
-            case .roomJoined(_, let me): s.joined = (me.identity, me.name)
-            case .disconnected(let r): s.ended = r
-            case .localTrackPublished(let cid, let track): s.published[cid] = track.sid
-            case .requestRefused(let r) where r.kind == .addTrack:
-                s.refused = "\(r.reason)" + (r.message.isEmpty ? "" : " (\(String(r.message.prefix(200))))")
-            case .chatReceived(let m): if s.chats.count < 16 { s.chats.append(m.text) }
-            default: break
-            }
-        }
-    }
-    var joined: (identity: String, name: String)? { s.withLock { $0.joined } }
-    var ended: RoomDisconnectReason? { s.withLock { $0.ended } }
-    func sid(_ cid: String) -> String? { s.withLock { $0.published[cid] } }
-    var refused: String? { s.withLock { $0.refused } }
-    var chats: [String] { s.withLock { $0.chats } }
+    func leave() async -> RoomDisconnectReason? { await session?.end() }
 }
 
 /// The listener's router: the first audio track it is offered goes into one ring, read
@@ -324,7 +287,7 @@ final class SmokeShell: @unchecked Sendable {
 
     func transport(router: (any TrackRouter)?, publish: Bool) -> WebRTCTransport {
         let host = joins.first?.livekitHost ?? plan.instance.server
-        return WebRTCTransport(router: router, localAddresses: RoomRun.isLoopback(host) ? ["127.0.0.1"] : [], connectTimeoutSeconds: timeout, publishData: publish, relayOnly: turnOnly)
+        return RoomSession.makeTransport(livekitHost: host, timeout: timeout, publishData: publish, router: router, relayOnly: turnOnly)
     }
 
     func signalling(pass: (String) -> SmokeEvent, fail: (String) -> SmokeEvent) async -> SmokeEvent {
@@ -337,27 +300,29 @@ final class SmokeShell: @unchecked Sendable {
         if turnOnly { ctx.console.note("--turn-only: relay candidates only") }
         await l.connect(joins[1])
         await p.connect(joins[0])
-        let deadline = Date().addingTimeInterval(timeout)
-        while l.watch.joined == nil || p.watch.joined == nil {
-            for side in [l, p] {
-                if let ended = side.watch.ended {
-                    let detail = await side.room?.lastConnectError.map { TerminalText.sanitize($0) } ?? ""
-                    let text = "the \(side.name) could not join: \(RoomEventFormatter.explain(ended))" + (detail.isEmpty ? "" : ": \(detail)")
-                    if ended == .notAllowed || ended == .roomNotFound {
-                        // The media server refused the token Bedrud issued: the token stage's fault.
-                        return .failed(.token, seconds: 0, why: "the media server refused the join token: \(text)")
-                    }
-                    return fail(text)
+        let deadline = MonotonicClock.nanos() + UInt64(timeout * 1e9)
+        for side in [l, p] {
+            let left = Double(deadline &- min(deadline, MonotonicClock.nanos())) / 1e9
+            _ = await side.session?.waitUntilJoined(timeout: left)
+        }
+        for side in [l, p] {
+            if let ended = side.ended {
+                let line = await side.session?.finalLine(ended) ?? RoomEventFormatter.explain(ended)
+                // "could not join" either way: the line says so itself for a lost first join.
+                let text = line.hasPrefix("could not join") ? "the \(side.name) \(line)" : "the \(side.name) could not join: \(line)"
+                if ended == .notAllowed || ended == .roomNotFound {
+                    // The media server refused the token Bedrud issued: the token stage's fault.
+                    return .failed(.token, seconds: 0, why: "the media server refused the join token: \(text)")
                 }
+                return fail(text)
             }
-            if Date() > deadline {
-                var why = ""
-                for side in [l, p] where side.watch.joined == nil {
-                    if let e = await side.room?.lastConnectError { why += "; the \(side.name): \(TerminalText.sanitize(e))" }
-                }
-                return fail("no join response on both sides within \(Int(timeout)) s" + why)
+        }
+        if l.session?.joined == nil || p.session?.joined == nil {
+            var why = ""
+            for side in [l, p] where side.session?.joined == nil {
+                if let e = await side.session?.room.lastConnectError { why += "; the \(side.name): \(TerminalText.sanitize(e))" }
             }
-            try? await Task.sleep(for: .milliseconds(20))
+            return fail("no join response on both sides within \(Int(timeout)) s" + why)
         }
         receiver.start()
         return pass("both joined")
@@ -370,7 +335,7 @@ final class SmokeShell: @unchecked Sendable {
         func link(_ side: SmokeSide, _ stats: PeerConnectionStats?) -> SmokeLink {
             SmokeLink(name: side.name, pair: stats?.selectedPair, state: stats?.state, srtpProfile: stats?.srtpProfile.map { "\($0)" },
                       lastError: side.transport.lastError.map { TerminalText.sanitize($0) },
-                      ended: side.watch.ended.map { RoomEventFormatter.explain($0) })
+                      ended: side.ended.map { RoomEventFormatter.explain($0) })
         }
         while true {
             let sides = [link(l, await l.transport.stats()), link(p, await p.transport.publisherStats())]
@@ -389,17 +354,9 @@ final class SmokeShell: @unchecked Sendable {
 
     func publish(pass: (String) -> SmokeEvent, fail: (String) -> SmokeEvent) async throws -> SmokeEvent {
         let p = publisher!
-        guard let room = p.room else { return fail("no room") }
-        guard await p.transport.waitForDataChannel("_reliable", timeoutSeconds: timeout) else {
+        guard let session = p.session else { return fail("no room") }
+        guard await session.waitForDataChannel(timeout: timeout) else {
             return fail("the publisher's data channel did not open" + (p.transport.lastError.map { ": \(TerminalText.sanitize($0))" } ?? ""))
-        }
-        let cid = "TR_" + UUID().uuidString.lowercased()
-        await room.send(LiveKit.SignalRequest(.addTrack(.microphone(cid: cid, name: "smoke signal", stereo: false, dtx: false))))
-        let deadline = Date().addingTimeInterval(timeout)
-        while p.watch.sid(cid) == nil {
-            if let why = p.watch.refused { return fail("the server refused to publish the track: \(TerminalText.sanitize(why))") }
-            if p.watch.ended != nil || Date() > deadline { return fail("the server did not publish the track (no track_published)") }
-            try await Task.sleep(for: .milliseconds(20))
         }
         // The same paced producer `play` uses, fed the test signal encoded in 20 ms frames.
         let pcm = signal.pcm()
@@ -409,7 +366,16 @@ final class SmokeShell: @unchecked Sendable {
         }
         let packets = (pcm.count + 959) / 960
         let ring = PacketRing(capacity: 64)
-        let (_, start) = try await p.transport.publishAudio(cid: cid, stereo: false, dtx: false, ring: ring, timeoutSeconds: timeout)
+        let start: UInt64
+        do {
+            start = try await session.publishAudio(name: "smoke signal", stereo: false, dtx: false, ring: ring, timeout: timeout).startNanos
+        } catch {
+            switch error {
+            case .refused(let why): return fail("the server refused to publish the track: \(why)")
+            case .notPublished: return fail("the server did not publish the track (no track_published)")
+            case .transport(let why): return fail(TerminalText.sanitize(why))
+            }
+        }
         signalStart = start
         producer = Task { await PlayProducer(source: source, ring: ring, limitSamples: nil).run(startNanos: start) }
         return pass("\(packets) packets, \(signal.bursts) bursts")
@@ -452,20 +418,16 @@ final class SmokeShell: @unchecked Sendable {
 
     func chat(since t0: UInt64) async -> SmokeEvent {
         let p = publisher!, l = listener!
-        let who = p.watch.joined ?? ("", "")
+        let who = p.session?.joined ?? ("", "")
         let text = "bedrud-bot smoke \(UUID().uuidString.lowercased()) ✓ äöü"
         chatSent = text
         let chat = BedrudChatPayload(id: UUID().uuidString.lowercased(), timestampMs: Int64(Date().timeIntervalSince1970 * 1000),
                                      senderName: who.name.isEmpty ? who.identity : who.name, senderIdentity: who.identity, message: text, attachments: [])
-        guard await p.transport.sendData(SayCommand.packet(chat, sequence: 1).protobufBytes(), reliable: true) else {
+        guard await p.session?.sendData(SayCommand.packet(chat, sequence: 1).protobufBytes()) == true else {
             return .chat(sent: text, received: nil, seconds: Self.elapsed(t0))
         }
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let got = l.watch.chats.first { return .chat(sent: text, received: got, seconds: Self.elapsed(t0)) }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return .chat(sent: text, received: nil, seconds: Self.elapsed(t0))
+        let got = await l.session?.waitForChat(timeout: timeout)
+        return .chat(sent: text, received: got, seconds: Self.elapsed(t0))
     }
 
     func leave(pass: (String) -> SmokeEvent, fail: (String) -> SmokeEvent) async -> SmokeEvent {

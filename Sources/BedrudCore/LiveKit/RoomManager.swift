@@ -66,6 +66,16 @@ public actor RoomManager {
     private var finishWaiters: [UUID: CheckedContinuation<RoomDisconnectReason?, Never>] = [:]
     /// Room events dropped because the consumer was too slow.
     public private(set) var droppedEvents = 0
+    /// Requests dropped because the socket's writer fell ``queueLimit`` behind (the state
+    /// machine holds requests while reconnecting; this is the queue to an open socket).
+    public private(set) var droppedRequests = 0
+    /// Calls on the transport dropped because its worker fell ``queueLimit`` behind.
+    public private(set) var droppedTransportCommands = 0
+    /// The bound of the outbox and of the transport's command queue: far above what a
+    /// healthy session queues (a few per negotiation), low enough to bound a stuck one.
+    static let queueLimit = 1024
+    /// Drains the current transport generation's events into the state machine.
+    private var transportEventTask: Task<Void, Never>?
 
     /// - Parameters:
     ///   - livekitHost: Bedrud's `livekitHost` from the join answer.
@@ -151,7 +161,14 @@ public actor RoomManager {
         case .openSignal(let request): openSignal(request)
         case .closeSignal: closeSignal()
         case .send(let request):
-            if let outbox { outbox.yield(request.protobufBytes()) } else { logger.debug("dropped a request with no open socket") }
+            if let outbox {
+                if case .dropped = outbox.yield(request.protobufBytes()) {
+                    droppedRequests += 1
+                    logger.warning("dropped a request: the signalling writer is \(Self.queueLimit) requests behind (\(droppedRequests) so far)")
+                }
+            } else {
+                logger.debug("dropped a request with no open socket")
+            }
         case .fetchJoinToken: fetchJoinToken()
         case .startTimer(let kind, let deadline, let jitter): startTimer(kind, deadline: deadline, jitterMs: jitter)
         case .cancelTimer(let kind):
@@ -207,7 +224,7 @@ public actor RoomManager {
         closeSignal()
         socketGeneration += 1
         let generation = socketGeneration
-        let (outStream, outContinuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .unbounded)
+        let (outStream, outContinuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingOldest(Self.queueLimit))
         outbox = outContinuation
         let client = signal
         let task = Task { [weak self] in
@@ -377,7 +394,7 @@ public actor RoomManager {
 
     private func startTransportWorker() {
         guard transportWorker == nil else { return }
-        let (stream, continuation) = AsyncStream<@Sendable () async -> Void>.makeStream(bufferingPolicy: .unbounded)
+        let (stream, continuation) = AsyncStream<@Sendable () async -> Void>.makeStream(bufferingPolicy: .bufferingOldest(Self.queueLimit))
         transportCommands = continuation
         transportWorker = Task {
             for await command in stream { await command() }
@@ -388,7 +405,10 @@ public actor RoomManager {
     private func enqueueTransport(_ body: @escaping @Sendable (any RoomTransport, Int) async -> Void) {
         guard let transport else { return }
         let g = transportGeneration
-        transportCommands?.yield { await body(transport, g) }
+        if case .dropped = transportCommands?.yield({ await body(transport, g) }) {
+            droppedTransportCommands += 1
+            logger.warning("dropped a WebRTC call: the transport is \(Self.queueLimit) calls behind (\(droppedTransportCommands) so far)")
+        }
     }
 
     private func createTransports(_ configuration: TransportConfiguration) {
@@ -400,7 +420,7 @@ public actor RoomManager {
         let (stream, sink) = AsyncStream<TransportEvent>.makeStream(bufferingPolicy: .bufferingNewest(4096))
         transportEventSink?.finish()
         transportEventSink = sink
-        Task { [weak self] in
+        transportEventTask = Task { [weak self] in
             for await event in stream { await self?.transportEvent(event, generation: g) }
         }
         enqueueTransport { [weak self] t, _ in

@@ -16,6 +16,10 @@ public struct WebSocketOptions: Sendable {
     public var maxMessageSize: Int = 16 * 1024 * 1024
     /// Messages waiting to be sent before `send` fails instead of queueing more.
     public var sendQueueLimit: Int = 1024
+    /// Messages received but not yet read from `messages`. One more is not queued: it is
+    /// counted (``WebSocketClient/droppedMessages``) and the connection is dropped, since a
+    /// message stream with a hole in it is worth less than a reconnect.
+    public var receiveQueueLimit: Int = 4096
     public var tls: TLSConfiguration = .system
     public var userAgent: String = "bedrud-bot"
     /// The room of this connection's log lines when one process records several (``Logger/room``).
@@ -54,6 +58,9 @@ public final class WebSocketClient: Sendable {
     private let options: WebSocketOptions
     private let continuation: AsyncThrowingStream<WebSocketMessage, any Error>.Continuation
     private let state = Mutex<State>(State())
+    private let dropped = Atomic<Int>(0)
+    /// Received messages dropped because `messages` was full (the connection ends with the first).
+    public var droppedMessages: Int { dropped.load(ordering: .relaxed) }
     private let wake = DispatchSemaphore(value: 0)
     private let logger: Logger
 
@@ -163,7 +170,8 @@ public final class WebSocketClient: Sendable {
         self.options = options
         self.responseHeaders = headers
         logger = Logger("websocket", room: options.logRoom)
-        (messages, continuation) = AsyncThrowingStream<WebSocketMessage, any Error>.makeStream(bufferingPolicy: .unbounded)
+        (messages, continuation) = AsyncThrowingStream<WebSocketMessage, any Error>.makeStream(
+            bufferingPolicy: .bufferingOldest(max(1, options.receiveQueueLimit)))
     }
 
     private func start(leftover: [UInt8]) {
@@ -340,7 +348,11 @@ public final class WebSocketClient: Sendable {
                     default:
                         break
                     }
-                    continuation.yield(message)
+                    if case .dropped = continuation.yield(message) {
+                        dropped.add(1, ordering: .relaxed)
+                        throw NetworkError(.io, endpoint: stream.endpoint,
+                                           detail: "the reader fell \(options.receiveQueueLimit) messages behind; dropping the connection")
+                    }
                 }
                 let deadline = options.readTimeout.map { Deadline.after(seconds: $0) } ?? .distantFuture
                 let n = try buf.withUnsafeMutableBytes { try stream.read(into: $0, deadline: deadline) }
