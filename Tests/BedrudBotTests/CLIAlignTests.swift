@@ -53,8 +53,7 @@ import TestSupport
 
     @Test func lateJoinerLinesUpWithEveryone() async throws {
         let user = try CLIUser()
-        let scenario = try user.writeFile("aligned.scenario", Self.scenario)
-        let server = try await DevServer.start(["--scenario", scenario])
+        let server = try await DevServer.start(scenarioText: Self.scenario)
         let bad = try await user.expect(2, ["join", server.baseURL + "/m/aligned", "--record", "--align", "start"])
         #expect(bad.stderr.contains("--align expects join or session, got 'start'"), "\(bad.stderr)")
         let out = user.home.appendingPathComponent("rec").path

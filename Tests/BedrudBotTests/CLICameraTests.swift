@@ -10,7 +10,7 @@ import TestSupport
 /// Bob's at 4 s, tones from 0.5 s to 9.5 s, both leave at 10 s).
 @Suite(.serialized) struct CLICameraTests {
     @Test func recordsARoomWithCamerasWithoutRejoiningOrGaps() async throws {
-        let server = try await DevServer.start(["--scenario", Repo.root.appendingPathComponent("samples/scenarios/cameras.scenario").path])
+        let server = try await DevServer.start(scenario: "cameras")
         let user = try CLIUser()
         let out = user.home.appendingPathComponent("rec").path
         let r = try await user.expect(0, ["join", server.baseURL + "/m/cameras", "--record", "--output", out, "--alone-timeout", "2s"], timeout: 90)

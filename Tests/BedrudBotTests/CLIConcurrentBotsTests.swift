@@ -6,16 +6,13 @@ import TestSupport
 /// Each gets a valid folder of its own, and they do not keep each other in the room.
 @Suite struct CLIConcurrentBotsTests {
     @Test func threeBotsAtOnceOneFolderEachAndTheyLeaveTogether() async throws {
-        let scenario = FileManager.default.temporaryDirectory.appendingPathComponent("bots-\(UUID().uuidString).scenario")
-        try """
+        let server = try await DevServer.start(scenarioText: """
             room crowded public
             start first-join
             at 0s join alice name="Alice Martin"
             at 1s tone alice 440Hz 2s amplitude=0.3
             at 4s leave alice
-            """.write(to: scenario, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: scenario) }
-        let server = try await DevServer.start(["--scenario", scenario.path])
+            """)
         let user = try CLIUser()
         let out = user.home.appendingPathComponent("rec").path
         // Distinct guest names that no bot_names pattern matches: the bots know each other

@@ -70,13 +70,10 @@ struct CLIDiskFullTests {
         return out
     }()
 
-    static func scenario() throws -> String {
+    static var scenario: String {
         var text = "room tones public\nstart first-join\nat 0s join alice name=\"Alice\"\n"
         for t in toneTimes { text += String(format: "at %.1fs tone alice 440Hz 0.3s amplitude=0.3\n", t) }
-        text += "at 45s leave alice\n"
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("tones-\(UUID().uuidString).scenario")
-        try text.write(to: url, atomically: true, encoding: .utf8)
-        return url.path
+        return text + "at 45s leave alice\n"
     }
 
     /// Room the bot needs before the disk is full: its reserve (128 KiB) and a few seconds of recording.
@@ -98,9 +95,7 @@ struct CLIDiskFullTests {
     }
 
     @Test func aFullDiskStopsWithExit15AndLeavesOnlyValidFiles() async throws {
-        let scenario = try Self.scenario()
-        defer { unlink(scenario) }
-        let server = try await DevServer.start(["--scenario", scenario])
+        let server = try await DevServer.start(scenarioText: Self.scenario)
         let disk = try Tmpfs(kilobytes: 300)
         defer { disk.unmount() }
         try disk.fill(leaving: Self.headroom)
@@ -136,9 +131,7 @@ struct CLIDiskFullTests {
     /// disk is full (free space below `record.min_free`, checked every 2 s), with exit 15,
     /// `end_reason` `disk_low`, and every file finished and valid (no write ever failed).
     @Test func lowFreeSpaceStopsCleanlyBeforeTheDiskIsFull() async throws {
-        let scenario = try Self.scenario()
-        defer { unlink(scenario) }
-        let server = try await DevServer.start(["--scenario", scenario])
+        let server = try await DevServer.start(scenarioText: Self.scenario)
         let disk = try Tmpfs(kilobytes: 1024)
         defer { disk.unmount() }
         // 128 KiB go to the session's .disk-reserve; min_free is 600 KiB: the bot joins
@@ -170,9 +163,7 @@ struct CLIDiskFullTests {
     }
 
     @Test func spaceThatComesBackCostsAGapAndTheAudioAfterItIsOnTime() async throws {
-        let scenario = try Self.scenario()
-        defer { unlink(scenario) }
-        let server = try await DevServer.start(["--scenario", scenario])
+        let server = try await DevServer.start(scenarioText: Self.scenario)
         let disk = try Tmpfs(kilobytes: 2048)
         defer { disk.unmount() }
         let filler = try disk.fill(leaving: Self.headroom)

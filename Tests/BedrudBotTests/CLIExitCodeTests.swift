@@ -56,10 +56,7 @@ import TestSupport
         let other = try await PythonServer.start(script: "scripts/not_bedrud_server.py")
         try await check(.server, ["instance", "add", other.url, "--name", "other"], "Is this a Bedrud server?")
 
-        let scenario = FileManager.default.temporaryDirectory.appendingPathComponent("doomed-\(UUID().uuidString).scenario")
-        try "room doomed public\nstart first-join\nat 0s join host name=Host\nat 2s delete-room\n".write(to: scenario, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: scenario) }
-        let doomed = try await DevServer.start(["--scenario", scenario.path])
+        let doomed = try await DevServer.start(scenarioText: "room doomed public\nstart first-join\nat 0s join host name=Host\nat 2s delete-room\n")
         try await check(.removed, ["join", doomed.baseURL + "/m/doomed", "--no-media"], "the room was deleted")
 
         // Signals: one is a clean stop (0, with or without --duration); a second one stops at once (130).

@@ -22,8 +22,7 @@ import TestSupport
     }
 
     @Test func hostileNameAndChatOnStdoutInTheVTTAndKeptInJSON() async throws {
-        let scenario = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-\(UUID().uuidString).scenario")
-        try """
+        let server = try await DevServer.start(scenarioText: """
             room hostile public
             start first-join
             at 0s join mal name="\(Self.name)"
@@ -36,9 +35,7 @@ import TestSupport
             at 5s leave mal
             at 5s leave dash
             at 5s leave fa
-            """.write(to: scenario, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: scenario) }
-        let server = try await DevServer.start(["--scenario", scenario.path])
+            """)
         let user = try CLIUser()
         let out = user.home.appendingPathComponent("rec").path
         let r = try await user.expect(0, ["join", server.baseURL + "/m/hostile", "--record", "--output", out, "--alone-timeout", "1s"], timeout: 90)

@@ -13,17 +13,14 @@ import TestSupport
     }
 
     @Test func joinJSONPrintsTheTranscriptAndLogsAsJSON() async throws {
-        let scenario = FileManager.default.temporaryDirectory.appendingPathComponent("json-\(UUID().uuidString).scenario")
-        try """
+        let server = try await DevServer.start(scenarioText: """
             room jsonroom public
             start first-join
             at 0s join alice name="Alice Martin"
             at 0s tone alice 440Hz 2s amplitude=0.3
             at 1s chat alice "see the notes"
             at 4s leave alice
-            """.write(to: scenario, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: scenario) }
-        let server = try await DevServer.start(["--scenario", scenario.path])
+            """)
         let user = try CLIUser()
         let out = user.home.appendingPathComponent("rec").path
 
@@ -70,14 +67,11 @@ import TestSupport
     /// when something uses it: `--json` (speech turns), a recording or the live view. Both
     /// bots listen to the same speaker at once; stdout is a pipe, so neither has a live view.
     @Test func audioIsDecodedOnlyWhenSomethingUsesIt() async throws {
-        let scenario = FileManager.default.temporaryDirectory.appendingPathComponent("hum-\(UUID().uuidString).scenario")
-        try """
+        let server = try await DevServer.start(scenarioText: """
             room hum public
             at 0s join alice name="Alice Martin"
             at 0s tone alice 300Hz 60s amplitude=0.3
-            """.write(to: scenario, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: scenario) }
-        let server = try await DevServer.start(["--scenario", scenario.path])
+            """)
         let link = server.baseURL + "/m/hum"
         let quiet = try CLIUser(), listening = try CLIUser()
         async let plainRun = quiet.expect(0, ["-v", "join", link, "--duration", "4s"], timeout: 60)
@@ -96,14 +90,12 @@ import TestSupport
         try await user.expect(0, ["instance", "add", server.baseURL, "--name", "dev", "--email", "rec@example.com"])
         try await user.expect(0, ["login", "--password-file", pwFile])
         // The access token lives 2 s: wait (with a deadline) until the list says so.
-        var row: [String: Any] = [:]
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
+        let listed = try await waitFor("the session no longer logged in", timeout: 20, every: 0.3) { () -> String? in
             let r = try await user.expect(0, ["instance", "list", "--json"])
-            row = (try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])?.first ?? [:]
-            if row["session"] as? String != "logged_in" { break }
-            try await Task.sleep(for: .milliseconds(300))
+            let row = (try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])?.first ?? [:]
+            return row["session"] as? String != "logged_in" ? r.stdout : nil
         }
+        let row = (try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [[String: Any]])?.first ?? [:]
         #expect(row["session"] as? String == "expired" && row["token_valid_seconds"] as? Int == 0 && row["token_expires_at"] is String, "\(row)")
         // whoami refreshes the session on use: valid again.
         let me = try await user.expect(0, ["whoami", "--json"])

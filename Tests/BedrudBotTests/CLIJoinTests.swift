@@ -5,19 +5,13 @@ import TestSupport
 /// `join` as a user runs it, against scripted rooms on the devserver: the printed events
 /// follow the scenario and the exit code says how the room ended.
 @Suite struct CLIJoinTests {
-    func scenario(_ text: String) throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("scenario-\(UUID().uuidString).scenario")
-        try text.write(to: url, atomically: true, encoding: .utf8)
-        return url.path
-    }
-
     func lines(_ out: String) -> [String] {
         // Drop the time stamps: "13:32:26.316 joined room …" → "joined room …".
         out.split(separator: "\n").map { l in String(l.split(separator: " ", maxSplits: 1).last ?? "") }
     }
 
     @Test func eventsFollowTheLateJoinerScenario() async throws {
-        let server = try await DevServer.start(["--scenario", Repo.root.appendingPathComponent("samples/scenarios/late-joiner.scenario").path])
+        let server = try await DevServer.start(scenario: "late-joiner")
         let user = try CLIUser()
         let r = try await user.expect(0, ["join", server.baseURL + "/m/late-joiner", "--no-media", "--duration", "28s"], timeout: 60)
         let l = lines(r.stdout)
@@ -37,7 +31,7 @@ import TestSupport
         // The scenario drops the bot's connection at 3 s for 4 s, then kicks it at 13 s.
         // Without media the server forgets a session at once when its socket drops, so the
         // bot must come back with a full rejoin, and then learn it was kicked.
-        let server = try await DevServer.start(["--scenario", Repo.root.appendingPathComponent("samples/scenarios/kicked-bot.scenario").path])
+        let server = try await DevServer.start(scenario: "kicked-bot")
         let user = try CLIUser()
         let r = try await user.expect(10, ["join", server.baseURL + "/m/kicked-bot", "--no-media"], timeout: 60)
         let l = lines(r.stdout)
@@ -48,8 +42,7 @@ import TestSupport
     }
 
     @Test func roomDeleted() async throws {
-        let file = try scenario("room doomed public\nstart first-join\nat 0s join host name=Host\nat 2s delete-room\n")
-        let server = try await DevServer.start(["--scenario", file])
+        let server = try await DevServer.start(scenarioText: "room doomed public\nstart first-join\nat 0s join host name=Host\nat 2s delete-room\n")
         let user = try CLIUser()
         let r = try await user.expect(10, ["join", server.baseURL + "/m/doomed", "--no-media"], timeout: 60)
         #expect(r.stdout.contains("disconnected: the room was deleted"), "\(r.stdout)")

@@ -73,7 +73,7 @@ import TestSupport
     }
 
     @Test func sigtermIncludeAndTheSummaryFigures() async throws {
-        let server = try await DevServer.start(["--scenario", Repo.root.appendingPathComponent("samples/scenarios/two-person-standup.scenario").path])
+        let server = try await DevServer.start(scenario: "two-person-standup")
         let user = try CLIUser()
         let out = user.home.appendingPathComponent("rec").path
         let p = try user.start(["join", server.baseURL + "/m/standup", "--record", "--output", out, "--include", "Alice*", "--stats"])

@@ -13,7 +13,7 @@ import TestSupport
     }
 
     @Test func recordsTheMeetingWireAndEndsWhenTheServerEndsTheMeeting() async throws {
-        let server = try await DevServer.start(["--scenario", Repo.root.appendingPathComponent("samples/scenarios/meeting-wire.scenario").path])
+        let server = try await DevServer.start(scenario: "meeting-wire")
         let user = try CLIUser()
         let out = user.home.appendingPathComponent("rec").path
         let r = try await user.expect(10, ["join", server.baseURL + "/m/wire", "--record", "--output", out], timeout: 90)

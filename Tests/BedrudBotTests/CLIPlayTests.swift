@@ -11,15 +11,12 @@ import TestSupport
 
     /// The track the participant named `name` publishes in `room`, once it shows up.
     static func trackSID(_ server: DevServer, room: String, name: String, within seconds: Double = 30) async throws -> String? {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            let state = try #require(try server.dev("GET", "/_dev/state") as? [String: Any])
+        try await waitFor("\(name)'s track in \(room)", timeout: seconds, every: 0.1) {
+            let state = try server.dev("GET", "/_dev/state") as? [String: Any] ?? [:]
             let rooms = state["rooms"] as? [[String: Any]] ?? []
             let people = rooms.first { $0["name"] as? String == room }?["participants"] as? [[String: Any]] ?? []
-            if let t = (people.first { $0["name"] as? String == name }?["tracks"] as? [[String: Any]])?.first?["sid"] as? String { return t }
-            try await Task.sleep(for: .milliseconds(100))
+            return (people.first { $0["name"] as? String == name }?["tracks"] as? [[String: Any]])?.first?["sid"] as? String
         }
-        return nil
     }
 
     static func runPython(_ script: String, _ args: [String]) async throws -> [String: Any] {
@@ -72,11 +69,7 @@ import TestSupport
         let out = listener.home.appendingPathComponent("rec").path
         let link = server.baseURL + "/m/radio"
         let recorder = try listener.start(["join", link, "--record", "--output", out, "--guest-name", "Listener", "--no-mix"])
-        let deadline = Date().addingTimeInterval(30)
-        while try CLISayTests.participants(server, room: "radio") < 1 {
-            guard Date() < deadline else { Issue.record("the listener never joined"); return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        try await server.waitForParticipants(in: "radio")
         async let played = player.run(["play", link, file, "--guest-name", "Player", "-q"], timeout: 60)
         let sid = try #require(try await Self.trackSID(server, room: "radio", name: "Player"), "the player's track never showed up")
         let p = try await played
@@ -184,7 +177,7 @@ import TestSupport
         #expect(Date().timeIntervalSince(sent) < 5)
         #expect(child.stderr.contains("stopped by a signal"), "\(child.stderr)")
         #expect(child.stderr.contains("Muted (SIGUSR1 again unmutes).") && child.stderr.contains("Unmuted."), "\(child.stderr)")
-        try await waitUntil("the player left", timeout: 10) { try CLISayTests.participants(server, room: "radio") == 0 }
+        try await waitUntil("the player left", timeout: 10) { try server.participants(in: "radio") == 0 }
     }
 
     @Test func whatCannotBePlayedIsRefusedBeforeJoining() async throws {

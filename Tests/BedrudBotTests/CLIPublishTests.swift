@@ -29,11 +29,7 @@ import TestSupport
         let out = listener.home.appendingPathComponent("rec").path
         let link = server.baseURL + "/m/radio"
         async let recorded = listener.run(["join", link, "--record", "--output", out, "--duration", "10s", "--guest-name", "Listener"], timeout: 60)
-        let deadline = Date().addingTimeInterval(30)
-        while try CLISayTests.participants(server, room: "radio") < 1 {
-            guard Date() < deadline else { Issue.record("the listener never joined"); return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        try await server.waitForParticipants(in: "radio")
         let p = try await publisher.expect(0, ["play", link, "--tone", "440", "--duration", "3s", "--guest-name", "Tone"], timeout: 60)
         #expect(p.stderr.contains("(150 packets)"), "\(p.stderr)")
         let r = try await recorded

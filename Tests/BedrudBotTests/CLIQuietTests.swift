@@ -6,16 +6,13 @@ import TestSupport
 /// the right way.
 @Suite struct CLIQuietTests {
     @Test func quietRunPrintsNothingAndTheDefaultShowsNoInternals() async throws {
-        let scenario = FileManager.default.temporaryDirectory.appendingPathComponent("quiet-\(UUID().uuidString).scenario")
-        try """
+        let server = try await DevServer.start(scenarioText: """
             room quietroom public
             start first-join
             at 0s join alice name="Alice Martin"
             at 0s tone alice 440Hz 2s amplitude=0.3
             at 3s leave alice
-            """.write(to: scenario, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: scenario) }
-        let server = try await DevServer.start(["--scenario", scenario.path])
+            """)
         let user = try CLIUser()
         let out = user.home.appendingPathComponent("rec").path
         let quiet = try await user.expect(0, ["-q", "join", server.baseURL + "/m/quietroom", "--record", "--output", out, "--alone-timeout", "1s"], timeout: 90)

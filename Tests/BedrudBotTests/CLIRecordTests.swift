@@ -19,7 +19,7 @@ import TestSupport
     }
 
     @Test func recordsATwoPersonStandup() async throws {
-        let server = try await DevServer.start(["--scenario", Repo.root.appendingPathComponent("samples/scenarios/two-person-standup.scenario").path])
+        let server = try await DevServer.start(scenario: "two-person-standup")
         let user = try CLIUser()
         let out = user.home.appendingPathComponent("rec").path
         let r = try await user.expect(0, ["join", server.baseURL + "/m/standup", "--record", "--output", out, "--alone-timeout", "2s"], timeout: 90)
@@ -77,23 +77,18 @@ import TestSupport
     }
 
     @Test func killMinus9LeavesRepairableFiles() async throws {
-        let server = try await DevServer.start(["--scenario", Repo.root.appendingPathComponent("samples/scenarios/two-person-standup.scenario").path])
+        let server = try await DevServer.start(scenario: "two-person-standup")
         let user = try CLIUser()
         let out = user.home.appendingPathComponent("rec").path
         let p = try user.start(["join", server.baseURL + "/m/standup", "--record", "--output", out])
-        // Wait until the participant files exist and have had a few seconds of audio.
-        let deadline = Date().addingTimeInterval(40)
-        var parts: [String] = []
-        var dir = ""
-        while Date() < deadline {
-            if let s = try? FileManager.default.contentsOfDirectory(atPath: out + "/standup").first {
-                dir = out + "/standup/" + s
-                parts = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".opus.part") }
-                if parts.count == 3 { break }
-            }
-            try await Task.sleep(for: .milliseconds(200))
+        // Wait until the three files exist and each has more than 4 s of audio on disk.
+        let (dir, parts) = try await waitFor("three .opus.part files with 4 s of audio each", timeout: 60) { () -> (String, [String])? in
+            guard let s = try? FileManager.default.contentsOfDirectory(atPath: out + "/standup").first else { return nil }
+            let dir = out + "/standup/" + s
+            let parts = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".opus.part") }
+            let long = parts.filter { (Self.lastGranule(dir + "/" + $0) ?? 0) > 312 + 4 * 48_000 }
+            return parts.count == 3 && long.count == 3 ? (dir, parts.sorted()) : nil
         }
-        try await Task.sleep(for: .seconds(6))
         let killedAt = Date()
         p.stop(grace: 0)
         #expect(parts.count == 3, "\(parts)")
@@ -146,5 +141,22 @@ import TestSupport
         #expect(events.count > 5)
         #expect(events.allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) != nil })
         try await expectValidEvents(dir)
+    }
+
+    /// The granule position (48 kHz samples, pre-skip included) of the last page of an Ogg
+    /// file that ends a packet (RFC 3533 §6: bytes 6–13 of the page header, little endian;
+    /// -1 on a page that ends none); nil when the file holds no such page yet.
+    static func lastGranule(_ path: String) -> Int64? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let bytes = [UInt8](data)
+        var i = bytes.count - 27
+        while i >= 0 {
+            if bytes[i] == 0x4F, bytes[i + 1] == 0x67, bytes[i + 2] == 0x67, bytes[i + 3] == 0x53 {
+                let granule = (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[i + 6 + $1]) << (8 * UInt64($1)) }
+                if granule != UInt64.max { return Int64(bitPattern: granule) }
+            }
+            i -= 1
+        }
+        return nil
     }
 }

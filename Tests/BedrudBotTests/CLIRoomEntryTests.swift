@@ -81,21 +81,15 @@ import TestSupport
         func joinRequests() -> Int {
             ((try? String(contentsOfFile: requests, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains(#""path":"/api/room/join""#) }.count
         }
-        var deadline = Date().addingTimeInterval(30)
-        while true {  // until the sweep has idled the room (a dry run is answered 410)
-            let r = try await bot.run(["join", "allhands", "--dry-run"])
-            if r.exitCode == 5 { break }
-            try #require(Date() < deadline, "the room never went idle: \(r.stdout)\(r.stderr)")
-            try await Task.sleep(for: .milliseconds(500))
-        }
+        // Until the sweep has idled the room (a dry run is answered 410, exit 5).
+        try await waitUntil("the room went idle", timeout: 30, every: 0.5) { try await bot.run(["join", "allhands", "--dry-run"]).exitCode == 5 }
         let out = bot.home.appendingPathComponent("rec").path
         let before = joinRequests()
         let cron = try bot.start(["-q", "join", "allhands", "--record", "--wait-for-room", "5m", "--duration", "8s", "--output", out])
         // The quiet bot says nothing: the server's request log shows it asking, and asking again.
-        deadline = Date().addingTimeInterval(60)
-        while joinRequests() < before + 2 {
-            try #require(Date() < deadline && cron.isRunning, "the bot did not ask twice: \(cron.stdout)\(cron.stderr)")
-            try await Task.sleep(for: .milliseconds(200))
+        try await waitUntil("the bot asked twice", timeout: 60, every: 0.2) {
+            guard cron.isRunning else { throw WaitAbandoned("the bot ended: \(cron.stdout)\(cron.stderr)") }
+            return joinRequests() >= before + 2
         }
         #expect(cron.isRunning && !FileManager.default.fileExists(atPath: out), "waiting, nothing recorded yet")
         // The host starts the meeting (the web client's "Start new meeting") and talks.
@@ -196,12 +190,11 @@ import TestSupport
         try await run.line(on: .stderr, timeout: 120, "restarted") { $0.contains("The meeting in 'meet' ended during the outage; started a new one as the room's owner.") }
         try await run.line(timeout: 60, "rejoined") { $0.contains("reconnected (joined again as a new session)") }
         // Alice, back in the new meeting, goes on in her next numbered file.
-        let deadline = Date().addingTimeInterval(30)
-        while try !(FileManager.default.contentsOfDirectory(atPath: out + "/meet").contains { session in
-            FileManager.default.fileExists(atPath: out + "/meet/" + session + "/Alice.002.opus.part")
-        }) {
-            try #require(Date() < deadline && run.isRunning, "no Alice.002.opus.part: \(run.stdout)\(run.stderr)")
-            try await Task.sleep(for: .milliseconds(200))
+        try await waitUntil("Alice.002.opus.part", timeout: 30, every: 0.2) {
+            guard run.isRunning else { throw WaitAbandoned("the bot ended: \(run.stdout)\(run.stderr)") }
+            return try FileManager.default.contentsOfDirectory(atPath: out + "/meet").contains { session in
+                FileManager.default.fileExists(atPath: out + "/meet/" + session + "/Alice.002.opus.part")
+            }
         }
         run.signal(SIGINT)
         let ended = await run.exit(timeout: 30)

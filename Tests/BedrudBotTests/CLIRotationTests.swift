@@ -28,8 +28,7 @@ import TestSupport
 
     @Test func splitAndSighupRotate() async throws {
         let user = try CLIUser()
-        let scenario = try user.writeFile("rotating.scenario", Self.scenario)
-        let server = try await DevServer.start(["--scenario", scenario])
+        let server = try await DevServer.start(scenarioText: Self.scenario)
         let link = server.baseURL + "/m/rotating"
         let bad = try await user.expect(2, ["join", link, "--split", "3s"])
         #expect(bad.stderr.contains("--split rotates recorded files: add --record"), "\(bad.stderr)")

@@ -13,12 +13,6 @@ import TestSupport
         return r["data"] as? [[String: Any]] ?? []
     }
 
-    static func participants(_ server: DevServer, room: String) throws -> Int {
-        let state = try #require(try server.dev("GET", "/_dev/state") as? [String: Any])
-        let rooms = state["rooms"] as? [[String: Any]] ?? []
-        return (rooms.first { $0["name"] as? String == room }?["participants"] as? [Any])?.count ?? 0
-    }
-
     /// The web client's receiver rules for one forwarded packet.
     static func checkWebRules(_ entry: [String: Any], text: String, attachmentURL: String?) throws {
         #expect(entry["topic"] as? String == "chat")
@@ -51,11 +45,7 @@ import TestSupport
         let link = server.baseURL + "/m/talk"
         async let heard = listener.run(["join", link, "--duration", "12s", "--guest-name", "Listener"], timeout: 60)
         // Wait (with a deadline) until the listener is in the room before speaking.
-        let deadline = Date().addingTimeInterval(30)
-        while try Self.participants(server, room: "talk") < 1 {
-            guard Date() < deadline else { Issue.record("the listener never joined"); return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        try await server.waitForParticipants(in: "talk")
         let said = try await speaker.expect(0, ["say", link, "hello from say", "--attach", "https://example.com/pic.png", "--guest-name", "Speaker"])
         #expect(said.stderr.contains("Said 14 characters with an image in 'talk'"), "\(said.stderr)")
         let log = try Self.dataLog(server, room: "talk")

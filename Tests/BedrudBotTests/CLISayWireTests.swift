@@ -13,11 +13,7 @@ import TestSupport
         let link = server.baseURL + "/m/wired"
         let out = listener.home.appendingPathComponent("rec").path
         async let heard = listener.run(["join", link, "--record", "--output", out, "--duration", "20s", "--guest-name", "Listener"], timeout: 90)
-        let deadline = Date().addingTimeInterval(30)
-        while try CLISayTests.participants(server, room: "wired") < 1 {
-            guard Date() < deadline else { Issue.record("the listener never joined"); return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        try await server.waitForParticipants(in: "wired")
         let image = CLIMeetingWireTests.patternPNG(200_000)
         let imagePath = speaker.home.appendingPathComponent("chart.png").path
         try Data(image).write(to: URL(fileURLWithPath: imagePath))

@@ -52,7 +52,7 @@ import TestSupport
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("trio-\(UUID().uuidString).scenario")
         try Self.scenario.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let server = try await DevServer.start(["--scenario", file.path])
+        let server = try await DevServer.start(scenario: file)
         let user = try CLIUser()
         let done = user.home.appendingPathComponent("exit-code").path
         let env = user.environment.merging(["TERM": "screen", "NO_COLOR": "1"]) { $1 }

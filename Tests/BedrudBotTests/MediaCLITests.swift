@@ -93,15 +93,11 @@ import BedrudMedia
         let dir = try temporaryDirectory()
         let p = try ChildProcess(Repo.binary, ["dev-record", "--dir", dir, "--seconds", "120", "--tracks", "2"])
         // Wait (with a deadline) for the recording's start time, then for 4 s of session time.
-        let deadline = MonotonicClock.nanos() + 60_000_000_000
-        var start: UInt64?
-        while start == nil && MonotonicClock.nanos() < deadline && p.isRunning {
-            if let s = try? String(contentsOfFile: dir + "/started", encoding: .utf8) {
-                start = UInt64(s.trimmingCharacters(in: .whitespacesAndNewlines))
-            }
-            if start == nil { try await Task.sleep(for: .milliseconds(20)) }
+        let started: UInt64 = try await waitFor("dev-record's start time", timeout: 60, every: 0.02) {
+            if let s = try? String(contentsOfFile: dir + "/started", encoding: .utf8), let t = UInt64(s.trimmingCharacters(in: .whitespacesAndNewlines)) { return t }
+            guard p.isRunning else { throw WaitAbandoned("dev-record ended: \(p.stderr)") }
+            return nil
         }
-        let started = try #require(start, "dev-record never wrote its start time: \(p.stderr)")
         let now = MonotonicClock.nanos()
         if now < started + 4_000_000_000 { try await Task.sleep(for: .nanoseconds(Int(started + 4_000_000_000 - now))) }
         p.signal(SIGKILL)

@@ -16,7 +16,7 @@ import TestSupport
     }
 
     @Test func theTourRunsAsWritten() async throws {
-        let server = try await DevServer.start(["--scenario", Repo.root.appendingPathComponent("samples/scenarios/two-person-standup.scenario").path])
+        let server = try await DevServer.start(scenario: "two-person-standup")
         let user = try CLIUser()
         user.extraEnvironment["BEDRUD_BOT_PASSWORD"] = "a long enough password"
         let bin = Repo.binary.deletingLastPathComponent().path

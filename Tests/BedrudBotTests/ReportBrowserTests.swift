@@ -119,8 +119,7 @@ import TestSupport
     }
 
     @Test func aRecordingsReportWorksInChromium() async throws {
-        let scenario = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString).scenario")
-        try """
+        let server = try await DevServer.start(scenarioText: """
             room review public
             start first-join
             at 0s    join alice name="Alice"
@@ -133,8 +132,7 @@ import TestSupport
             at 10s   drop $client 3s
             at 15s   tone alice 330Hz 2s amplitude=0.3
             at 15.5s tone bob 550Hz 2s amplitude=0.3
-            """.write(to: scenario, atomically: true, encoding: .utf8)
-        let server = try await offPool { try DevServer(["--scenario", scenario.path], timeout: 90) }
+            """, timeout: 90)
         let user = try CLIUser()
         let out = user.home.appendingPathComponent("rec").path
         try await user.expect(0, ["join", server.baseURL + "/m/review", "--record", "--output", out, "--duration", "21s"], timeout: 120)

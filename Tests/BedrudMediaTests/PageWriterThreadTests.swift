@@ -1,6 +1,7 @@
 import BedrudProtocol
 import Foundation
 import Testing
+import TestSupport
 
 @testable import BedrudMedia
 
@@ -19,7 +20,7 @@ import Testing
         return (h, (0..<200).map { UInt8(truncatingIfNeeded: $0 &+ n &* 7 &+ serial) })
     }
 
-    @Test func twoWritersOnOneThreadKeepTheirOwnFilesAndFinishApart() throws {
+    @Test func twoWritersOnOneThreadKeepTheirOwnFilesAndFinishApart() async throws {
         let thread = PageWriterThread(name: "test.writer", budget: 4)
         defer { thread.shutdown() }
         let writers = (0..<2).map { _ in ThreadedPageWriter(syncIntervalSeconds: 0, thread: thread) }
@@ -55,17 +56,6 @@ import Testing
             #expect(w.droppedPages == 0 && w.failedOperations == 0)
             #expect(w.bytesWritten == 300 * 228)
         }
-        #expect(Self.eventually { thread.writerCount == 0 }, "finished writers leave the thread")
-    }
-
-    /// True once `condition` holds, checked for up to 5 s (the thread drops a finished
-    /// writer just after `finish` returned).
-    static func eventually(_ condition: () -> Bool) -> Bool {
-        let deadline = MonotonicClock.nanos() + 5_000_000_000
-        while !condition() {
-            if MonotonicClock.nanos() > deadline { return false }
-            WakeSignal.sleep(nanos: 2_000_000)
-        }
-        return true
+        try await waitUntil("finished writers leave the thread", timeout: 5) { thread.writerCount == 0 }
     }
 }

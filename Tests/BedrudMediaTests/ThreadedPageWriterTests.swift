@@ -1,5 +1,6 @@
 import BedrudProtocol
 import Testing
+import TestSupport
 
 @testable import BedrudMedia
 
@@ -8,13 +9,13 @@ import Testing
 @Suite struct ThreadedPageWriterTests {
     /// Writes `count` pages of stream 1, each 228 bytes, calling `between` after each with
     /// the bytes written so far.
-    static func write(_ w: ThreadedPageWriter, from first: Int, count: Int, expected: inout [UInt8], between: (Int) -> Void = { _ in }) {
+    static func write(_ w: ThreadedPageWriter, from first: Int, count: Int, expected: inout [UInt8], between: (Int) throws -> Void = { _ in }) rethrows {
         for n in first..<first + count {
             let p = PageWriterThreadTests.page(serial: 1, sequence: n, n)
             p.header.withUnsafeBytes { h in p.body.withUnsafeBytes { b in w.writePage(1, header: h, body: b) } }
             expected += p.header + p.body
             w.notifyIfPending()
-            between(expected.count)
+            try between(expected.count)
         }
     }
 
@@ -28,8 +29,8 @@ import Testing
         w.open(1, sink: sink)
         var expected: [UInt8] = []
         // 1,000 pages of 240 queued bytes: 240 KB, almost four times the rewind point.
-        Self.write(w, from: 0, count: 1000, expected: &expected) { want in
-            #expect(PageWriterThreadTests.eventually { w.bytesWritten == want })
+        try Self.write(w, from: 0, count: 1000, expected: &expected) { want in
+            try waitUntil("\(want) bytes written", timeout: 5, blocking: { w.bytesWritten == want })
         }
         #expect(w.usedExtentBytes <= ThreadedPageWriter.rewindOffset + 256, "used \(w.usedExtentBytes) bytes of the queue")
         w.close(1, clean: true)
@@ -47,11 +48,11 @@ import Testing
         w.open(1, sink: sink)
         var expected: [UInt8] = []
         // Past the rewind point first, drained, so the burst starts in the middle.
-        Self.write(w, from: 0, count: 400, expected: &expected)
+        try Self.write(w, from: 0, count: 400, expected: &expected)
         let drained = expected.count
-        #expect(PageWriterThreadTests.eventually { w.bytesWritten == drained })
+        try waitUntil("\(drained) bytes written", timeout: 5, blocking: { w.bytesWritten == drained })
         // 3,000 pages without a pause: 720 KB.
-        Self.write(w, from: 400, count: 3000, expected: &expected)
+        try Self.write(w, from: 400, count: 3000, expected: &expected)
         w.close(1, clean: true)
         w.finish()
         #expect(sink.bytes == expected && sink.closedCleanly)

@@ -2,6 +2,7 @@ import BedrudProtocol
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 @testable import BedrudMedia
 
@@ -91,7 +92,7 @@ import Testing
         #expect(gaps.filter { $0 < 30_000_000 }.count <= 1, "gaps between idle turns: \(gaps) ns")
     }
 
-    @Test func finishedJobsLeaveTheCountAndTheOthersGoOn() {
+    @Test func finishedJobsLeaveTheCountAndTheOthersGoOn() async throws {
         let thread = TurnThread<ScriptedJob>(name: "test.turn.count", busyPauseNanos: nil)
         defer { thread.shutdown() }
         let done = DoneFlag()
@@ -103,14 +104,14 @@ import Testing
         #expect(short.waitForTurns(1))
         // The short job finishes on its next turn, which comes with the long job's.
         done.value.store(true, ordering: .releasing)
-        #expect(PageWriterThreadTests.eventually { thread.jobCount == 1 })
+        try await waitUntil("one job left", timeout: 5, every: 0.002) { thread.jobCount == 1 }
         let turnsOfShort = short.turnTimes.count
         let before = long.turnTimes.count
         #expect(long.waitForTurns(before + 3), "the other job is still turned")
         #expect(short.turnTimes.count == turnsOfShort, "a finished job is never turned again")
     }
 
-    @Test func shutdownEndsTheThreadOnlyAfterItsLastJob() {
+    @Test func shutdownEndsTheThreadOnlyAfterItsLastJob() async throws {
         let name = "test.turn.end"
         let thread = TurnThread<ScriptedJob>(name: name, busyPauseNanos: nil)
         let done = DoneFlag()
@@ -126,6 +127,6 @@ import Testing
         job.work.store(true, ordering: .releasing)
         thread.signal.notify()
         #expect(job.waitForTurns(2))
-        #expect(PageWriterThreadTests.eventually { thread.jobCount == 0 && !Self.threadRuns(named: name) }, "the thread ended")
+        try await waitUntil("the thread ended", timeout: 5, every: 0.002) { thread.jobCount == 0 && !Self.threadRuns(named: name) }
     }
 }
