@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 14 end to end: a room where people have cameras on. The devserver's subscriber
+/// `join` end to end in a room where people have cameras on. The devserver's subscriber
 /// offers then carry video sections, and it refuses (as LiveKit's pion would, with a full
 /// reconnect) any answer that breaks pion's rule. The bot must join, connect media on the
 /// first offer, record everyone's audio, and never rejoin, also when a camera is turned

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 13 §2 end to end: several bots start at once in one room with one --output.
+/// Session folders end to end: several bots start at once in one room with one --output.
 /// Each gets a valid folder of its own, and they do not keep each other in the room.
 @Suite struct CLIConcurrentBotsTests {
     @Test func threeBotsAtOnceOneFolderEachAndTheyLeaveTogether() async throws {

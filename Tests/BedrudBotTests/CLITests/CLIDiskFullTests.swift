@@ -51,7 +51,7 @@ final class Tmpfs: @unchecked Sendable {
     }
 }
 
-/// Issue 13 §1: a full disk. Before: the bot recorded on, exited 0, renamed broken files
+/// A full disk. Before: the bot recorded on, exited 0, renamed broken files
 /// to `.opus`, left half a line in `events.jsonl` and an empty `summary.json.part`; when
 /// space came back, the audio after it played 5 s early. Now: a full disk stops the
 /// session with exit 15 and every file it leaves is valid or `.part`; space that comes
@@ -127,7 +127,7 @@ struct CLIDiskFullTests {
         #expect(FileManager.default.fileExists(atPath: dir + "/transcript.vtt"))
     }
 
-    /// Issue 11 §3's disk-low rule on a real small disk: the session stops *before* the
+    /// The lifecycle's disk-low rule on a real small disk: the session stops *before* the
     /// disk is full (free space below `record.min_free`, checked every 2 s), with exit 15,
     /// `end_reason` `disk_low`, and every file finished and valid (no write ever failed).
     @Test func lowFreeSpaceStopsCleanlyBeforeTheDiskIsFull() async throws {

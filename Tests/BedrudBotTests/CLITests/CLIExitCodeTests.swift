@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 11 §1: every exit code in docs/CLI.md's table, produced by the path the table
+/// Every exit code in docs/CLI.md's table, produced by the path the table
 /// names, as cron and systemd see it.
 @Suite struct CLIExitCodeTests {
     static let password = "a long enough password"

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 13 §3: someone in the meeting names themselves with escape sequences and chats
+/// Text from other people: someone in the meeting names themselves with escape sequences and chats
 /// with them. None of it may reach the operator's terminal or a text file raw; the JSON
 /// outputs keep the original text.
 @Suite struct CLIHostileTextTests {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 11 §2: machine-readable output. `join --json` prints the transcript's objects,
+/// Machine-readable output. `join --json` prints the transcript's objects,
 /// `--log-format json` makes every stderr line a JSON object, and the account commands'
 /// `--json` carries what their text shows, as values, never a secret.
 @Suite(.serialized) struct CLIJSONTests {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 11 §2–§3 end to end against the devserver: how a session ends (`end_reason`,
+/// The session lifecycle end to end against the devserver: how a session ends (`end_reason`,
 /// exit code), `--wait-for-participants`, `on_finish`, `--include`, and the summary's
 /// per-participant and network figures.
 @Suite(.serialized) struct CLILifecycleTests {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 12 "Several rooms in one process": `join ROOM ROOM… --record` against the
+/// Several rooms in one process: `join ROOM ROOM… --record` against the
 /// devserver, as a person runs it — two rooms with a scripted speaker each, recorded by
 /// one process; a room that does not exist next to one that records to the end; SIGTERM.
 @Suite(.serialized) struct CLIMultiRoomTests {

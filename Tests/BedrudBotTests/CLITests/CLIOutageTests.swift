@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 13 §4 against the devserver (its acceptance: a 150 s drop, a server down for two
+/// Long outages against the devserver (the acceptance of the outage work: a 150 s drop, a server down for two
 /// minutes): outages longer than the resume schedule (about 47 s) are ridden out by full
 /// rejoins until `max_outage`, the recording continues with an honest gap, and a server
 /// that never comes back is named as refusing connections.

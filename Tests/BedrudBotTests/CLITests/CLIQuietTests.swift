@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 11 §1: `-q` is quiet, internals stay at debug level, and error messages point
+/// `-q` is quiet, internals stay at debug level, and error messages point
 /// the right way.
 @Suite struct CLIQuietTests {
     @Test func quietRunPrintsNothingAndTheDefaultShowsNoInternals() async throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 11 §1: the README's 30-second tour, run as written against the development
+/// The README's 30-second tour, run as written against the development
 /// server: each line in bash, with only the server's address, the durations and the
 /// password source changed (see the README's note under the tour).
 @Suite struct ReadmeTourTests {

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 13 §7: `repair` of a finished file changes nothing; repair never removes an
+/// `SessionRepair`: `repair` of a finished file changes nothing; repair never removes an
 /// original before its replacement is complete and verified; `repair SESSION_DIR`
 /// rebuilds a crashed session.
 @Suite struct SessionRepairTests {

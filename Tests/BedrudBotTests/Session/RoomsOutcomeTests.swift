@@ -1,7 +1,7 @@
 @testable import BedrudBot
 import Testing
 
-/// Issue 12 "Several rooms in one process": where signals go and the process's exit code,
+/// `RoomsOutcome` (several rooms in one process): where signals go and the process's exit code,
 /// as transcripts of ``RoomsOutcome`` (no binary, no server).
 @Suite struct RoomsOutcomeTests {
     typealias O = RoomsOutcome

@@ -2,7 +2,7 @@
 import BedrudCore
 import Testing
 
-/// Issue 11 §3 rotation as lifecycle transcripts: `--split` is a timer, `--split-size` a
+/// `SessionLifecycle`'s rotation as transcripts: `--split` is a timer, `--split-size` a
 /// size sample, SIGHUP an input; each rotation starts a new split period; nothing
 /// rotates when not recording or once the session is stopping.
 @Suite struct SessionLifecycleRotationTests {

@@ -2,7 +2,7 @@
 import BedrudCore
 import Testing
 
-/// Issue 11 §3 and issue 13 §1: every lifecycle rule as a transcript — inputs at
+/// `SessionLifecycle`: every lifecycle rule as a transcript — inputs at
 /// instants in, actions out — with no binary and no server.
 @Suite struct SessionLifecycleTests {
     typealias L = SessionLifecycle

@@ -2,7 +2,7 @@
 import Foundation
 import Testing
 
-/// Issue 13 §7: file names keep every script, never start with '-', and replace only
+/// `RecordingFileName`: file names keep every script, never start with '-', and replace only
 /// what file systems forbid.
 @Suite struct RecordingFileNameTests {
     @Test(arguments: [

@@ -3,7 +3,7 @@ import BedrudMedia
 import Foundation
 import Testing
 
-/// Issue 13 §2: a session folder belongs to one writer. Created with an exclusive mkdir,
+/// `SessionFolder`: a session folder belongs to one writer. Created with an exclusive mkdir,
 /// files with O_EXCL, a flock held while it is written.
 @Suite struct SessionFolderTests {
     func tempDir() throws -> String {

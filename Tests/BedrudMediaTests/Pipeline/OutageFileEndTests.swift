@@ -3,7 +3,7 @@ import Testing
 
 @testable import BedrudMedia
 
-/// Issue 13 §4: a participant's file ends where they were last known to be in the room,
+/// A participant's file ends where they were last known to be in the room,
 /// not at the end of an outage that ended the session (47.5 s of filler before), and an
 /// outage that recovers is one honest `reconnect` gap.
 @Suite struct OutageFileEndTests {

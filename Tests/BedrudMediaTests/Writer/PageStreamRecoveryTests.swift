@@ -4,7 +4,7 @@ import Testing
 
 @testable import BedrudMedia
 
-/// Issue 13 §1: a failed write is never skipped. Pages are kept within a bound, the span
+/// `PageStreamRecovery`: a failed write is never skipped. Pages are kept within a bound, the span
 /// beyond it becomes a gap whose audio after it is still at the right time, and a file
 /// that cannot be finished is not closed as finished. No filesystem: a sink that fails
 /// on command.

@@ -5,7 +5,7 @@ import TestSupport
 
 @testable import BedrudMedia
 
-/// Issue 12 "Several rooms in one process": the page writers of several rooms on one
+/// `PageWriterThread` (several rooms in one process): the page writers of several rooms on one
 /// shared writer thread (``PageWriterThread``), each with its own queue and files.
 @Suite struct PageWriterThreadTests {
     /// An Ogg page of stream `serial` (header with one 200-byte segment; the writer reads

@@ -19,7 +19,7 @@ import TestSupport
         }
     }
 
-    /// Issue 12 (RSS per track): a 4 MiB queue walked end to end made all of it resident
+    /// Resident memory per track: a 4 MiB queue walked end to end made all of it resident
     /// within minutes, and a 30 s benchmark saw that as memory per track. Drained page by
     /// page, the queue now stays within its first 64 KiB and an entry; the bytes are the
     /// same and in order.
