@@ -7,7 +7,7 @@
 //   BedrudNet         TCP, TLS (OpenSSL), HTTP/1.1 client, WebSocket client
 //   BedrudRTC         SDP, ICE (libnice), DTLS (OpenSSL), SRTP (libsrtp2), SCTP (usrsctp), RTP/RTCP
 //   BedrudMedia       jitter buffer, Opus, Ogg, mixer, levels, media and writer threads
-//   BedrudCore        the iOS app's Core/ made headless: API, Auth, Instance, LiveKit, Models
+//   BedrudCore        the iOS app's Core/ made headless: API, Auth, LiveKit, Models
 //   BedrudBot         the jobs: config model, CLI commands, recording session, transcript, smoke test
 //   bedrud-bot        the executable: hands argv to BedrudBot and exits with its code
 import PackageDescription
@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "BedrudMedia", dependencies: ["BedrudProtocol", "COpus", "COgg"], swiftSettings: swiftSettings),
         .target(
             name: "BedrudCore",
-            dependencies: ["BedrudProtocol", "BedrudNet", "BedrudRTC", "BedrudMedia"],
+            dependencies: ["BedrudProtocol", "BedrudNet", "BedrudRTC"],
             swiftSettings: swiftSettings
         ),
         .target(

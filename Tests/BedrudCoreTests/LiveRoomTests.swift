@@ -65,12 +65,11 @@ import TestSupport
         let collector: Task<Void, Never>
 
         func waitFor(_ what: String, timeout: Double = 30, _ p: @escaping @Sendable (RoomEvent) -> Bool) async throws -> RoomEvent {
-            let deadline = Date().addingTimeInterval(timeout)
-            while Date() < deadline {
-                if let e = await log.first(where: p) { return e }
-                try await Task.sleep(for: .milliseconds(50))
+            do {
+                return try await TestSupport.waitFor("event '\(what)'", timeout: timeout) { await log.first(where: p) }
+            } catch {
+                throw TestSupportError("\(error); got \(await log.events.count) events; server log: \(server.log.suffix(1500))")
             }
-            throw TestSupportError("no event '\(what)' within \(timeout) s; got \(await log.events.count) events; server log: \(server.log.suffix(1500))")
         }
 
         func stop() async {
@@ -276,8 +275,7 @@ import TestSupport
         // The late joiner's track came in a re-offer; its packets arrive.
         let state = await live.room.current
         let lateTrack = try #require(state.remoteParticipants["late"]?.tracks.first?.sid)
-        let deadline = Date().addingTimeInterval(20)
-        while live.router.count(trackSid: lateTrack) < 50 && Date() < deadline { try await Task.sleep(for: .milliseconds(200)) }
+        try? await waitUntil("50 packets of the late joiner's track", timeout: 20, every: 0.2) { live.router.count(trackSid: lateTrack) >= 50 }
         #expect(live.router.count(trackSid: lateTrack) >= 50)
         await live.stop()
     }

@@ -214,8 +214,7 @@ import TestSupport
         let drain = Task { for await _ in room.events {} }
         await room.connect(token: "t0k")
         // The join and four resumes: flaps 1, 2, 3 wait 1 s, 2 s and 4 s before resuming.
-        let deadline = Date().addingTimeInterval(30)
-        while server.upgrades.count < 5 && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        try? await waitUntil("the join and four resumes", timeout: 30) { server.upgrades.count >= 5 }
         let upgrades = server.upgrades
         let flaps = await room.current.stats.flappingReconnects
         await room.leave(timeout: 2)
@@ -267,12 +266,8 @@ import TestSupport
         let drain = Task { for await _ in room.events {} }
         await room.connect(token: "t0k")
         // Wait (bounded) for the last update to be applied.
-        let deadline = Date().addingTimeInterval(120)
-        var state = await room.current
-        while state.remoteParticipants["p0"]?.name != marker && Date() < deadline {
-            try await Task.sleep(for: .milliseconds(100))
-            state = await room.current
-        }
+        try? await waitUntil("the last update applied", timeout: 120, every: 0.1) { await room.current.remoteParticipants["p0"]?.name == marker }
+        let state = await room.current
         await room.leave(timeout: 2)
         await drain.value
         server.stop()

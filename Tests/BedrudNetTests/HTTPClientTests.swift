@@ -48,7 +48,7 @@ import TestSupport
         }
         let http = client()
         #expect(try await get(server, client: http).text == "once")
-        try await Task.sleep(for: .milliseconds(50))
+        try await waitUntil("the server closed the first connection", timeout: 10) { server.closedCount == 1 }
         #expect(try await get(server, client: http).text == "once")
         #expect(server.connectionCount == 2)
     }
@@ -152,7 +152,7 @@ import TestSupport
         let http = client(read: 60, request: 60)
         let start = Date()
         let task = Task { try await http.send(HTTPRequest(url: WebURL(server.baseURL)!)) }
-        try await Task.sleep(for: .milliseconds(200))
+        try await waitUntil("the request reached the server", timeout: 10) { server.connectionCount == 1 }
         task.cancel()
         await #expect(throws: (any Error).self) { try await task.value }
         #expect(Date().timeIntervalSince(start) < 25)  // long before the server or the timeouts would end it

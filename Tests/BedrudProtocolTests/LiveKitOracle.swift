@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import BedrudProtocol
 
 /// Runs scripts/livekit_fixtures.py (the official `livekit-protocol` package) from the
@@ -22,45 +23,15 @@ enum LiveKitOracle {
         guard FileManager.default.isExecutableFile(atPath: python.path) else {
             return Result(status: -1, output: "no Python environment at \(python.path); run scripts/bootstrap")
         }
-        let process = Process()
-        process.executableURL = python
-        process.arguments = [script.path] + arguments
-        process.currentDirectoryURL = repoRoot
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        let done = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in done.signal() }
+        // Through ChildProcess like every other program a test starts: its own process
+        // group, output read while it runs, stopped (TERM, then KILL) at the deadline.
         do {
-            try process.run()
+            let r = try Subprocess.run(python, [script.path] + arguments, currentDirectory: repoRoot, timeout: deadline)
+            if r.timedOut { return Result(status: -1, output: "python did not finish within \(Int(deadline)) s") }
+            return Result(status: r.exitCode, output: r.stdout + r.stderr)
         } catch {
             return Result(status: -1, output: "cannot start Python: \(error)")
         }
-        // Read while it runs so a full pipe cannot stall the child.
-        let collected = OutputBox()
-        let readerDone = DispatchSemaphore(value: 0)
-        let readHandle = pipe.fileHandleForReading
-        Thread {
-            collected.set(readHandle.readDataToEndOfFile())
-            readerDone.signal()
-        }.start()
-        if done.wait(timeout: .now() + deadline) == .timedOut {
-            process.terminate()
-            _ = done.wait(timeout: .now() + 10)
-            return Result(status: -1, output: "python did not finish within \(Int(deadline)) s")
-        }
-        _ = readerDone.wait(timeout: .now() + 10)
-        let data = collected.get()
-        return Result(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
-    }
-
-    /// Output of the child, written by the reader thread and read after it signalled.
-    private final class OutputBox: @unchecked Sendable {
-        // @unchecked: every access goes through `lock`.
-        private let lock = NSLock()
-        private var data = Data()
-        func set(_ d: Data) { lock.lock(); data = d; lock.unlock() }
-        func get() -> Data { lock.lock(); defer { lock.unlock() }; return data }
     }
 
     /// A fresh temporary directory for files handed to the oracle.

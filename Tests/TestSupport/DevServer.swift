@@ -13,15 +13,23 @@ public final class DevServer: @unchecked Sendable {
     public let extraLines: [String]
     /// The running server (its stdout lines, its log on stderr).
     public let process: ChildProcess
+    /// A scenario file written for this server, removed when it stops.
+    private let ownedFile: URL?
 
     /// - Parameter arguments: extra devserver flags, e.g. `["--tls"]` or `["--access-ttl", "2s"]`.
-    public init(_ arguments: [String] = [], timeout: Double = 30) throws {
+    public convenience init(_ arguments: [String] = [], timeout: Double = 30) throws {
+        try self.init(arguments, timeout: timeout, owning: nil)
+    }
+
+    private init(_ arguments: [String], timeout: Double, owning file: URL?) throws {
+        ownedFile = file
         let child = try ChildProcess(
             Repo.root.appendingPathComponent("scripts/devserver"), ["--port", "0", "--log-level", "warning"] + arguments)
         do {
             try child.waitForLine(timeout: timeout, "ready") { $0.trimmingCharacters(in: .whitespaces) == "ready" }
         } catch {
             child.stop()
+            if let file { try? FileManager.default.removeItem(at: file) }
             throw TestSupportError("devserver did not become ready: \(error)")
         }
         process = child
@@ -37,8 +45,38 @@ public final class DevServer: @unchecked Sendable {
     }
 
     /// Starts one without blocking the cooperative pool.
-    public static func start(_ arguments: [String] = []) async throws -> DevServer {
-        try await offPool { try DevServer(arguments) }
+    public static func start(_ arguments: [String] = [], timeout: Double = 30) async throws -> DevServer {
+        try await offPool { try DevServer(arguments, timeout: timeout) }
+    }
+
+    /// Starts one playing `samples/scenarios/<name>.scenario`, with `arguments` after it.
+    public static func start(scenario name: String, _ arguments: [String] = [], timeout: Double = 30) async throws -> DevServer {
+        try await start(scenario: Repo.root.appendingPathComponent("samples/scenarios/\(name).scenario"), arguments, timeout: timeout)
+    }
+
+    /// Starts one playing the scenario file at `file` (one a test wrote), with `arguments` after it.
+    public static func start(scenario file: URL, _ arguments: [String] = [], timeout: Double = 30) async throws -> DevServer {
+        try await start(["--scenario", file.path] + arguments, timeout: timeout)
+    }
+
+    /// Starts one playing the scenario `text` (devserver's scenario language, docs/DEVSERVER.md),
+    /// written to a temporary file that goes when the server stops.
+    public static func start(scenarioText text: String, _ arguments: [String] = [], timeout: Double = 30) async throws -> DevServer {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("scenario-\(UUID().uuidString).scenario")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        return try await offPool { try DevServer(["--scenario", file.path] + arguments, timeout: timeout, owning: file) }
+    }
+
+    /// How many participants `/_dev/state` lists in `room` (0 when there is no such room).
+    public func participants(in room: String) throws -> Int {
+        let state = try dev("GET", "/_dev/state") as? [String: Any] ?? [:]
+        let rooms = state["rooms"] as? [[String: Any]] ?? []
+        return (rooms.first { $0["name"] as? String == room }?["participants"] as? [Any])?.count ?? 0
+    }
+
+    /// Waits until `room` has at least `count` participants.
+    public func waitForParticipants(_ count: Int = 1, in room: String, timeout: Double = 30) async throws {
+        try await waitUntil("\(count) participant(s) in \(room)", timeout: timeout, every: 0.1) { try participants(in: room) >= count }
     }
 
     /// The server's log (stderr) so far, for failure messages.
@@ -47,7 +85,10 @@ public final class DevServer: @unchecked Sendable {
     public var port: Int { Int(baseURL.split(separator: ":").last ?? "") ?? 0 }
 
     /// SIGTERM to its process group, SIGKILL if it has not exited within 5 s; reaped.
-    public func stop() { process.stop() }
+    public func stop() {
+        process.stop()
+        if let ownedFile { try? FileManager.default.removeItem(at: ownedFile) }
+    }
 
     deinit { stop() }
 

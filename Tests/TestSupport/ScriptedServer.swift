@@ -13,6 +13,7 @@ public final class ScriptedServer: @unchecked Sendable {
     private let listenFD: Int32
     private let stopped = Atomic<Bool>(false)
     private let accepted = Atomic<Int>(0)
+    private let finished = Atomic<Int>(0)
 
     /// Starts listening and accepting; `script` runs once per connection.
     public init(script: @escaping @Sendable (ScriptedConnection) -> Void) throws {
@@ -43,7 +44,11 @@ public final class ScriptedServer: @unchecked Sendable {
                 }
                 accepted.add(1, ordering: .relaxed)
                 let conn = ScriptedConnection(fd: c)
-                let worker = Thread { script(conn); conn.close() }
+                let worker = Thread {
+                    script(conn)
+                    conn.close()
+                    self.finished.add(1, ordering: .releasing)
+                }
                 worker.start()
             }
         }
@@ -55,6 +60,9 @@ public final class ScriptedServer: @unchecked Sendable {
 
     /// Connections accepted so far.
     public var connectionCount: Int { accepted.load(ordering: .relaxed) }
+
+    /// Connections whose script has ended and whose socket this side has closed.
+    public var closedCount: Int { finished.load(ordering: .acquiring) }
 
     public func stop() {
         if stopped.exchange(true, ordering: .relaxed) { return }

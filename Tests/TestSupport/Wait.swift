@@ -1,9 +1,11 @@
 import Foundation
 
-/// Waits for state a test can only observe from outside (a server's `/_dev/state`
-/// counter, a file, another component's counter): checks `probe` every `interval`
-/// seconds until it returns a value, and throws, naming `what`, once `timeout` seconds
-/// have passed. Use it instead of sleeping for a guessed time.
+/// The one way tests wait for state they can only observe from outside (a server's
+/// `/_dev/state` counter, a file, another component's counter): checks `probe` every
+/// `interval` seconds until it returns a value, and throws, naming `what`, once `timeout`
+/// seconds have passed. A probe that throws is tried again (the last error is reported),
+/// except with `WaitAbandoned`, which ends the wait at once (the process being watched
+/// has exited). Use it instead of sleeping for a guessed time or a loop with a deadline.
 @discardableResult
 public func waitFor<T: Sendable>(
     _ what: String, timeout: Double, every interval: Double = 0.05, _ probe: () async throws -> T?
@@ -13,6 +15,8 @@ public func waitFor<T: Sendable>(
     while true {
         do {
             if let value = try await probe() { return value }
+        } catch let abandoned as WaitAbandoned {
+            throw TestSupportError("\(what) will not happen: \(abandoned.reason)")
         } catch {
             lastError = error
         }
@@ -21,6 +25,12 @@ public func waitFor<T: Sendable>(
         }
         try await Task.sleep(for: .seconds(interval))
     }
+}
+
+/// Thrown by a `waitFor` probe when what it waits for can no longer happen.
+public struct WaitAbandoned: Error {
+    public var reason: String
+    public init(_ reason: String) { self.reason = reason }
 }
 
 /// `waitFor` for a condition.
@@ -38,5 +48,15 @@ public func waitUntilWallClock(passes unixSeconds: Double, atMost: Double = 60) 
     let target = unixSeconds + 0.05
     while Date().timeIntervalSince1970 <= target {
         try await Task.sleep(for: .seconds(max(0.01, target - Date().timeIntervalSince1970)))
+    }
+}
+
+/// `waitUntil` for synchronous code (a callback on a data-plane thread, a test body that
+/// must not suspend): blocks the calling thread between checks.
+public func waitUntil(_ what: String, timeout: Double, every interval: Double = 0.002, blocking condition: () -> Bool) throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while !condition() {
+        guard Date() < deadline else { throw TestSupportError("\(what) did not happen within \(timeout) s") }
+        usleep(useconds_t(interval * 1_000_000))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import BedrudRTC
 
 /// ICE server names are resolved all at once under one short deadline, so names that
@@ -75,8 +76,7 @@ struct ICEServerResolverTests {
         let first = await ICEServerResolver.resolve([ICEServer(urls: ["stun:\(late)"])], timeoutSeconds: 0.1) { dns.lookup($0) }
         #expect(first.isEmpty)
         // Wait (with a deadline) for the late answer to land in the cache.
-        let deadline = Date(timeIntervalSinceNow: 5)
-        while ICEServerResolver.cache.get(late) == nil && Date() < deadline { try await Task.sleep(nanoseconds: 20_000_000) }
+        try await waitUntil("the late answer in the cache", timeout: 5, every: 0.02) { ICEServerResolver.cache.get(late) != nil }
         let start = Date()
         let second = await ICEServerResolver.resolve([ICEServer(urls: ["stun:\(late)"])], timeoutSeconds: 0.1) { dns.lookup($0) }
         #expect(second.map(\.ip) == ["192.0.2.99"])

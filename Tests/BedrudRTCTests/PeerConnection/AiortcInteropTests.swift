@@ -1,6 +1,7 @@
 import BedrudProtocol
 import Foundation
 import Testing
+import TestSupport
 @testable import BedrudRTC
 
 /// Loopback interop against scripts/rtc_peer.py, an aiortc peer shaped like LiveKit's
@@ -53,7 +54,7 @@ struct AiortcInteropTests {
             if case .dataChannelMessage(let m) = lossy { #expect(m.data == Array("hi".utf8) && !m.isBinary) }
 
             // Let media run, stop it, and compare counts with what aiortc put on the wire.
-            _ = await eventually(timeout: 20) { (await s.pc.stats().tracks.map(\.packetsReceived).min() ?? 0) >= 100 }
+            try? await waitUntil("100 packets on every track", timeout: 20) { (await s.pc.stats().tracks.map(\.packetsReceived).min() ?? 0) >= 100 }
             let stats = try await s.peer.request(["cmd": "stop_media"], reply: "stats")
             let sent = stats.counts("sent")
             #expect(sent.keys.sorted() == [alice.ssrc, bob.ssrc].sorted())
@@ -92,7 +93,7 @@ struct AiortcInteropTests {
             #expect(try SessionDescription(parsing: answer).media.count == 3)
             let added = try await s.events.first(where: { if case .tracksChanged(let a, _) = $0 { a.contains { $0.trackSID == "TR_carol" } } else { false } }, timeout: 30)
             if case .tracksChanged(_, let removed) = added { #expect(removed.isEmpty) }
-            #expect(await eventually(timeout: 20) { (await s.pc.stats().tracks.first { $0.ssrc == carol.ssrc }?.packetsReceived ?? 0) >= 50 })
+            try await waitUntil("50 of Carol's packets", timeout: 20) { (await s.pc.stats().tracks.first { $0.ssrc == carol.ssrc }?.packetsReceived ?? 0) >= 50 }
             let stats = try await s.peer.request(["cmd": "stop_media"], reply: "stats")
             let sent = stats.counts("sent")
             let received = await s.waitForCounts(sent)
@@ -129,7 +130,7 @@ struct AiortcInteropTests {
             let (tracks, _) = try await s.negotiate(["cmd": "offer", "tracks": [Self.twoTracks[0]], "data": false])
             let t = try #require(tracks.first)
             try await s.pc.waitUntilConnected(timeoutSeconds: 30)
-            #expect(await eventually(timeout: 30) { (await s.pc.stats().tracks.first?.packetsReceived ?? 0) >= 200 })
+            try await waitUntil("200 packets received", timeout: 30) { (await s.pc.stats().tracks.first?.packetsReceived ?? 0) >= 200 }
             let stats = try await s.peer.request(["cmd": "stop_media"], reply: "stats")
             let sent = stats.counts("sent")[t.ssrc] ?? 0
             let dropped = stats.counts("dropped")[t.ssrc] ?? 0

@@ -1,6 +1,7 @@
 import BedrudProtocol
 import Foundation
 import Testing
+import TestSupport
 @testable import BedrudRTC
 
 /// Two of our own PeerConnections on one loop: the publisher side offers (controlling,
@@ -177,7 +178,7 @@ struct PeerConnectionPairTests {
             _ = try await p.answererEvents.first(where: isMessage("_reliable", [7, 7]), timeout: 20)
             // The agents really went through checks again.
             let ready: @Sendable (PeerConnectionEvent) -> Bool = { $0 == .iceStateChanged(.completed) }
-            #expect(await eventually(timeout: 20) { p.answererEvents.count(where: ready) >= 2 && p.offererEvents.count(where: ready) >= 2 })
+            try await waitUntil("both sides' channels open", timeout: 20) { p.answererEvents.count(where: ready) >= 2 && p.offererEvents.count(where: ready) >= 2 }
             #expect(await p.answerer.state == .connected)
         }
     }

@@ -1,6 +1,7 @@
 import BedrudProtocol
 import Foundation
 import Testing
+import TestSupport
 @testable import BedrudRTC
 
 /// The publisher's media path, bot to bot on loopback: our offer with an audio section,
@@ -8,16 +9,6 @@ import Testing
 /// into the receive ring on the other.
 @Suite("Publishing audio (PeerConnection → PeerConnection)", .serialized)
 struct PublishPathTests {
-    /// Waits (bounded) until `ring` holds `n` entries.
-    static func waitForCount(_ ring: PacketRing, _ n: Int, timeout: Double) async -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while ring.count < n {
-            if Date() > deadline { return false }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return true
-    }
-
     @Test("Packets go out paced by their sample offsets and arrive in order, decryptable, with their payloads")
     func pacedAndReceived() async throws {
         try await PeerPair.run { p in
@@ -47,12 +38,11 @@ struct PublishPathTests {
             try await p.offerer.startSending(mid: "1", ring: out, startNanos: start)
             // The ring also carries the sender's RTCP SRs (one may come within the run): RTP only.
             var got: [(seq: UInt16, ts: UInt32, payload: [UInt8], marker: Bool, arrival: UInt64)] = []
-            let deadline = Date().addingTimeInterval(20)
-            while got.count < count && Date() < deadline {
+            try await waitUntil("\(count) RTP packets received", timeout: 20, every: 0.01) {
                 while received.pop({ h, payload in
                     if h.kind == .rtp { got.append((h.sequenceNumber, h.rtpTimestamp, Array(payload), h.marker, h.arrivalNanos)) }
                 }) {}
-                if got.count < count { try await Task.sleep(for: .milliseconds(10)) }
+                return got.count >= count
             }
             let elapsedMs = Double(MonotonicClock.nanos() - start) / 1e6
             // 25 packets of 20 ms: the last is due 480 ms after the start; a burst would be far quicker.
@@ -98,9 +88,7 @@ struct PublishPathTests {
             }
             await p.offerer.setMuted(mid: "1", muted: true)
             try await p.offerer.startSending(mid: "1", ring: out, startNanos: MonotonicClock.nanos())
-            let deadline = Date().addingTimeInterval(10)
-            while await !p.offerer.isDrained(mid: "1"), Date() < deadline { try? await Task.sleep(for: .milliseconds(10)) }
-            #expect(await p.offerer.isDrained(mid: "1"))
+            try await waitUntil("the muted track's ring drained", timeout: 10, every: 0.01) { await p.offerer.isDrained(mid: "1") }
             #expect(await p.offerer.stats().transport.rtpPacketsSent == 0)
             #expect(received.count == 0)
         }

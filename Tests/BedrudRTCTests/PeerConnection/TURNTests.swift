@@ -170,8 +170,11 @@ struct TURNCredentialRefreshTests {
                 return
             }
             _ = try await turn.log.first(where: { $0.contains(user) && $0.contains("success") }, timeout: 20, "coturn allocating for the fresh username")
-            #expect(await eventually(timeout: 20) { p.answererEvents.count(where: isRelayCandidate) == relaysBefore + 1 },
-                    "the new agent's relay candidate: \(p.answererEvents.all.suffix(12))")
+            do {
+                try await waitUntil("the new agent's relay candidate", timeout: 20) { p.answererEvents.count(where: isRelayCandidate) == relaysBefore + 1 }
+            } catch {
+                Issue.record("\(error): \(p.answererEvents.all.suffix(12))")
+            }
             #expect(await p.offerer.send([4, 2], label: "_reliable"))
             _ = try await p.answererEvents.first(where: isMessage("_reliable", [4, 2]), timeout: 30, "data over the new relay")
             #expect((await p.answerer.stats().selectedPair ?? "").contains("relay"))

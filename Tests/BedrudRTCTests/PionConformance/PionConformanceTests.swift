@@ -1,6 +1,7 @@
 import BedrudProtocol
 import Foundation
 import Testing
+import TestSupport
 @testable import BedrudRTC
 
 /// Our subscriber side against pion, LiveKit's own WebRTC stack (`scripts/pion-peer`):
@@ -139,10 +140,10 @@ struct PionConformanceTests {
 
             _ = try await s.peer.request(["cmd": "media", "frames": try opusToneFrames(frequency: 440)], reply: "media_started")
             let audio = negotiated.tracks.map(\.ssrc)
-            #expect(await eventually(timeout: 30) {
+            try await waitUntil("150 packets on every audio track", timeout: 30) {
                 let st = await s.pc.stats().tracks
                 return audio.allSatisfy { ssrc in (st.first { $0.ssrc == ssrc }?.packetsReceived ?? 0) >= 150 }
-            })
+            }
             let stats = try await s.peer.request(["cmd": "stop_media"], reply: "stats")
             let sent = stats.counts("sent")
             for ssrc in audio {
@@ -178,7 +179,7 @@ struct PionConformanceTests {
             _ = try await s.peer.next("state", timeout: 30) { $0["connection"] as? String == "connected" }
             _ = try await s.peer.request(["cmd": "media", "frames": try opusToneFrames(frequency: 440)], reply: "media_started")
             @Sendable func received() async -> UInt64 { await s.pc.stats().tracks.first { $0.ssrc == alice.ssrc }?.packetsReceived ?? 0 }
-            #expect(await eventually(timeout: 30) { await received() >= 50 })
+            try await waitUntil("50 packets received", timeout: 30) { await received() >= 50 }
 
             let connectedEvents = s.peer.messages.count { $0.event == "state" && $0["ice"] as? String == "connected" }
             let restarted = try await s.negotiateWithPion(["cmd": "ice_restart"])
@@ -189,7 +190,7 @@ struct PionConformanceTests {
             let skip = SkipCounter(connectedEvents)
             _ = try await s.peer.messages.first(where: { $0.event == "state" && $0["ice"] as? String == "connected" && skip.take() }, timeout: 30, "pion ICE connected after the restart")
             let atRestart = await received()
-            #expect(await eventually(timeout: 30) { await received() >= atRestart + 100 }, "media did not resume after the ICE restart")
+            try await waitUntil("media resumed after the ICE restart", timeout: 30) { await received() >= atRestart + 100 }
 
             let stats = try await s.peer.request(["cmd": "stop_media"], reply: "stats")
             let sent = try #require(stats.counts("sent")[alice.ssrc])
@@ -219,7 +220,7 @@ struct PionConformanceTests {
             let alice = try #require(negotiated.tracks.first)
             try await s.pc.waitUntilConnected(timeoutSeconds: 30)
             _ = try await s.peer.request(["cmd": "media", "frames": try opusToneFrames(frequency: 440)], reply: "media_started")
-            #expect(await eventually(timeout: 30) { (await s.pc.stats().tracks.first { $0.ssrc == alice.ssrc }?.packetsReceived ?? 0) >= 50 })
+            try await waitUntil("50 of Alice's packets", timeout: 30) { (await s.pc.stats().tracks.first { $0.ssrc == alice.ssrc }?.packetsReceived ?? 0) >= 50 }
             let stats = try await s.peer.request(["cmd": "stop_media"], reply: "stats")
             let sent = try #require(stats.counts("sent")[alice.ssrc])
             let retransmitted = stats.counts("retransmitted")[alice.ssrc] ?? 0

@@ -81,13 +81,3 @@ struct TestTimeout: Error, CustomStringConvertible {
     var description: String { "timed out waiting for \(what)" }
 }
 
-/// Polls `condition` every 20 ms until it holds or `timeout` passes. For values that
-/// change without an event (counters); returns whether it held.
-func eventually(timeout: Double, _ condition: @Sendable () async -> Bool) async -> Bool {
-    let deadline = Date(timeIntervalSinceNow: timeout)
-    while Date() < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(nanoseconds: 20_000_000)
-    }
-    return await condition()
-}

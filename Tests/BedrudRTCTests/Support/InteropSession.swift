@@ -2,6 +2,7 @@ import BedrudProtocol
 import COpus
 import Foundation
 import Testing
+import TestSupport
 @testable import BedrudRTC
 
 /// A ``PeerConnection`` wired to an aiortc peer: local candidates go to the peer, events
@@ -61,10 +62,11 @@ final class InteropSession: @unchecked Sendable {
         return (tracks, answer)
     }
 
-    /// Waits until our received count for every SSRC in `sent` equals it, then returns our counts.
+    /// Waits until our received count for every SSRC in `sent` reaches it (at most `timeout`
+    /// seconds), then returns our counts, which the caller compares with `sent`.
     func waitForCounts(_ sent: [UInt32: Int], timeout: Double = 15) async -> [UInt32: UInt64] {
         let pc = self.pc
-        _ = await eventually(timeout: timeout) {
+        try? await waitUntil("every sent packet received", timeout: timeout) {
             let s = await pc.stats()
             return sent.allSatisfy { ssrc, n in s.tracks.first { $0.ssrc == ssrc }?.packetsReceived ?? 0 >= UInt64(n) }
         }
