@@ -74,7 +74,7 @@ enum PlayCommand {
         let loop = inv.flag("loop")
         var bitrate: Int?
         if let b = inv.value("bitrate") {
-            guard let v = ConfigValues.bitrate(b), (6000...510_000).contains(v) else {
+            guard let v = ConfigValues.bitrate(b), SettingSpec.opusBitrates.contains(v) else {
                 throw CommandFailure(.usage, "--bitrate expects a bit rate between 6k and 510k, like 48k, got '\(TerminalText.quoted(b))'")
             }
             bitrate = v

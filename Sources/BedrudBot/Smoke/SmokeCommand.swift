@@ -57,10 +57,9 @@ enum SmokeCommand {
     static func run(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
         var thresholds = SmokeThresholds()
-        let configured = ["latency": ctx.config.string("smoke", "max_latency"), "loss": ctx.config.string("smoke", "max_loss"),
-                          "jitter": ctx.config.string("smoke", "max_jitter")]
-        for (key, value) in configured.sorted(by: { $0.key < $1.key }) {
-            guard let value else { continue }
+        let configured = ["latency": Settings.Smoke.maxLatency, "loss": Settings.Smoke.maxLoss, "jitter": Settings.Smoke.maxJitter]
+        for (key, setting) in configured.sorted(by: { $0.key < $1.key }) {
+            let value = try ctx.config.value(setting)
             do { try thresholds.apply("\(key)=\(value)") } catch { throw ConfigError("smoke.max_\(key): \(error.description)") }
         }
         if let t = inv.value("thresholds") {
