@@ -232,11 +232,7 @@ enum JoinCommand {
             OptionSpec("stats", help: "Print per-track network figures (packets/s, loss, jitter, NACKs) every 5 s."),
             OptionSpec("dry-run", help: "Only resolve, log in and get the join token; print the plan."),
             OptionSpec("no-media", help: "Signalling only: room events without audio."),
-            OptionSpec("guest-name", value: "NAME", help: "Display name when joining a link's server as a guest (default: bedrud-bot)."),
-            OptionSpec("ca-file", value: "FILE", help: "For a link to an unconfigured server: trust this PEM CA."),
-            OptionSpec("pin-sha256", value: "FINGERPRINT", help: "For a link to an unconfigured server: trust this certificate."),
-            OptionSpec("tls-insecure", help: "For a link to an unconfigured server: skip certificate checks."),
-        ],
+        ] + OptionGroups.link,
         action: run)
 
     static func parseDuration(_ inv: Invocation, _ flag: String) throws -> Double? {

@@ -22,8 +22,7 @@ enum RecordingsCommand {
               bedrud-bot recordings standup --json | jq -r '.[0].report'
             """,
         arguments: [ArgumentSpec("ROOM", optional: true, help: "Only sessions of this room.")],
-        options: [
-            OptionSpec("output", short: "o", value: "DIR", help: "Where the recordings are (default: record.output_dir)."),
+        options: OptionGroups.recordingsRoot + [
             OptionSpec("limit", value: "N", help: "List at most N sessions (default: all)."),
             OptionSpec("json", help: "Print a JSON array, one object per session."),
         ],

@@ -27,8 +27,7 @@ enum StatusCommand {
               bedrud-bot status
               bedrud-bot -i work status --json | jq .state
             """,
-        options: [
-            OptionSpec("output", short: "o", value: "DIR", help: "Where the recordings are (default: record.output_dir)."),
+        options: OptionGroups.recordingsRoot + [
             OptionSpec("json", help: "Print the state as one JSON object."),
         ],
         action: run)

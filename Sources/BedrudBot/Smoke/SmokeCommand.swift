@@ -48,10 +48,7 @@ enum SmokeCommand {
             OptionSpec("junit", value: "FILE", help: "Write a JUnit XML report: one testcase per stage."),
             OptionSpec("timeout", value: "DURATION", help: "Limit for each network stage (default 20s)."),
             OptionSpec("guest-name", value: "NAME", help: "Display-name prefix of the guests (default: bedrud-smoke)."),
-            OptionSpec("ca-file", value: "FILE", help: "For a link to an unconfigured server: trust this PEM CA."),
-            OptionSpec("pin-sha256", value: "FINGERPRINT", help: "For a link to an unconfigured server: trust this certificate."),
-            OptionSpec("tls-insecure", help: "For a link to an unconfigured server: skip certificate checks."),
-        ],
+        ] + OptionGroups.linkTLS,
         action: run)
 
     static func run(_ inv: Invocation) async throws -> ExitCode {
