@@ -77,11 +77,7 @@ enum JoinCommand {
             OptionSpec("stats", help: "Print per-track network figures (packets/s, loss, jitter, NACKs) every 5 s."),
             OptionSpec("dry-run", help: "Only resolve, log in and get the join token; print the plan."),
             OptionSpec("no-media", help: "Signalling only: room events without audio."),
-            OptionSpec("guest-name", value: "NAME", help: "Display name when joining a link's server as a guest (default: bedrud-bot)."),
-            OptionSpec("ca-file", value: "FILE", help: "For a link to an unconfigured server: trust this PEM CA."),
-            OptionSpec("pin-sha256", value: "FINGERPRINT", help: "For a link to an unconfigured server: trust this certificate."),
-            OptionSpec("tls-insecure", help: "For a link to an unconfigured server: skip certificate checks."),
-        ],
+        ] + OptionGroups.link,
         action: run)
 
     static func parseDuration(_ inv: Invocation, _ flag: String) throws -> Double? {
@@ -99,7 +95,7 @@ enum JoinCommand {
         rules.recreate = !inv.flag("no-recreate")
         rules.record = record
         rules.dryRun = inv.flag("dry-run")
-        let wait = try parseDuration(inv, "wait-for-room") ?? config.duration("record", "wait_for_room")
+        let wait = try config.value(Settings.Record.waitForRoom, flag: "wait-for-room")
         rules.waitForRoom = wait > 0 ? wait : nil
         return rules
     }
@@ -110,52 +106,17 @@ enum JoinCommand {
         for flag in ["split", "split-size"] where inv.value(flag) != nil && !inv.flag("record") {
             throw CommandFailure(.usage, "--\(flag) rotates recorded files: add --record")
         }
-        let split = try parseDuration(inv, "split") ?? config.duration("record", "split")
+        let split = try config.value(Settings.Record.split, flag: "split")
         if inv.value("split") != nil, split <= 0 { throw CommandFailure(.usage, "--split must be longer than 0") }
         if split > 0 && split < 1 {
             let what = inv.value("split") != nil ? "--split" : "record.split"
             throw CommandFailure(inv.value("split") != nil ? .usage : .config, "\(what) must be at least 1s, got \(ConfigValues.formatDuration(split))")
         }
         options.split = split > 0 ? split : nil
-        if let v = inv.value("split-size") {
-            guard let n = ConfigValues.size(v), n > 0 else {
-                throw CommandFailure(.usage, "--split-size expects a size like 100MiB or 2GB, got '\(v)'")
-            }
-            options.splitBytes = Int64(n)
-        } else {
-            options.splitBytes = Int64(try config.size("record", "split_size"))
+        options.splitBytes = try config.value(Settings.Record.splitSize, flag: "split-size")
+        if inv.value("split-size") != nil, options.splitBytes <= 0 {
+            throw CommandFailure(.usage, "--split-size expects a size like 100MiB or 2GB, got '\(TerminalText.quoted(inv.value("split-size") ?? ""))'")
         }
-    }
-
-    /// `--align` wins over `record.align`; both take `join` or `session`.
-    static func alignToSession(_ flag: String?, config: String?) throws -> Bool {
-        if let flag {
-            guard flag == "join" || flag == "session" else {
-                throw CommandFailure(.usage, "--align expects join or session, got '\(flag)'")
-            }
-            return flag == "session"
-        }
-        return config?.lowercased() == "session"
-    }
-
-    /// `record.mix_complexity`: libopus complexity 0…10 of the room.opus encoder; unset = the
-    /// pipeline's default (see docs/CONFIG.md for why it is what it is).
-    static func mixComplexity(_ text: String?) throws -> Int {
-        guard let text else { return RoomRunOptions().mixComplexity }
-        guard let v = Int(text), (0...10).contains(v) else {
-            throw CommandFailure(.config, "record.mix_complexity: expected a whole number from 0 to 10, got '\(text)'")
-        }
-        return v
-    }
-
-    /// `record.mix_coder`: celt or voice (any case, as `config check` accepts it); unset =
-    /// the pipeline's default.
-    static func mixCoder(_ text: String?) throws -> MixCoder {
-        guard let text else { return RoomRunOptions().mixCoder }
-        guard let coder = MixCoder(rawValue: text.lowercased()) else {
-            throw CommandFailure(.config, "record.mix_coder: expected celt or voice, got '\(TerminalText.sanitize(text))'")
-        }
-        return coder
     }
 
     /// A note for a mix that will sound worse than it needs to: CELT below 48 kbit/s.
@@ -165,13 +126,45 @@ enum JoinCommand {
             + "for a small room.opus set record.mix_coder = voice (docs/CONFIG.md)"
     }
 
-    /// `record.file_jitter_wait` in ms: up to a second (a page is flushed every second of
-    /// audio; waiting longer would only hold pages back).
-    static func fileJitterWaitMillis(_ seconds: Double) throws -> Int {
-        guard seconds >= 0, seconds <= 1 else {
-            throw CommandFailure(.config, "record.file_jitter_wait: expected a duration up to 1s, got \(Int((seconds * 1000).rounded())) ms")
+    /// What `join` does in the room, every setting read through ``Configuration/value(_:flag:)``:
+    /// the flag, else the environment, else the file, else the table's default.
+    static func roomRunOptions(_ inv: Invocation, _ config: Configuration) throws -> RoomRunOptions {
+        typealias R = Settings.Record
+        var options = RoomRunOptions()
+        options.record = inv.flag("record")
+        let duration = try config.value(R.maxDuration, flag: "duration")
+        if inv.value("duration") != nil, duration <= 0 { throw CommandFailure(.usage, "--duration must be longer than 0") }
+        options.duration = duration > 0 ? duration : nil
+        options.aloneTimeout = try config.value(R.aloneTimeout, flag: "alone-timeout")
+        options.maxOutage = try config.value(R.maxOutage, flag: "max-outage")
+        options.outputDir = try config.value(R.outputDir, flag: "output")
+        options.fileMode = try config.value(R.fileMode)
+        options.directoryMode = try config.value(R.dirMode)
+        options.bots = BotRecognition(namePatterns: ConfigValues.list(try config.valueIfSet(R.botNames) ?? ""))
+        options.pathTemplate = try config.value(R.pathTemplate)
+        options.mix = try !inv.flag("no-mix") && config.value(R.mix)
+        options.mixChannels = try config.value(R.mixChannels)
+        options.mixBitrate = try config.value(R.mixBitrate)
+        options.mixComplexity = try config.value(R.mixComplexity)
+        options.mixCoder = try config.value(R.mixCoder)
+        if options.record && options.mix, let note = mixBitrateNote(coder: options.mixCoder, bitrate: options.mixBitrate) {
+            inv.console.warning(note)
         }
-        return Int((seconds * 1000).rounded())
+        options.jitterWaitMillis = try config.value(R.jitterWait)
+        options.fileJitterWaitMillis = try config.value(R.fileJitterWait)
+        options.showStats = inv.flag("stats")
+        options.alignToSession = try config.value(R.alignToSession, flag: "align")
+        let wait = try config.value(R.waitForParticipants, flag: "wait-for-participants")
+        options.waitForParticipants = wait > 0 ? wait : nil
+        options.minFreeBytes = try config.value(R.minFree)
+        try splitOptions(inv, config, into: &options)
+        options.onFinish = try config.valueIfSet(R.onFinish, flag: "on-finish").flatMap { $0.isEmpty ? nil : $0 }
+        options.onFinishTimeout = try config.value(R.onFinishTimeout)
+        options.filter = ParticipantFilter(include: inv.arguments.all("include").flatMap(ConfigValues.list),
+                                           exclude: inv.arguments.all("exclude").flatMap(ConfigValues.list))
+        options.json = inv.flag("json")
+        options.entry = try entryRules(inv, config, record: options.record)
+        return options
     }
 
     static func run(_ inv: Invocation) async throws -> ExitCode {
@@ -187,46 +180,8 @@ enum JoinCommand {
         if inv.value("on-finish") != nil && !inv.flag("record") {
             throw CommandFailure(.usage, "--on-finish runs with the finished recording folder: add --record")
         }
-        var duration = try parseDuration(inv, "duration")
-        if duration == nil, let d = try? ctx.config.duration("record", "max_duration"), d > 0 { duration = d }
-        if let d = duration, d <= 0 { throw CommandFailure(.usage, "--duration must be longer than 0") }
-        var options = RoomRunOptions()
-        options.record = inv.flag("record")
-        options.duration = duration
-        options.aloneTimeout = try parseDuration(inv, "alone-timeout") ?? ctx.config.duration("record", "alone_timeout")
-        options.maxOutage = try parseDuration(inv, "max-outage") ?? ctx.config.duration("record", "max_outage")
-        options.outputDir = inv.value("output") ?? ctx.config.string("record", "output_dir") ?? Configuration.defaultOutputDir(inv.environment)
-        options.fileMode = ctx.config.string("record", "file_mode").flatMap(SettingSpec.fileMode) ?? 0o640
-        options.directoryMode = ctx.config.string("record", "dir_mode").flatMap(SettingSpec.fileMode) ?? 0o750
-        options.bots = BotRecognition(namePatterns: ConfigValues.list(ctx.config.string("record", "bot_names") ?? ""))
-        options.pathTemplate = ctx.config.string("record", "path_template") ?? options.pathTemplate
-        options.mix = !inv.flag("no-mix") && (ctx.config.string("record", "mix").flatMap(ConfigValues.bool) ?? true)
-        options.mixChannels = Int(ctx.config.string("record", "mix_channels") ?? "1") ?? 1
-        if let b = ctx.config.string("record", "mix_bitrate") {
-            guard let v = ConfigValues.bitrate(b), SettingSpec.opusBitrates.contains(v) else {
-                throw CommandFailure(.config, "record.mix_bitrate: expected a bit rate between 6k and 510k, got '\(b)'")
-            }
-            options.mixBitrate = v
-        }
-        options.mixComplexity = try mixComplexity(ctx.config.string("record", "mix_complexity"))
-        options.mixCoder = try mixCoder(ctx.config.string("record", "mix_coder"))
-        if options.record && options.mix, let note = mixBitrateNote(coder: options.mixCoder, bitrate: options.mixBitrate) {
-            inv.console.warning(note)
-        }
-        options.jitterWaitMillis = Int(((try? ctx.config.duration("record", "jitter_wait")) ?? 0.06) * 1000)
-        options.fileJitterWaitMillis = try fileJitterWaitMillis(ctx.config.duration("record", "file_jitter_wait"))
-        options.showStats = inv.flag("stats")
-        options.alignToSession = try alignToSession(inv.value("align"), config: ctx.config.string("record", "align"))
-        let wait = try parseDuration(inv, "wait-for-participants") ?? ctx.config.duration("record", "wait_for_participants")
-        options.waitForParticipants = wait > 0 ? wait : nil
-        options.minFreeBytes = Int64(try ctx.config.size("record", "min_free"))
-        try splitOptions(inv, ctx.config, into: &options)
-        options.onFinish = (inv.value("on-finish") ?? ctx.config.string("record", "on_finish")).flatMap { $0.isEmpty ? nil : $0 }
-        options.onFinishTimeout = try ctx.config.duration("record", "on_finish_timeout")
-        options.filter = ParticipantFilter(include: inv.arguments.all("include").flatMap(ConfigValues.list),
-                                           exclude: inv.arguments.all("exclude").flatMap(ConfigValues.list))
-        options.json = inv.flag("json")
-        options.entry = try entryRules(inv, ctx.config, record: options.record)
+        let options = try roomRunOptions(inv, ctx.config)
+        let duration = options.duration
 
         if inv.positionals.count > 1 {
             try severalRoomsAllowed(inv)
@@ -246,7 +201,7 @@ enum JoinCommand {
         var roomOptions = RoomManagerOptions()
         roomOptions.waitForTransport = false
         roomOptions.state.maxOutageMs = Int64(options.maxOutage * 1000)
-        roomOptions.signalConnectTimeout = try ctx.config.duration("network", "connect_timeout") + 5
+        roomOptions.signalConnectTimeout = try ctx.config.value(Settings.Network.connectTimeout) + 5
         let room = RoomManager(
             livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string, options: roomOptions,
             transport: nil, tokenProvider: { [plan] in try await plan.rejoinToken(onRecreated: {}) })

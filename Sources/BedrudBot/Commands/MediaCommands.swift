@@ -193,6 +193,10 @@ enum MediaCommands {
             return .success
         }
         var options = MediaBenchmarkOptions(quick: inv.flag("quick"))
+        // The mix join records with: the table's defaults.
+        options.mixCoder = Settings.Record.mixCoder.builtIn
+        options.mixBitrate = Settings.Record.mixBitrate.builtIn
+        options.mixComplexity = Settings.Record.mixComplexity.builtIn
         if let t = try intOption(inv, "tracks", 1...100_000) { options.tracks = t }
         if let t = try intOption(inv, "passthrough-tracks", 1...1_000_000) { options.passthroughTracks = t }
         if let s = try intOption(inv, "seconds", 1...86_400) { options.seconds = Double(s) }

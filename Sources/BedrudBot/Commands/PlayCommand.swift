@@ -57,11 +57,7 @@ enum PlayCommand {
             OptionSpec("bitrate", value: "RATE", help: "Opus bit rate for WAV, tone and speech (e.g. 48k; default 32k mono, 64k stereo)."),
             OptionSpec("track-name", value: "NAME", help: "Name of the published track (default: the file name)."),
             OptionSpec("timeout", value: "DURATION", help: "Give up joining and publishing after this long (default 30s)."),
-            OptionSpec("guest-name", value: "NAME", help: "Display name when joining a link's server as a guest (default: bedrud-bot)."),
-            OptionSpec("ca-file", value: "FILE", help: "For a link to an unconfigured server: trust this PEM CA."),
-            OptionSpec("pin-sha256", value: "FINGERPRINT", help: "For a link to an unconfigured server: trust this certificate."),
-            OptionSpec("tls-insecure", help: "For a link to an unconfigured server: skip certificate checks."),
-        ],
+        ] + OptionGroups.link,
         action: run)
 
     /// What to play, read and checked before joining.
@@ -74,7 +70,7 @@ enum PlayCommand {
         let loop = inv.flag("loop")
         var bitrate: Int?
         if let b = inv.value("bitrate") {
-            guard let v = ConfigValues.bitrate(b), (6000...510_000).contains(v) else {
+            guard let v = ConfigValues.bitrate(b), SettingSpec.opusBitrates.contains(v) else {
                 throw CommandFailure(.usage, "--bitrate expects a bit rate between 6k and 510k, like 48k, got '\(TerminalText.quoted(b))'")
             }
             bitrate = v

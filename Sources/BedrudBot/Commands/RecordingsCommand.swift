@@ -22,8 +22,7 @@ enum RecordingsCommand {
               bedrud-bot recordings standup --json | jq -r '.[0].report'
             """,
         arguments: [ArgumentSpec("ROOM", optional: true, help: "Only sessions of this room.")],
-        options: [
-            OptionSpec("output", short: "o", value: "DIR", help: "Where the recordings are (default: record.output_dir)."),
+        options: OptionGroups.recordingsRoot + [
             OptionSpec("limit", value: "N", help: "List at most N sessions (default: all)."),
             OptionSpec("json", help: "Print a JSON array, one object per session."),
         ],
@@ -148,7 +147,7 @@ enum RecordingsCommand {
 
     static func run(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
-        let root = PathText.fixingSlashes(inv.value("output") ?? ctx.config.string("record", "output_dir") ?? Configuration.defaultOutputDir(inv.environment))
+        let root = PathText.fixingSlashes(try ctx.config.value(Settings.Record.outputDir, flag: "output"))
         var limit = Int.max
         if let l = inv.value("limit") {
             guard let n = Int(l), n > 0 else { throw CommandFailure(.usage, "--limit must be a whole number of sessions, 1 or more (got '\(l)')") }

@@ -43,11 +43,7 @@ enum SayCommand {
             OptionSpec("react", value: "EMOJI", help: "Send a reaction to the message given by --to instead of TEXT."),
             OptionSpec("to", value: "ID", help: "With --react: the id of the chat message to react to."),
             OptionSpec("timeout", value: "DURATION", help: "Give up joining and sending after this long (default 30s)."),
-            OptionSpec("guest-name", value: "NAME", help: "Display name when joining a link's server as a guest (default: bedrud-bot)."),
-            OptionSpec("ca-file", value: "FILE", help: "For a link to an unconfigured server: trust this PEM CA."),
-            OptionSpec("pin-sha256", value: "FINGERPRINT", help: "For a link to an unconfigured server: trust this certificate."),
-            OptionSpec("tls-insecure", help: "For a link to an unconfigured server: skip certificate checks."),
-        ],
+        ] + OptionGroups.link,
         action: run)
 
     /// The attachment for `--attach`: an http(s) image URL, MIME type from its extension.

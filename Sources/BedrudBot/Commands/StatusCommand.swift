@@ -27,8 +27,7 @@ enum StatusCommand {
               bedrud-bot status
               bedrud-bot -i work status --json | jq .state
             """,
-        options: [
-            OptionSpec("output", short: "o", value: "DIR", help: "Where the recordings are (default: record.output_dir)."),
+        options: OptionGroups.recordingsRoot + [
             OptionSpec("json", help: "Print the state as one JSON object."),
         ],
         action: run)
@@ -182,7 +181,7 @@ enum StatusCommand {
 
     static func run(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
-        let root = PathText.fixingSlashes(inv.value("output") ?? ctx.config.string("record", "output_dir") ?? Configuration.defaultOutputDir(inv.environment))
+        let root = PathText.fixingSlashes(try ctx.config.value(Settings.Record.outputDir, flag: "output"))
         let recordings = Array(RecordingsCommand.sorted(RecordingsCommand.sessionFolders(under: root).map { RecordingsCommand.entry(RecordingsCommand.scan($0)) }).prefix(3))
         var report = Report(state: .noInstance, instances: ctx.config.instances.map(\.name), recordings: recordings)
         let envInstance = !(inv.environment["BEDRUD_BOT_URL"] ?? "").isEmpty

@@ -300,24 +300,6 @@ public struct Configuration: Sendable {
 
     public func string(_ section: String, _ key: String, flag: String? = nil) -> String? { resolve(section, key, flag: flag)?.value }
 
-    public func duration(_ section: String, _ key: String, flag: String? = nil) throws -> Double {
-        guard let r = resolve(section, key, flag: flag) else { return 0 }
-        if let spec = SettingSpec.spec(section: section, key: key), let p = spec.problem(with: r.value) {
-            throw ConfigError("\(r.origin): \(spec.qualifiedName): \(p)")
-        }
-        guard let d = ConfigValues.duration(r.value) else { throw ConfigError("\(r.origin): \(key): expected a duration like 90s, got '\(TerminalText.quoted(r.value))'") }
-        return d
-    }
-
-    public func size(_ section: String, _ key: String) throws -> Int {
-        guard let r = resolve(section, key) else { return 0 }
-        if let spec = SettingSpec.spec(section: section, key: key), let p = spec.problem(with: r.value) {
-            throw ConfigError("\(r.origin): \(spec.qualifiedName): \(p)")
-        }
-        guard let s = ConfigValues.size(r.value) else { throw ConfigError("\(r.origin): \(key): expected a size, got '\(TerminalText.quoted(r.value))'") }
-        return s
-    }
-
     public var logLevel: LogLevel {
         if flags.flag("quiet") { return .error }
         if flags.flag("verbose") { return .debug }
@@ -329,10 +311,10 @@ public struct Configuration: Sendable {
     /// HTTP options from `[network]` plus a TLS configuration.
     public func httpOptions(tls: TLSConfiguration) throws -> HTTPClientOptions {
         var o = HTTPClientOptions()
-        o.connectTimeout = try duration("network", "connect_timeout")
-        o.readTimeout = try duration("network", "read_timeout")
-        o.requestTimeout = try duration("network", "request_timeout")
-        o.maxResponseBytes = try size("network", "max_response_size")
+        o.connectTimeout = try value(Settings.Network.connectTimeout)
+        o.readTimeout = try value(Settings.Network.readTimeout)
+        o.requestTimeout = try value(Settings.Network.requestTimeout)
+        o.maxResponseBytes = Int(try value(Settings.Network.maxResponseSize))
         o.userAgent = "bedrud-bot/\(BedrudBotVersion.string)"
         o.tls = tls
         return o

@@ -10,44 +10,45 @@ import Synchronization
 
 /// What a `join` run should do once in the room.
 struct RoomRunOptions: Sendable {
+    // Defaults are the table's (``Settings/Record``); `join` reads each through the config.
     var record = false
     var outputDir = "recordings"
-    var pathTemplate = "{room}/{date}_{time}"
-    var mix = true
-    var mixChannels = 1
-    var mixCoder = MediaPipelineConfig().mixCoder
-    var mixBitrate = MediaPipelineConfig().mixBitrate
-    var mixComplexity = MediaPipelineConfig().mixComplexity
-    var jitterWaitMillis = 60
-    var fileJitterWaitMillis = 400
+    var pathTemplate = Settings.Record.pathTemplate.builtIn
+    var mix = Settings.Record.mix.builtIn
+    var mixChannels = Settings.Record.mixChannels.builtIn
+    var mixCoder = Settings.Record.mixCoder.builtIn
+    var mixBitrate = Settings.Record.mixBitrate.builtIn
+    var mixComplexity = Settings.Record.mixComplexity.builtIn
+    var jitterWaitMillis = Settings.Record.jitterWait.builtIn
+    var fileJitterWaitMillis = Settings.Record.fileJitterWait.builtIn
     var duration: Double?
-    var aloneTimeout: Double = 60
+    var aloneTimeout = Settings.Record.aloneTimeout.builtIn
     /// Seconds a lost connection is retried (record.max_outage); 0 = the resume schedule only.
-    var maxOutage: Double = 600
+    var maxOutage = Settings.Record.maxOutage.builtIn
     var showStats = false
     /// `--json`: room events as JSON lines on stdout (the objects of events.jsonl) instead of text.
     var json = false
     var statsIntervalSeconds: Double = 5
     /// Permissions of recorded files and of the folders made for them (meetings are private).
-    var fileMode: mode_t = 0o640
-    var directoryMode: mode_t = 0o750
+    var fileMode = Settings.Record.fileMode.builtIn
+    var directoryMode = Settings.Record.dirMode.builtIn
     /// Other participants that are bots, not people (see ``BotRecognition``).
     var bots = BotRecognition()
     /// Leave with exit 14 when no person came within this many seconds.
     var waitForParticipants: Double?
     /// Stop with exit 15 below this much free space (`record.min_free`); 0 = no check.
-    var minFreeBytes: Int64 = 200 << 20
+    var minFreeBytes = Settings.Record.minFree.builtIn
     var diskCheckInterval: Double = 2
     /// `on_finish`: run with the finished folder.
     var onFinish: String?
-    var onFinishTimeout: Double = 600
+    var onFinishTimeout = Settings.Record.onFinishTimeout.builtIn
     /// `--include` / `--exclude`: who is recorded.
     var filter = ParticipantFilter()
     /// `record.align = session`: every per-participant file starts at the session's start.
-    var alignToSession = false
+    var alignToSession = Settings.Record.alignToSession.builtIn
     /// `--split` / `--split-size`: rotate the files every so many seconds / at so many bytes.
     var split: Double?
-    var splitBytes: Int64 = 0
+    var splitBytes = Settings.Record.splitSize.builtIn
     /// Several rooms in one process (``MultiRoomRun``): the shared media threads, and the
     /// link the process's signals come through (nil: a thread and a watcher of its own).
     var pool: MediaThreadPool?

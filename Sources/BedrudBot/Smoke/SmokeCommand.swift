@@ -48,19 +48,15 @@ enum SmokeCommand {
             OptionSpec("junit", value: "FILE", help: "Write a JUnit XML report: one testcase per stage."),
             OptionSpec("timeout", value: "DURATION", help: "Limit for each network stage (default 20s)."),
             OptionSpec("guest-name", value: "NAME", help: "Display-name prefix of the guests (default: bedrud-smoke)."),
-            OptionSpec("ca-file", value: "FILE", help: "For a link to an unconfigured server: trust this PEM CA."),
-            OptionSpec("pin-sha256", value: "FINGERPRINT", help: "For a link to an unconfigured server: trust this certificate."),
-            OptionSpec("tls-insecure", help: "For a link to an unconfigured server: skip certificate checks."),
-        ],
+        ] + OptionGroups.linkTLS,
         action: run)
 
     static func run(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
         var thresholds = SmokeThresholds()
-        let configured = ["latency": ctx.config.string("smoke", "max_latency"), "loss": ctx.config.string("smoke", "max_loss"),
-                          "jitter": ctx.config.string("smoke", "max_jitter")]
-        for (key, value) in configured.sorted(by: { $0.key < $1.key }) {
-            guard let value else { continue }
+        let configured = ["latency": Settings.Smoke.maxLatency, "loss": Settings.Smoke.maxLoss, "jitter": Settings.Smoke.maxJitter]
+        for (key, setting) in configured.sorted(by: { $0.key < $1.key }) {
+            let value = try ctx.config.value(setting)
             do { try thresholds.apply("\(key)=\(value)") } catch { throw ConfigError("smoke.max_\(key): \(error.description)") }
         }
         if let t = inv.value("thresholds") {

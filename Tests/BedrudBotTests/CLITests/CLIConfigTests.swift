@@ -204,6 +204,18 @@ import TestSupport
         try await user.expect(0, ["whoami"])
     }
 
+    /// A wrong `record.jitter_wait` once became 60 ms without a word; from the file or the
+    /// environment it is a config error (exit 3) naming the key and the limit.
+    @Test func aWrongJitterWaitStopsJoin() async throws {
+        let user = try CLIUser()
+        let path = try user.writeFile("config", "[record]\njitter_wait = 2s\n[instance p]\nurl = http://127.0.0.1:9\n")
+        var r = try await user.expect(3, ["join", "standup", "-c", path])
+        #expect(r.stderr.contains("config:2: record.jitter_wait: expected a duration of at most 1s, got '2s'"), "\(r.stderr)")
+        user.extraEnvironment["BEDRUD_BOT_RECORD_JITTER_WAIT"] = "soon"
+        r = try await user.expect(3, ["join", "standup"])
+        #expect(r.stderr.contains("BEDRUD_BOT_RECORD_JITTER_WAIT: expected a duration like 90s, 30m or 2h, got 'soon'"), "\(r.stderr)")
+    }
+
     @Test func usageErrors() async throws {
         let user = try CLIUser()
         var r = try await user.expect(2, ["rooms", "craete"])

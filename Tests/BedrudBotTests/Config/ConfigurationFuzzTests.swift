@@ -77,10 +77,10 @@ import TestSupport
             for spec in SettingSpec.all where spec.section != "instance" {
                 switch spec.kind {
                 case .duration:
-                    let d = try c.duration(spec.section, spec.key)
+                    let d = try c.value(Setting.seconds(spec.section, spec.key))
                     #expect(d >= 0 && d <= ConfigValues.durationCeiling, "\(context): \(spec.qualifiedName) = \(d)")
                     _ = Int64(d * 1000)
-                case .size: _ = Int64(try c.size(spec.section, spec.key))
+                case .size: _ = try c.value(Setting.bytes(spec.section, spec.key))
                 case .bitrate: _ = c.string(spec.section, spec.key).flatMap(ConfigValues.bitrate)
                 case .mode: _ = c.string(spec.section, spec.key).flatMap(SettingSpec.fileMode)
                 default: _ = c.string(spec.section, spec.key)
