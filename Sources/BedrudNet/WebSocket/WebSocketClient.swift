@@ -16,9 +16,10 @@ public struct WebSocketOptions: Sendable {
     public var maxMessageSize: Int = 16 * 1024 * 1024
     /// Messages waiting to be sent before `send` fails instead of queueing more.
     public var sendQueueLimit: Int = 1024
-    /// Messages received but not yet read from `messages`. One more is not queued: it is
-    /// counted (``WebSocketClient/droppedMessages``) and the connection is dropped, since a
-    /// message stream with a hole in it is worth less than a reconnect.
+    /// Messages received but not yet read from `messages`. When that many wait, the read
+    /// thread stops reading the socket until the reader takes one (TCP's flow control then
+    /// holds the server back): memory stays bounded and no message is lost. Each such stop is
+    /// counted (``WebSocketClient/readerStalls``).
     public var receiveQueueLimit: Int = 4096
     public var tls: TLSConfiguration = .system
     public var userAgent: String = "bedrud-bot"
@@ -50,7 +51,7 @@ public struct WebSocketHandshakeError: Error, Sendable, CustomStringConvertible 
 /// cooperative pool.
 public final class WebSocketClient: Sendable {
     public let url: WebURL
-    public let messages: AsyncThrowingStream<WebSocketMessage, any Error>
+    public let messages: WebSocketMessages
     /// Response headers of the upgrade.
     public let responseHeaders: HTTPHeaders
 
@@ -58,9 +59,11 @@ public final class WebSocketClient: Sendable {
     private let options: WebSocketOptions
     private let continuation: AsyncThrowingStream<WebSocketMessage, any Error>.Continuation
     private let state = Mutex<State>(State())
-    private let dropped = Atomic<Int>(0)
-    /// Received messages dropped because `messages` was full (the connection ends with the first).
-    public var droppedMessages: Int { dropped.load(ordering: .relaxed) }
+    private let stalls = Atomic<Int>(0)
+    /// Times the read thread waited because `receiveQueueLimit` messages were unread.
+    public var readerStalls: Int { stalls.load(ordering: .relaxed) }
+    /// One credit per message `messages` may still hold; the reader of `messages` gives one back per message taken.
+    private let credits: DispatchSemaphore
     private let wake = DispatchSemaphore(value: 0)
     private let logger: Logger
 
@@ -170,8 +173,15 @@ public final class WebSocketClient: Sendable {
         self.options = options
         self.responseHeaders = headers
         logger = Logger("websocket", room: options.logRoom)
-        (messages, continuation) = AsyncThrowingStream<WebSocketMessage, any Error>.makeStream(
-            bufferingPolicy: .bufferingOldest(max(1, options.receiveQueueLimit)))
+        let limit = max(1, options.receiveQueueLimit)
+        // Made empty and filled by signals: libdispatch traps when a semaphore is freed below
+        // its starting value, which a client dropped with messages unread would be.
+        let credits = DispatchSemaphore(value: 0)
+        for _ in 0..<limit { credits.signal() }
+        self.credits = credits
+        // The close message takes no credit, hence the one extra slot.
+        let (received, continuation) = AsyncThrowingStream<WebSocketMessage, any Error>.makeStream(bufferingPolicy: .bufferingOldest(limit + 1))
+        (messages, self.continuation) = (WebSocketMessages(stream: received, credits: credits), continuation)
     }
 
     private func start(leftover: [UInt8]) {
@@ -304,6 +314,15 @@ public final class WebSocketClient: Sendable {
 
     // MARK: - Reading
 
+    /// Waits until `messages` has room for one more; gives up when the connection is closed.
+    private func takeCredit() throws {
+        if credits.wait(timeout: .now()) == .success { return }
+        stalls.add(1, ordering: .relaxed)
+        while credits.wait(timeout: .now() + .milliseconds(100)) == .timedOut {
+            if let dead = state.withLock({ $0.dead }) { throw dead }
+        }
+    }
+
     private func readLoop(leftover: [UInt8]) {
         var decoder = WebSocketFrameDecoder(maxFramePayload: options.maxMessageSize)
         var assembler = WebSocketMessageAssembler(maxMessageSize: options.maxMessageSize)
@@ -348,11 +367,8 @@ public final class WebSocketClient: Sendable {
                     default:
                         break
                     }
-                    if case .dropped = continuation.yield(message) {
-                        dropped.add(1, ordering: .relaxed)
-                        throw NetworkError(.io, endpoint: stream.endpoint,
-                                           detail: "the reader fell \(options.receiveQueueLimit) messages behind; dropping the connection")
-                    }
+                    try takeCredit()
+                    continuation.yield(message)
                 }
                 let deadline = options.readTimeout.map { Deadline.after(seconds: $0) } ?? .distantFuture
                 let n = try buf.withUnsafeMutableBytes { try stream.read(into: $0, deadline: deadline) }
@@ -375,4 +391,29 @@ public final class WebSocketClient: Sendable {
             continuation.finish(throwing: wasAborted ? NetworkError(.cancelled, endpoint: stream.endpoint, detail: "WebSocket closed") : ne)
         }
     }
+}
+
+/// The messages of one connection, in order. Taking one lets the read thread queue
+/// another (``WebSocketOptions/receiveQueueLimit``).
+public struct WebSocketMessages: AsyncSequence, Sendable {
+    public typealias Element = WebSocketMessage
+    fileprivate let stream: AsyncThrowingStream<WebSocketMessage, any Error>
+    fileprivate let credits: DispatchSemaphore
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        fileprivate var base: AsyncThrowingStream<WebSocketMessage, any Error>.AsyncIterator
+        fileprivate let credits: DispatchSemaphore
+
+        public mutating func next() async throws -> WebSocketMessage? {
+            let message = try await base.next()
+            if let message, !message.isClose { credits.signal() }
+            return message
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator(), credits: credits) }
+}
+
+private extension WebSocketMessage {
+    var isClose: Bool { if case .close = self { true } else { false } }
 }
