@@ -10,8 +10,11 @@ import TestSupport
     static let python = Repo.root.appendingPathComponent(".venv/bin/python")
 
     /// The track the participant named `name` publishes in `room`, once it shows up.
-    static func trackSID(_ server: DevServer, room: String, name: String, within seconds: Double = 30) async throws -> String? {
-        try await waitFor("\(name)'s track in \(room)", timeout: seconds, every: 0.1) {
+    /// The SID of `name`'s first track in `room`, once the devserver lists it (throws after `seconds`).
+    static func trackSID(_ server: DevServer, room: String, name: String, within seconds: Double = 30) async throws -> String {
+        // The probe's type is spelled out: inferred from an optional result, `waitFor` would
+        // wait for a `String?` and return the first nil at once.
+        try await waitFor("\(name)'s track in \(room)", timeout: seconds, every: 0.1) { () throws -> String? in
             let state = try server.dev("GET", "/_dev/state") as? [String: Any] ?? [:]
             let rooms = state["rooms"] as? [[String: Any]] ?? []
             let people = rooms.first { $0["name"] as? String == room }?["participants"] as? [[String: Any]] ?? []
@@ -71,7 +74,7 @@ import TestSupport
         let recorder = try listener.start(["join", link, "--record", "--output", out, "--guest-name", "Listener", "--no-mix"])
         try await server.waitForParticipants(in: "radio")
         async let played = player.run(["play", link, file, "--guest-name", "Player", "-q"], timeout: 60)
-        let sid = try #require(try await Self.trackSID(server, room: "radio", name: "Player"), "the player's track never showed up")
+        let sid = try await Self.trackSID(server, room: "radio", name: "Player")
         let p = try await played
         #expect(p.exitCode == 0, "\(p.stderr)")
         #expect(p.stdout.isEmpty && p.stderr.isEmpty, "-q prints nothing on success: \(p.stdout) \(p.stderr)")
@@ -134,7 +137,7 @@ import TestSupport
         try Self.stereoWAV(wav)
         let link = server.baseURL + "/m/radio"
         async let played = player.run(["play", link, wav, "--loop", "--duration", "8s", "--guest-name", "Looper"], timeout: 60)
-        let sid = try #require(try await Self.trackSID(server, room: "radio", name: "Looper"), "the track never showed up")
+        let sid = try await Self.trackSID(server, room: "radio", name: "Looper")
         let p = try await played
         #expect(p.exitCode == 0, "\(p.stderr)")
         #expect(p.stderr.contains("Played 0:08 of two-tones.wav"), "\(p.stderr)")
@@ -151,7 +154,7 @@ import TestSupport
         let server = try await DevServer.start(["--seed-room", "radio"])
         let player = try CLIUser()
         let child = try player.start(["play", server.baseURL + "/m/radio", "--tone", "440", "--guest-name", "Tone"])
-        let sid = try #require(try await Self.trackSID(server, room: "radio", name: "Tone"), "the track never showed up")
+        let sid = try await Self.trackSID(server, room: "radio", name: "Tone")
         func received() throws -> Int { try #require((try server.dev("GET", "/_dev/rooms/radio/packets/" + sid) as? [String: Any])?["received"] as? Int) }
         func mutedAtServer() throws -> Bool? {
             let state = try #require(try server.dev("GET", "/_dev/state") as? [String: Any])
