@@ -1,3 +1,6 @@
+import BedrudNet
+import BedrudProtocol
+
 /// Options several commands share, declared once (like swift-argument-parser's
 /// `@OptionGroup`): a command adds the group to its own options, so `--help`, the man page
 /// and the completions of every command that has them read the same words.
@@ -18,4 +21,19 @@ public enum OptionGroups {
     public static let recordingsRoot: [OptionSpec] = [
         OptionSpec("output", short: "o", value: "DIR", help: "Where the recordings are (default: record.output_dir)."),
     ]
+
+    /// The trust `--ca-file`, `--pin-sha256` and `--tls-insecure` ask for: ``linkTLS`` for a
+    /// link's server, and `instance add` for a server being configured.
+    static func tls(from inv: Invocation) throws -> TLSConfiguration {
+        var tls = TLSConfiguration()
+        tls.caFile = inv.value("ca-file")
+        if let pin = inv.value("pin-sha256") {
+            guard let fp = CertificateFingerprint.parse(pin) else {
+                throw CommandFailure(.usage, "--pin-sha256 expects a SHA-256 fingerprint (64 hex digits, colons optional), got \(TerminalText.quoted(pin))")
+            }
+            tls.pinnedSHA256 = [fp]
+        }
+        tls.insecure = inv.flag("tls-insecure")
+        return tls
+    }
 }

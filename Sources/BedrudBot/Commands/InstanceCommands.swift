@@ -92,15 +92,7 @@ enum InstanceCommands {
         if let same = ctx.config.instance(matching: url) {
             throw CommandFailure(.config, "\(url.origin) is already configured as instance '\(same.name)'.")
         }
-        var tls = TLSConfiguration()
-        tls.caFile = inv.value("ca-file")
-        if let pin = inv.value("pin-sha256") {
-            guard let fp = CertificateFingerprint.parse(pin) else {
-                throw CommandFailure(.usage, "--pin-sha256 expects a SHA-256 fingerprint (64 hex digits, colons optional), got '\(pin)'")
-            }
-            tls.pinnedSHA256 = [fp]
-        }
-        tls.insecure = inv.flag("tls-insecure")
+        let tls = try OptionGroups.tls(from: inv)
         if let f = inv.value("password-file") { try SecureFiles.checkPrivate(f) }
         var note = ""
         if !inv.flag("no-check") {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import BedrudMedia
 import BedrudNet
 import BedrudProtocol
 
@@ -143,6 +144,10 @@ public struct SettingSpec: Sendable {
     }
 
     /// Every key bedrud-bot reads.
+    /// The media pipeline's own defaults: the `record.*` settings that configure it take
+    /// their defaults from it, so the value is written once (in ``MediaPipelineConfig``).
+    private static let media = MediaPipelineConfig()
+
     public static let all: [SettingSpec] = [
         SettingSpec(section: "", key: "default_instance", kind: .string, defaultValue: nil,
                     help: "The [instance NAME] to use when no --instance is given. Set by 'bedrud-bot instance use'.", example: "work"),
@@ -167,16 +172,16 @@ public struct SettingSpec: Sendable {
         SettingSpec(section: "record", key: "path_template", kind: .string, defaultValue: "{room}/{date}_{time}",
                     help: "The session folder inside output_dir. Placeholders: {room}, {instance}, {date} (yyyy-mm-dd), {time} (HHMMSS), UTC.",
                     example: "{instance}/{room}/{date}/{time}"),
-        SettingSpec(section: "record", key: "mix", kind: .bool, defaultValue: "yes",
+        SettingSpec(section: "record", key: "mix", kind: .bool, defaultValue: media.mix ? "yes" : "no",
                     help: "Also write room.opus, every speaker mixed (re-encoded with libopus).", example: "no"),
-        SettingSpec(section: "record", key: "mix_channels", kind: .choice(["1", "2"]), defaultValue: "1",
+        SettingSpec(section: "record", key: "mix_channels", kind: .choice(["1", "2"]), defaultValue: "\(media.mixChannels)",
                     help: "1 for a mono mix; 2 for stereo with each speaker panned.", example: "2"),
-        SettingSpec(section: "record", key: "mix_coder", kind: .choice(["celt", "voice"]), defaultValue: "celt",
+        SettingSpec(section: "record", key: "mix_coder", kind: .choice(MixCoder.allCases.map(\.rawValue)), defaultValue: media.mixCoder.rawValue,
                     help: "libopus's coder for room.opus: celt (full band, keeps the waveform, half the CPU of voice) or voice (SILK/hybrid, the default before 2026-12-02 at 32k); see docs/CONFIG.md.",
                     example: "voice"),
-        SettingSpec(section: "record", key: "mix_bitrate", kind: .bitrate, defaultValue: "64k",
+        SettingSpec(section: "record", key: "mix_bitrate", kind: .bitrate, defaultValue: "\(media.mixBitrate / 1000)k",
                     help: "Bit rate of room.opus (per-participant files keep the original packets).", example: "48k"),
-        SettingSpec(section: "record", key: "mix_complexity", kind: .choice((0...10).map(String.init)), defaultValue: "5",
+        SettingSpec(section: "record", key: "mix_complexity", kind: .choice((0...10).map(String.init)), defaultValue: "\(media.mixComplexity)",
                     help: "libopus complexity of the room.opus encoder, 0 (cheapest) to 10; see docs/CONFIG.md for what each costs and sounds like.", example: "5"),
         SettingSpec(section: "record", key: "align", kind: .choice(["join", "session"]), defaultValue: "join",
                     help: "Where each per-participant file starts: join = at the participant's first audio (its START_OFFSET_MS tag says when); session = at the session's start, padded with silence (about 3 KB a minute), so a late joiner lines up with everyone else in an audio editor. --align overrides it.",
@@ -216,9 +221,9 @@ public struct SettingSpec: Sendable {
         SettingSpec(section: "record", key: "bot_names", kind: .string, defaultValue: nil,
                     help: "Other bots to not count as people for alone_timeout: shell globs matched against identity and display name, comma-separated. Bots that mark themselves (every bedrud-bot does) are recognised without it.",
                     example: "\"recorder-*, Notetaker\""),
-        SettingSpec(section: "record", key: "jitter_wait", kind: .duration, defaultValue: "60ms",
+        SettingSpec(section: "record", key: "jitter_wait", kind: .duration, defaultValue: "\(media.jitterWaitMillis)ms",
                     help: "How long the live mix and speech detection wait for a missing packet before concealing it.", example: "100ms", maximum: "1s"),
-        SettingSpec(section: "record", key: "file_jitter_wait", kind: .duration, defaultValue: "400ms",
+        SettingSpec(section: "record", key: "file_jitter_wait", kind: .duration, defaultValue: "\(media.fileJitterWaitMillis)ms",
                     help: "How long each participant's file waits for a missing packet (a NACK retransmission) before it counts as lost; at most 1s, never shorter than jitter_wait.", example: "600ms", maximum: "1s"),
 
         SettingSpec(section: "smoke", key: "max_latency", kind: .duration, defaultValue: "500ms",

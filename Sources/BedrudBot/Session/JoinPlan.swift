@@ -32,15 +32,7 @@ struct JoinPlan: Sendable {
                 let inst = try ctx.instance(named: match.name)
                 return JoinPlan(instance: inst, roomName: room, auth: try ctx.authManager(for: inst), isThrowawayGuest: false)
             }
-            var tls = TLSConfiguration()
-            tls.caFile = ctx.invocation.value("ca-file")
-            if let pin = ctx.invocation.value("pin-sha256") {
-                guard let fp = CertificateFingerprint.parse(pin) else {
-                    throw CommandFailure(.usage, "--pin-sha256 expects a SHA-256 fingerprint, got '\(pin)'")
-                }
-                tls.pinnedSHA256 = [fp]
-            }
-            tls.insecure = ctx.invocation.flag("tls-insecure")
+            let tls = try OptionGroups.tls(from: ctx.invocation)
             let guestName = ctx.invocation.value("guest-name") ?? "bedrud-bot"
             let inst = ResolvedInstance(name: "link-\(InstanceCommands.defaultName(for: server))", url: server, displayName: nil, email: nil,
                                         passwordFile: nil, guestName: guestName, tls: tls, isAdHoc: true, origins: [:])
