@@ -65,7 +65,14 @@ public final class HTTPClient: Sendable {
         var request = original
         var redirects = 0
         while true {
-            let response = try performOnce(request, deadline: deadline, slot: slot)
+            let response: HTTPResponse
+            do {
+                response = try performOnce(request, deadline: deadline, slot: slot)
+            } catch where slot.isCancelled {
+                // Cancelling shuts the socket, so the read fails as a closed connection:
+                // say what happened instead.
+                throw NetworkError(.cancelled, endpoint: request.url.origin)
+            }
             guard [301, 302, 303, 307, 308].contains(response.status), let location = response.headers["Location"] else {
                 return response
             }
