@@ -77,8 +77,9 @@ enum SessionRepair {
             case .sessionStarted:
                 summary.room = Nullable(o["room"] as? String)
                 summary.server = Nullable(o["server"] as? String)
-                summary.started = Nullable(o["time"] as? String)
+                // The session starts at offset 0; this event is written a moment later.
                 startedUnixMillis = (o["time"] as? String).flatMap(unixMillis(iso:)).map { $0 - offset }
+                summary.started = Nullable(startedUnixMillis.map { TranscriptWriter.iso($0 * 1_000_000) })
                 if let b = o["bot_identity"] as? String { bot.insert(b) }
             case .joined:
                 if let (id, _) = participant(o) { bot.insert(id) }

@@ -54,15 +54,12 @@ public struct OggOpusPackets: Sendable {
 
     /// Reads every audio packet of the first logical stream.
     public static func read(_ bytes: [UInt8]) throws(ReadError) -> OggOpusPackets {
-        var oy = ogg_sync_state()
-        ogg_sync_init(&oy)
-        defer { ogg_sync_clear(&oy) }
+        var scanner = OggPageScanner(bytes)
         var os = ogg_stream_state()
         var streamReady = false
         defer { if streamReady { ogg_stream_clear(&os) } }
         var og = ogg_page()
         var op = ogg_packet()
-        var fed = 0
         var serial: Int32 = 0
         var headers = 0
         var head: OpusHead?
@@ -75,20 +72,12 @@ public struct OggOpusPackets: Sendable {
         var pageFirst = 0            // index of the first entry this page completed
         var shift: Int64 = 0         // granule discontinuities so far
 
-        while true {
-            let res = ogg_sync_pageseek(&oy, &og)
-            if res == 0 {
-                if fed >= bytes.count { break }
-                let n = min(65536, bytes.count - fed)
-                guard let buf = ogg_sync_buffer(&oy, n) else { break }
-                bytes.withUnsafeBytes { src in
-                    if let s = src.baseAddress { UnsafeMutableRawPointer(buf).copyMemory(from: s + fed, byteCount: n) }
-                }
-                ogg_sync_wrote(&oy, n)
-                fed += n
-                continue
+        scan: while true {
+            switch scanner.next(into: &og) {
+            case .end: break scan
+            case .skipped: problems += 1; continue scan
+            case .page: break
             }
-            if res < 0 { problems += 1; continue }
             if !streamReady {
                 guard ogg_page_bos(&og) != 0 else { throw .notOggOpus }
                 serial = ogg_page_serialno(&og)

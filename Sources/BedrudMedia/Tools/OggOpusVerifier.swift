@@ -60,9 +60,7 @@ func formatMillis(_ ms: Double) -> String {
 public enum OggOpusVerifier {
     public static func verify(_ bytes: [UInt8]) -> OggOpusReport {
         var r = OggOpusReport()
-        var oy = ogg_sync_state()
-        ogg_sync_init(&oy)
-        defer { ogg_sync_clear(&oy) }
+        var scanner = OggPageScanner(bytes)
         var os = ogg_stream_state()
         var streamReady = false
         defer { if streamReady { ogg_stream_clear(&os) } }
@@ -78,7 +76,6 @@ public enum OggOpusVerifier {
         var sawOtherStream = false
         var og = ogg_page()
         var op = ogg_packet()
-        var fed = 0
         var stopped = false
 
         func closeGap(_ r: inout OggOpusReport, at end: Int64) {
@@ -89,26 +86,18 @@ public enum OggOpusVerifier {
             }
         }
 
-        while !stopped {
-            let res = ogg_sync_pageseek(&oy, &og)
-            if res == 0 {
-                if fed >= bytes.count { break }
-                let n = min(65536, bytes.count - fed)
-                guard let buf = ogg_sync_buffer(&oy, n) else { break }
-                bytes.withUnsafeBytes { src in
-                    if let s = src.baseAddress { UnsafeMutableRawPointer(buf).copyMemory(from: s + fed, byteCount: n) }
-                }
-                ogg_sync_wrote(&oy, n)
-                fed += n
-                continue
-            }
-            if res < 0 {
-                r.problem("\(-res) bytes of damaged or foreign data at offset \(offset) (bad capture pattern or CRC)")
-                offset += Int(-res)
-                continue
+        scan: while !stopped {
+            let size: Int
+            switch scanner.next(into: &og) {
+            case .end: break scan
+            case .skipped(let n):
+                r.problem("\(n) bytes of damaged or foreign data at offset \(offset) (bad capture pattern or CRC)")
+                offset += n
+                continue scan
+            case .page(let n): size = n
             }
             pageStart = offset
-            offset += Int(res)
+            offset += size
             let pageSerial = ogg_page_serialno(&og)
             if !streamReady {
                 guard ogg_page_bos(&og) != 0 else {
@@ -224,7 +213,7 @@ public enum OggOpusVerifier {
         }
         if headerPackets < 2 { r.problem("the file ends before its Opus headers are complete") }
         if !r.hasEOS { r.problem("the last page is not marked end-of-stream (was the recording interrupted? try repair)") }
-        if fed > offset && offset < bytes.count {
+        if scanner.bytesRead > offset && offset < bytes.count {
             let tail = bytes.count - offset
             if tail > 0 && r.hasEOS { r.problem("\(tail) bytes follow the end-of-stream page") }
             else if tail > 0 { r.problem("\(tail) bytes at the end are not a complete page") }

@@ -121,7 +121,8 @@ import TestSupport
         let duration = Double(summary?["duration_ms"] as? Int ?? 0) / 1000
         let lived = killedAt.timeIntervalSince(started)
         #expect(duration > lived - 1.5 && duration <= lived + 0.2, "duration \(duration) s, killed after \(lived) s")
-        #expect(abs(ended.timeIntervalSince(started) - duration) < 0.01 && ended.timeIntervalSince(killedAt) < 0.2)
+        #expect(abs(ended.timeIntervalSince(started) - duration) < 0.01, "started \(started), ended \(ended), duration \(duration) s")
+        #expect(ended.timeIntervalSince(killedAt) < 0.2, "ended \(ended), killed at \(killedAt)")
         for key in ["exit_code", "network", "storage", "on_finish"] { #expect(summary?.keys.contains(key) == true, "no \(key)") }
         #expect(summary?["exit_code"] is NSNull)
         for entry in summary?["participants"] as? [[String: Any]] ?? [] {
