@@ -127,24 +127,31 @@ enum SayCommand {
                                      size: upload.size, name: upload.name ?? "")
     }
 
-    /// Uploads `image` as the web client does (ChatPanel.tsx:119-129). A refusal keeps its
-    /// class (401 → 4, 403 → 6, 400/413/429 → 12, 5xx → 9) and says what was refused; a 413
-    /// names the limit, a 507 (the server's upload quota) is 12 too.
+    /// Uploads `image` as the web client does (ChatPanel.tsx:119-129); a refusal becomes
+    /// ``uploadFailure(_:image:limits:)``.
     static func upload(_ image: ImageFile, roomID: String, auth: AuthManager, limits: ChatUploadLimits) async throws -> BedrudChatPayload.Attachment {
         do {
             let answer = try await RoomAPI(auth: auth).uploadChatImage(roomID: roomID, filename: image.fileName, mime: image.mime, data: image.bytes)
             return attachment(answer)
         } catch let e as APIError where e.status != nil {
-            let name = TerminalText.quoted(image.path)
-            let text = TerminalText.sanitize(String(e.message.prefix(200)))
-            switch e.status ?? 0 {
-            case 413:
-                throw CommandFailure(.rejected, "the server refused --image \(name) (\(image.bytes.count) bytes) as too large (HTTP 413: \(text)); it takes chat images of at most \(limits.maxBytes) bytes, with the request's framing")
-            case 507:
-                throw CommandFailure(.rejected, "the server refused --image \(name): its upload storage is full (HTTP 507: \(text))")
-            default:
-                throw CommandFailure(ErrorReporting.exitCode(for: e), "the server refused the upload of --image \(name) (HTTP \(e.status ?? 0): \(text))")
-            }
+            throw uploadFailure(e, image: image, limits: limits)
+        }
+    }
+
+    /// An upload the server refused, in its exit class (401 → 4, 403 → 6, 404 → 5,
+    /// 400/413/429 → 12, 5xx → 9) with what was refused; a 413 names the limit, and a 507
+    /// (the server's upload quota, handlers/room.go:2707-2729) is 12: the request as given
+    /// is refused, the server has not failed.
+    static func uploadFailure(_ e: APIError, image: ImageFile, limits: ChatUploadLimits) -> CommandFailure {
+        let name = TerminalText.quoted(image.path)
+        let text = TerminalText.sanitize(String(e.message.prefix(200)))
+        switch e.status ?? 0 {
+        case 413:
+            return CommandFailure(.rejected, "the server refused --image \(name) (\(image.bytes.count) bytes) as too large (HTTP 413: \(text)); it takes chat images of at most \(limits.maxBytes) bytes, with the request's framing")
+        case 507:
+            return CommandFailure(.rejected, "the server refused --image \(name): its upload storage is full (HTTP 507: \(text))")
+        default:
+            return CommandFailure(ErrorReporting.exitCode(for: e), "the server refused the upload of --image \(name) (HTTP \(e.status ?? 0): \(text))")
         }
     }
 
