@@ -137,7 +137,8 @@ public struct ChatUploadLimits: Sendable, Equatable {
         self.maxDimension = maxDimension
     }
 
-    /// `/auth/settings`' two fields; a value that is missing, not a number or not above 0 keeps the default.
+    /// `/auth/settings`' two fields; a value that is missing, not a number or not above 0
+    /// keeps the default, one above ``ceilingBytes`` is cut to it.
     struct Answer: Decodable, Sendable {
         var chatUploadMaxBytes: Int?
         var chatUploadMaxDimension: Int?
@@ -151,10 +152,14 @@ public struct ChatUploadLimits: Sendable, Equatable {
         }
     }
 
+    /// The most taken from a server's answer: a file is read into memory whole before it is
+    /// sent, so a server saying "any size" cannot make the bot read without bound.
+    public static let ceilingBytes = 1 << 30
+
     init(_ answer: Answer) {
         self.init()
-        if let v = answer.chatUploadMaxBytes, v > 0 { maxBytes = v }
-        if let v = answer.chatUploadMaxDimension, v > 0 { maxDimension = v }
+        if let v = answer.chatUploadMaxBytes, v > 0 { maxBytes = min(v, Self.ceilingBytes) }
+        if let v = answer.chatUploadMaxDimension, v > 0 { maxDimension = min(v, 1 << 24) }
     }
 }
 

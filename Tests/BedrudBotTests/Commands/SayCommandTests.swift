@@ -40,6 +40,8 @@ import Testing
         #expect(try limits(#"{"chatUploadMaxBytes":2000000,"chatUploadMaxDimension":4096}"#) == ChatUploadLimits(maxBytes: 2_000_000, maxDimension: 4096))
         #expect(try limits(#"{"registrationEnabled":true}"#) == ChatUploadLimits(maxBytes: 10_485_760, maxDimension: 8192))
         #expect(try limits(#"{"chatUploadMaxBytes":0,"chatUploadMaxDimension":"big"}"#) == ChatUploadLimits())
+        // A server saying "any size" cannot make say read a file without bound (or overflow).
+        #expect(try limits(#"{"chatUploadMaxBytes":9223372036854775807}"#).maxBytes == 1 << 30)
     }
 
     @Test func theAttachmentIsTheServersAnswerFieldForField() throws {
