@@ -918,19 +918,9 @@ class RestAPI:
         # answered with Fiber's plain-text 413, not the handler's JSON one.
         if (request.content_length or 0) > BODY_LIMIT:
             return plain(413, "Request Entity Too Large")
-        data = None
-        try:
-            if request.content_type.startswith("multipart/"):
-                reader = await request.multipart()
-                while True:
-                    part = await reader.next()
-                    if part is None:
-                        break
-                    if getattr(part, "name", None) == "file":
-                        data = await _read_bounded(part, BODY_LIMIT)
-                        break
-        except (ValueError, AssertionError, KeyError):
-            data = None
+        # The body is read whole (bounded above; aiohttp caches it, so --request-log, which
+        # reads it first, does not leave the handler an empty stream) and parsed here.
+        data = _multipart_file(request.headers.get("Content-Type", ""), await request.read(), "file")
         if data is None:
             return error(400, "Missing file field")
         if len(data) > UPLOAD_MAX_BYTES:  # room.go:2703-2705, 2744-2746
@@ -971,16 +961,37 @@ class RestAPI:
         return web.Response(body=entry[1], content_type=entry[0])
 
 
-async def _read_bounded(part: Any, limit: int) -> Optional[bytes]:
-    """The part's bytes, or an oversized marker (limit + 1 bytes) without reading on."""
-    out = bytearray()
-    while True:
-        chunk = await part.read_chunk(65536)
-        if not chunk:
-            return bytes(out)
-        out += chunk
-        if len(out) > limit:
-            return bytes(out[:limit + 1])
+def _multipart_file(content_type: str, body: bytes, field: str) -> Optional[bytes]:
+    """The bytes of form field `field` in a multipart/form-data body, or None (not multipart,
+    no boundary, no such field, a malformed part), like Fiber's FormFile."""
+    kind, _, params = content_type.partition(";")
+    if kind.strip().lower() != "multipart/form-data":
+        return None
+    boundary = ""
+    for param in params.split(";"):
+        key, _, value = param.strip().partition("=")
+        if key.lower() == "boundary":
+            boundary = value.strip().strip('"')
+    if not boundary or len(boundary) > 70:
+        return None
+    delimiter = b"--" + boundary.encode("latin-1", "replace")
+    for chunk in body.split(b"\r\n" + delimiter):
+        if chunk.startswith(delimiter):
+            chunk = chunk[len(delimiter):]
+        if chunk.startswith(b"--"):
+            break
+        head, sep, payload = chunk.lstrip(b"\r\n").partition(b"\r\n\r\n")
+        if not sep:
+            continue
+        for line in head.split(b"\r\n"):
+            name, _, value = line.decode("latin-1").partition(":")
+            if name.strip().lower() != "content-disposition":
+                continue
+            for param in value.split(";")[1:]:
+                key, _, v = param.strip().partition("=")
+                if key.lower() == "name" and v.strip('"') == field:
+                    return payload
+    return None
 
 
 def _valid_email(email: str) -> bool:

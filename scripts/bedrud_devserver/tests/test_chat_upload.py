@@ -122,3 +122,33 @@ def test_refusals(srv):
     assert (r.status, r.text) == (413, "Request Entity Too Large")
     r = upload(srv, room_id, "", png(4, 4, 600_000))
     assert r.status == 401
+
+
+def test_an_upload_survives_the_request_log(tmp_path):
+    # --request-log reads every /api body before the handler: the upload must still see its file.
+    s = DevServer("--request-log", str(tmp_path / "requests.jsonl"))
+    try:
+        token, _ = _user(s)
+        room_id = _room(s, token)
+        data = png(32, 32, 650_000)
+        r = upload(s, room_id, token, data)
+        assert r.status == 200, r
+        got = s.request("GET", r.json()["url"], token=token)
+        assert hashlib.sha256(got.body).digest() == hashlib.sha256(data).digest()
+    finally:
+        s.stop()
+
+
+def test_the_file_field_is_found_among_others(srv):
+    token, _ = _user(srv)
+    room_id = _room(srv, token)
+    data = png(3, 3, 520_000)
+    boundary = "b0und"
+    body = (f"preamble\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"asFile\"\r\n\r\n0\r\n"
+            f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x.png\"\r\n"
+            f"Content-Type: image/png\r\n\r\n").encode() + data + f"\r\n--{boundary}--\r\n".encode()
+    r = srv.request("POST", f"/api/room/{room_id}/chat/upload", raw=body,
+                    content_type=f"multipart/form-data; boundary=\"{boundary}\"", token=token)
+    assert r.status == 200 and r.json()["size"] == 520_000, r
+    r = srv.request("POST", f"/api/room/{room_id}/chat/upload", raw=data, content_type="image/png", token=token)
+    assert (r.status, r.json()) == (400, {"error": "Missing file field"})
