@@ -20,6 +20,7 @@ import struct
 import time
 import unicodedata
 import uuid
+import zlib
 from email.utils import parseaddr
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
@@ -39,8 +40,10 @@ log = logging.getLogger("devserver.rest")
 
 MAX_PASSWORD = 128
 MIN_PASSWORD = 12
-UPLOAD_MAX_BYTES = 10 * 1024 * 1024
-UPLOAD_INLINE_MAX = 512000
+UPLOAD_MAX_BYTES = 10 * 1024 * 1024  # handlers/room.go:211-214 with no admin setting
+BODY_LIMIT = UPLOAD_MAX_BYTES  # Fiber's BodyLimit is the upload maximum (server.go:219-229); app.py's too
+UPLOAD_INLINE_MAX = 512000  # InlineMaxBytes default (storage/chat_upload.go:242-245)
+UPLOAD_MAX_DIMENSION = 8192  # defaultChatUploadMaxDimension (handlers/room.go:260-266)
 MAX_PARTICIPANTS_LIMIT = 1000  # room.go:235-244 with no admin setting
 ROOM_MODES = ("standard", "webinar", "broadcast")  # room.go:325-330
 
@@ -139,7 +142,7 @@ class RestAPI:
             r.post("/api/room/{roomId}/stage/{identity}/remove", self.not_implemented),
             r.get("/api/room/{roomId}/participant/{identity}/info", self.participant_info),
             r.post("/api/room/{roomId}/chat/upload", self.chat_upload),
-            r.get("/uploads/chat/{file}", self.serve_upload),
+            r.get("/uploads/chat/{path:.+}", self.serve_upload),
         ]
 
     # MARK: - tokens
@@ -893,6 +896,10 @@ class RestAPI:
     # MARK: - chat upload
 
     async def chat_upload(self, request: web.Request) -> web.Response:
+        """UploadChatImage (handlers/room.go:2657-2783, routed at cmd/server/main.go:426 behind
+        Protected, RequireEmailVerified and the API rate limiter). Any participant may upload,
+        a guest too (no RejectGuest on the route); the 507 quotas (room.go:2707-2729) are off
+        by default and not modelled."""
         claims, failure = self._authenticate(request, mutation=True, verified=True)
         if failure:
             return failure
@@ -906,39 +913,85 @@ class RestAPI:
             return error(403, "Not a participant in this room")
         if not room.settings.get("allowChat"):  # room.go:2677-2680
             return error(403, "Chat is disabled for this room")
-        data = None
-        try:
-            if request.content_type.startswith("multipart/"):
-                reader = await request.multipart()
-                while True:
-                    part = await reader.next()
-                    if part is None:
-                        break
-                    if getattr(part, "name", None) == "file":
-                        data = bytes(await part.read(decode=False))
-                        break
-        except (ValueError, AssertionError, KeyError):
-            data = None
+        # Fiber refuses a body over its BodyLimit (the upload maximum, server.go:219-229)
+        # before any handler runs: a file just under 10 MiB plus its multipart framing is
+        # answered with Fiber's plain-text 413, not the handler's JSON one.
+        if (request.content_length or 0) > BODY_LIMIT:
+            return plain(413, "Request Entity Too Large")
+        # The body is read whole (bounded above; aiohttp caches it, so --request-log, which
+        # reads it first, does not leave the handler an empty stream) and parsed here.
+        data = _multipart_file(request.headers.get("Content-Type", ""), await request.read(), "file")
         if data is None:
             return error(400, "Missing file field")
-        if len(data) > UPLOAD_MAX_BYTES:
+        if len(data) > UPLOAD_MAX_BYTES:  # room.go:2703-2705, 2744-2746
             return error(413, "File too large")
         mime, ext, w, h = sniff_image(data)
+        # room.go:2748-2753: image.DecodeConfig (png, jpeg, gif) against the 8192 default
+        # (effectiveChatUploadMaxDimension, room.go:260-266).
+        if ext in ("png", "jpg", "gif") and (w > UPLOAD_MAX_DIMENSION or h > UPLOAD_MAX_DIMENSION):
+            return error(400, f"Image dimensions too large (max {UPLOAD_MAX_DIMENSION}x{UPLOAD_MAX_DIMENSION})")
         if ext is None:
             return error(400, f"unsupported image type: {mime}")
-        if len(data) < UPLOAD_INLINE_MAX:
+        if len(data) < UPLOAD_INLINE_MAX:  # hybridStore.Store (storage/chat_upload.go:383-388)
             url = f"data:{mime};base64," + base64.b64encode(data).decode()
         else:
-            name = f"{hashlib.sha256(data).hexdigest()}.{ext}"
-            self.store.uploads[name] = (mime, data)
-            url = f"/uploads/chat/{name}"
+            # diskStore.Store (chat_upload.go:290-310): content-addressed under
+            # {roomID}/{userID}/{sha256}{ext} (ChatObjectKey, :62-64), URL /uploads/chat/<key>.
+            key = f"{room.id}/{claims['userId']}/{hashlib.sha256(data).hexdigest()}.{ext}"
+            self.store.uploads[key] = (mime, data)
+            url = f"/uploads/chat/{key}"
         return json_response({"kind": "image", "url": url, "mime": mime, "size": len(data), "w": w, "h": h})
 
     async def serve_upload(self, request: web.Request) -> web.Response:
-        entry = self.store.uploads.get(request.match_info["file"])
-        if entry is None:
-            return plain(404, f"Cannot GET {request.path}")
+        """GET /uploads/chat/* (cmd/server/main.go:453-491): Protected and RequireEmailVerified,
+        the path must be {room}/{user}/{file} (ChatUploadRoomID, chat_upload.go:68-77), and only
+        the room's participants (or a superadmin) may read it."""
+        claims, failure = self._authenticate(request, verified=True)
+        if failure:
+            return failure
+        path = request.match_info["path"]
+        parts = path.split("/")
+        if not path or ".." in path or "\\" in path or len(parts) != 3 or not all(parts):
+            return error(400, "Invalid path")
+        if not self._is_superadmin(claims) and not self.store.is_participant(parts[0], claims["userId"]):
+            return error(403, "Not a participant in this room")
+        entry = self.store.uploads.get(path)
+        if entry is None:  # ResolveChatUpload's "not found" (chat_upload.go:739-759)
+            return error(404, "Not found")
         return web.Response(body=entry[1], content_type=entry[0])
+
+
+def _multipart_file(content_type: str, body: bytes, field: str) -> Optional[bytes]:
+    """The bytes of form field `field` in a multipart/form-data body, or None (not multipart,
+    no boundary, no such field, a malformed part), like Fiber's FormFile."""
+    kind, _, params = content_type.partition(";")
+    if kind.strip().lower() != "multipart/form-data":
+        return None
+    boundary = ""
+    for param in params.split(";"):
+        key, _, value = param.strip().partition("=")
+        if key.lower() == "boundary":
+            boundary = value.strip().strip('"')
+    if not boundary or len(boundary) > 70:
+        return None
+    delimiter = b"--" + boundary.encode("latin-1", "replace")
+    for chunk in body.split(b"\r\n" + delimiter):
+        if chunk.startswith(delimiter):
+            chunk = chunk[len(delimiter):]
+        if chunk.startswith(b"--"):
+            break
+        head, sep, payload = chunk.lstrip(b"\r\n").partition(b"\r\n\r\n")
+        if not sep:
+            continue
+        for line in head.split(b"\r\n"):
+            name, _, value = line.decode("latin-1").partition(":")
+            if name.strip().lower() != "content-disposition":
+                continue
+            for param in value.split(";")[1:]:
+                key, _, v = param.strip().partition("=")
+                if key.lower() == "name" and v.strip('"') == field:
+                    return payload
+    return None
 
 
 def _valid_email(email: str) -> bool:
@@ -956,7 +1009,11 @@ def sniff_image(data: bytes) -> tuple[str, Optional[str], int, int]:
     """(mime, extension or None, width, height) like Go's http.DetectContentType
     plus image.DecodeConfig for png/jpeg/gif (webp reports 0x0)."""
     if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        w, h = (struct.unpack(">II", data[16:24]) if len(data) >= 24 else (0, 0))
+        # png.DecodeConfig reads the first chunk: a 13-byte IHDR whose CRC matches, or it
+        # fails and the upload is stored with 0x0 and no dimension check (room.go:2748-2754).
+        ok = (len(data) >= 33 and data[8:16] == b"\x00\x00\x00\rIHDR"
+              and struct.unpack(">I", data[29:33])[0] == zlib.crc32(data[12:29]) & 0xFFFFFFFF)
+        w, h = struct.unpack(">II", data[16:24]) if ok else (0, 0)
         return "image/png", "png", w, h
     if data.startswith(b"\xff\xd8\xff"):
         w, h = _jpeg_size(data)

@@ -176,7 +176,7 @@ class Store:
         self.participants: list[ParticipantRow] = []
         self.blocked_refresh: set[str] = set()
         self.revoked_access: set[str] = set()
-        self.uploads: dict[str, tuple[str, bytes]] = {}  # "<sha>.<ext>" -> (mime, bytes)
+        self.uploads: dict[str, tuple[str, bytes]] = {}  # "<roomID>/<userID>/<sha256>.<ext>" -> (mime, bytes)
 
     # MARK: users
     def user_by_email(self, email: str) -> Optional[User]:

@@ -92,7 +92,14 @@ public struct RoomAPI: Sendable {
         _ = try await auth.authorized { try await api.send("POST", path, bearer: $0) }
     }
 
-    /// `POST /room/{id}/chat/upload` (multipart field `file`): returns the image's URL record.
+    /// `POST /room/{id}/chat/upload` (multipart field `file`), as the web client sends it
+    /// (v0.12.0 apps/web/src/components/meeting/ChatPanel.tsx:119-129). Any participant of
+    /// the room may upload, a guest too; the server keeps the image and answers with its
+    /// attachment: a `data:` URL for an image under its inline limit (512,000 bytes by
+    /// default), else `/uploads/chat/{room}/{user}/{sha256}.{ext}`, a URL relative to the
+    /// server (storage/chat_upload.go:290-310, 383-388; handlers/room.go:2657-2783).
+    /// 403 for a non-participant or a room without chat, 413 over the server's limit, 400
+    /// for a type or size it refuses, 507 when its upload quota is full.
     public func uploadChatImage(roomID: String, filename: String, mime: String, data: [UInt8]) async throws -> ChatUpload {
         let api = self.api
         var form = MultipartFormData()
@@ -104,15 +111,83 @@ public struct RoomAPI: Sendable {
         let resp = try await auth.authorized { try await api.send(request, bearer: $0) }
         return try api.decode(ChatUpload.self, resp, call: "POST /api/room/…/chat/upload on \(api.server.origin)")
     }
+
+    /// The chat upload limits the web client checks before uploading (ChatInput.tsx:186-212):
+    /// `chatUploadMaxBytes` and `chatUploadMaxDimension` of `GET /auth/settings`
+    /// (admin_handler.go:292-336), each defaulting when the server does not say or does not
+    /// answer, as the web client's do.
+    public static func chatUploadLimits(api: APIClient) async -> ChatUploadLimits {
+        guard let answer = try? await api.request(ChatUploadLimits.Answer.self, "GET", "/auth/settings") else { return ChatUploadLimits() }
+        return ChatUploadLimits(answer)
+    }
 }
 
-/// The chat upload answer: `{url, mime, size, w, h}` (no `kind`; add `kind: "image"` when sending).
+/// What a chat image may be: at most `maxBytes` bytes and `maxDimension` pixels wide and high.
+public struct ChatUploadLimits: Sendable, Equatable {
+    /// The web client's defaults (ChatInput.tsx:25-26), which are the server's too
+    /// (handlers/room.go:211-214, 260-266).
+    public static let defaultMaxBytes = 10 * 1024 * 1024
+    public static let defaultMaxDimension = 8192
+
+    public var maxBytes: Int
+    public var maxDimension: Int
+
+    public init(maxBytes: Int = ChatUploadLimits.defaultMaxBytes, maxDimension: Int = ChatUploadLimits.defaultMaxDimension) {
+        self.maxBytes = maxBytes
+        self.maxDimension = maxDimension
+    }
+
+    /// `/auth/settings`' two fields; a value that is missing, not a number or not above 0
+    /// keeps the default, one above ``ceilingBytes`` is cut to it.
+    struct Answer: Decodable, Sendable {
+        var chatUploadMaxBytes: Int?
+        var chatUploadMaxDimension: Int?
+
+        enum CodingKeys: String, CodingKey { case chatUploadMaxBytes, chatUploadMaxDimension }
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            chatUploadMaxBytes = (try? c.decodeIfPresent(Int.self, forKey: .chatUploadMaxBytes)) ?? nil
+            chatUploadMaxDimension = (try? c.decodeIfPresent(Int.self, forKey: .chatUploadMaxDimension)) ?? nil
+        }
+    }
+
+    /// The most taken from a server's answer: a file is read into memory whole before it is
+    /// sent, so a server saying "any size" cannot make the bot read without bound.
+    public static let ceilingBytes = 1 << 30
+
+    init(_ answer: Answer) {
+        self.init()
+        if let v = answer.chatUploadMaxBytes, v > 0 { maxBytes = min(v, Self.ceilingBytes) }
+        if let v = answer.chatUploadMaxDimension, v > 0 { maxDimension = min(v, 1 << 24) }
+    }
+}
+
+/// The chat upload answer, v0.12.0's `ChatAttachment` (storage/chat_upload.go:38-50):
+/// `{kind, url, mime, size, w, h}` and `name` for a file. Sent on as the chat attachment,
+/// field for field (the web client's normalizeChatAttachment, MeetingContext.tsx:100-132,
+/// takes a missing `kind` for "image").
 public struct ChatUpload: Decodable, Sendable, Equatable {
+    public var kind: String?
     public var url: String
     public var mime: String
     public var size: Int
     public var w: Int
     public var h: Int
+    public var name: String?
+
+    enum CodingKeys: String, CodingKey { case kind, url, mime, size, w, h, name }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        kind = (try? c.decodeIfPresent(String.self, forKey: .kind)) ?? nil
+        url = try c.decode(String.self, forKey: .url)
+        mime = try c.decode(String.self, forKey: .mime)
+        size = ((try? c.decodeIfPresent(Int.self, forKey: .size)) ?? nil) ?? 0
+        w = ((try? c.decodeIfPresent(Int.self, forKey: .w)) ?? nil) ?? 0
+        h = ((try? c.decodeIfPresent(Int.self, forKey: .h)) ?? nil) ?? 0
+        name = (try? c.decodeIfPresent(String.self, forKey: .name)) ?? nil
+    }
 }
 
 /// `GET /api/health`'s answer in v0.12.0 (server.go:320-322): `{status: "healthy", time}`.
