@@ -31,6 +31,12 @@ final class PeerTransport {
     private var channelsByLabel: [String: DataChannelInfo] = [:]
     private var waiters: [(id: Int, continuation: CheckedContinuation<Void, any Error>)] = []
     private var nextWaiterID = 0
+    /// ``addDataSentWaiter(_:timeoutSeconds:)``'s waiters, resumed by SCTP's sender-dry
+    /// notification, the association's end or their timeout.
+    private var dataSentWaiters: [(id: Int, continuation: CheckedContinuation<Bool, Never>)] = []
+    /// Data-sent waiters resumed by the sender-dry wake-up / by their timeout (for tests).
+    private(set) var dataSentWakeups = 0
+    private(set) var dataSentTimeouts = 0
 
     /// The loop timers that run, at most one of each kind (GLib source ids).
     private var timers: [PeerTimer: UInt32] = [:]
@@ -238,6 +244,7 @@ final class PeerTransport {
             cancelTimers()
             emit(.failed(e))
             resumeWaiters(e)
+            resumeDataSentWaiters(false)
         case .close(let wasFailed):
             cancelTimers()
             sctp?.close()
@@ -248,6 +255,7 @@ final class PeerTransport {
             ice?.close()
             ice = nil
             if !wasFailed { resumeWaiters(PeerConnectionError(.closed)) }
+            resumeDataSentWaiters(false)
             emit(.closed)
             continuation.finish()
         case .emit(let e):
@@ -298,24 +306,38 @@ final class PeerTransport {
 
     var sctpTimerIntervalMs: UInt32? { sctp?.timerIntervalMs }
 
+    var sctpSenderDryEvents: Int { sctp?.senderDryEvents ?? 0 }
+
     func send(_ data: [UInt8], label: String, binary: Bool) -> Bool {
         guard let sctp, let ch = channelsByLabel[label] else { return false }
         return sctp.sendMessage(data, binary: binary, channel: ch.id)
     }
 
     /// Resumes with true once SCTP has every sent message acknowledged, false after
-    /// `timeoutSeconds` (or when there is no association). Checked every 10 ms on the loop;
-    /// used once, before leaving, by commands that send and go.
+    /// `timeoutSeconds` (or when there is no association, or it ends). Woken by usrsctp's
+    /// sender-dry notification (``sctpSenderDry()``), not polled; the timeout is the safety
+    /// net and looks once more before it gives up. Used once, before leaving, by commands
+    /// that send and go.
     func addDataSentWaiter(_ c: CheckedContinuation<Bool, Never>, timeoutSeconds: Double) {
         guard let sctp, sctp.isConnected else { c.resume(returning: false); return }
         if sctp.unacknowledgedChunks == 0 { c.resume(returning: true); return }
-        let deadline = MonotonicClock.nanos() + UInt64(max(0, timeoutSeconds) * 1e9)
-        loop.addTimer(intervalMs: 10) { [weak self] in
-            guard let self, let sctp = self.sctp, sctp.isConnected else { c.resume(returning: false); return false }
-            if sctp.unacknowledgedChunks == 0 { c.resume(returning: true); return false }
-            if MonotonicClock.nanos() >= deadline { c.resume(returning: false); return false }
-            return true
+        let id = nextWaiterID
+        nextWaiterID += 1
+        dataSentWaiters.append((id, c))
+        let ms = UInt32(max(1, min(3_600_000, timeoutSeconds * 1000)))
+        loop.addTimer(intervalMs: ms) { [weak self] in
+            guard let self, let i = dataSentWaiters.firstIndex(where: { $0.id == id }) else { return false }
+            let w = dataSentWaiters.remove(at: i)
+            dataSentTimeouts += 1
+            w.continuation.resume(returning: self.sctp.map { $0.isConnected && $0.unacknowledgedChunks == 0 } ?? false)
+            return false
         }
+    }
+
+    private func resumeDataSentWaiters(_ sent: Bool) {
+        let w = dataSentWaiters
+        dataSentWaiters.removeAll()
+        for (_, c) in w { c.resume(returning: sent) }
     }
 
     // MARK: - Publishing
@@ -603,6 +625,15 @@ extension PeerTransport: SCTPTransportDelegate {
 
     func sctpClosed(failed: Bool) {
         if failed { log.warning("SCTP association lost; data channels are closed") }
+        resumeDataSentWaiters(false)
+    }
+
+    func sctpSenderDry() {
+        // A message sent after the one that was acknowledged keeps the waiters waiting for
+        // the next notification.
+        guard !dataSentWaiters.isEmpty, let sctp, sctp.unacknowledgedChunks == 0 else { return }
+        dataSentWakeups += dataSentWaiters.count
+        resumeDataSentWaiters(true)
     }
 
     func sctpChannelOpened(_ channel: DataChannelInfo) {
