@@ -548,14 +548,7 @@ public enum MediaBenchmark {
 
     /// Writes 48 kHz mono 16-bit PCM WAV; errors are ignored (a diagnostic output).
     public static func writeWAV48k(_ path: String, _ pcm: UnsafeBufferPointer<Float>) {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(44 + pcm.count * 2)
-        func le32(_ v: Int) { for k in 0..<4 { bytes.append(UInt8((v >> (8 * k)) & 0xFF)) } }
-        func le16(_ v: Int) { for k in 0..<2 { bytes.append(UInt8((v >> (8 * k)) & 0xFF)) } }
-        bytes += Array("RIFF".utf8); le32(36 + pcm.count * 2); bytes += Array("WAVEfmt ".utf8)
-        le32(16); le16(1); le16(1); le32(48000); le32(96000); le16(2); le16(16)
-        bytes += Array("data".utf8); le32(pcm.count * 2)
-        for x in pcm { le16(Int(Int16(max(-32768, min(32767, (x * 32767).rounded()))))) }
+        let bytes = WAVAudio.pcm16(pcm.lazy.map { x in Int16(max(-32768, min(32767, (x * 32767).rounded()))) })
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return }
         defer { close(fd) }
