@@ -4,6 +4,7 @@ import Glibc
 #endif
 import Testing
 
+@testable import BedrudBench
 @testable import BedrudMedia
 
 /// The mix encoder figures of `bedrud-bot bench` (issue 12, the mix) and the packet
