@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "BedrudNet", dependencies: ["BedrudProtocol", "COpenSSL"], swiftSettings: swiftSettings),
         .target(
             name: "BedrudRTC",
-            dependencies: ["BedrudProtocol", "BedrudNet", "COpenSSL", "CSRTP", "CNice", "CUsrsctp"],
+            dependencies: ["BedrudProtocol", "COpenSSL", "CSRTP", "CNice", "CUsrsctp"],
             swiftSettings: swiftSettings
         ),
         .target(name: "BedrudMedia", dependencies: ["BedrudProtocol", "COpus", "COgg"], swiftSettings: swiftSettings),
