@@ -619,38 +619,11 @@ public enum MediaBenchmark {
         return packets
     }
 
-    /// Reads a 16-bit PCM WAV file's samples (first channel) as floats; nil when the
-    /// file is not 16-bit PCM at 48 kHz.
+    /// A 48 kHz WAV file's first channel (``WAVAudio/read(_:)``: 16-, 24-, 32-bit PCM or
+    /// float); nil when it is not a WAV file WAVAudio reads or not at 48 kHz.
     public static func readWAV48k(_ bytes: [UInt8]) -> [Float]? {
-        guard bytes.count > 44, Array(bytes[0..<4]) == Array("RIFF".utf8), Array(bytes[8..<12]) == Array("WAVE".utf8) else { return nil }
-        var at = 12
-        var channels = 0, rate = 0, bits = 0, format = 0
-        while at + 8 <= bytes.count {
-            let id = String(decoding: bytes[at..<at + 4], as: UTF8.self)
-            let size = Int(bytes.readLE32(at + 4))
-            let body = at + 8
-            guard size >= 0, body + size <= bytes.count || id == "data" else { return nil }
-            if id == "fmt ", size >= 16 {
-                format = Int(bytes.readLE16(body))
-                channels = Int(bytes.readLE16(body + 2))
-                rate = Int(bytes.readLE32(body + 4))
-                bits = Int(bytes.readLE16(body + 14))
-            } else if id == "data" {
-                guard (format == 1 || format == 0xFFFE), bits == 16, rate == 48000, channels >= 1 else { return nil }
-                let end = min(bytes.count, body + size)
-                let frame = 2 * channels
-                var out: [Float] = []
-                out.reserveCapacity((end - body) / frame)
-                var i = body
-                while i + frame <= end {
-                    out.append(Float(Int16(bitPattern: bytes.readLE16(i))) / 32768)
-                    i += frame
-                }
-                return out
-            }
-            at = body + size + (size & 1)
-        }
-        return nil
+        guard let wav = try? WAVAudio.read(bytes), wav.sampleRate == 48_000 else { return nil }
+        return wav.channels == 1 ? wav.samples : stride(from: 0, to: wav.samples.count, by: wav.channels).map { wav.samples[$0] }
     }
 
     /// CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID), ns.
