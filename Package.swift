@@ -7,6 +7,7 @@
 //   BedrudNet         TCP, TLS (OpenSSL), HTTP/1.1 client, WebSocket client
 //   BedrudRTC         SDP, ICE (libnice), DTLS (OpenSSL), SRTP (libsrtp2), SCTP (usrsctp), RTP/RTCP
 //   BedrudMedia       jitter buffer, Opus, Ogg, mixer, levels, media and writer threads
+//   BedrudBench       the media benchmark (`bedrud-bot bench`), kept out of the library
 //   BedrudCore        the iOS app's Core/ made headless: API, Auth, LiveKit, Models
 //   BedrudBot         the jobs: config model, CLI commands, recording session, transcript, smoke test
 //   bedrud-bot        the executable: hands argv to BedrudBot and exits with its code
@@ -39,10 +40,11 @@ let package = Package(
         .target(name: "BedrudNet", dependencies: ["BedrudProtocol", "COpenSSL"], swiftSettings: swiftSettings),
         .target(
             name: "BedrudRTC",
-            dependencies: ["BedrudProtocol", "BedrudNet", "COpenSSL", "CSRTP", "CNice", "CUsrsctp"],
+            dependencies: ["BedrudProtocol", "COpenSSL", "CSRTP", "CNice", "CUsrsctp"],
             swiftSettings: swiftSettings
         ),
         .target(name: "BedrudMedia", dependencies: ["BedrudProtocol", "COpus", "COgg"], swiftSettings: swiftSettings),
+        .target(name: "BedrudBench", dependencies: ["BedrudProtocol", "BedrudMedia", "COpus"], swiftSettings: swiftSettings),
         .target(
             name: "BedrudCore",
             dependencies: ["BedrudProtocol", "BedrudNet", "BedrudRTC"],
@@ -50,7 +52,7 @@ let package = Package(
         ),
         .target(
             name: "BedrudBot",
-            dependencies: ["BedrudProtocol", "BedrudNet", "BedrudRTC", "BedrudMedia", "BedrudCore"],
+            dependencies: ["BedrudProtocol", "BedrudNet", "BedrudRTC", "BedrudMedia", "BedrudBench", "BedrudCore"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(name: "bedrud-bot", dependencies: ["BedrudBot"], swiftSettings: swiftSettings),
@@ -71,8 +73,8 @@ let package = Package(
         ),
         .testTarget(name: "BedrudNetTests", dependencies: ["BedrudNet", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudRTCTests", dependencies: ["BedrudRTC", "TestSupport", "COpus"], swiftSettings: swiftSettings),
-        .testTarget(name: "BedrudMediaTests", dependencies: ["BedrudMedia", "TestSupport", "COpus", "COgg"], swiftSettings: swiftSettings),
+        .testTarget(name: "BedrudMediaTests", dependencies: ["BedrudMedia", "BedrudBench", "TestSupport", "COpus", "COgg"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudCoreTests", dependencies: ["BedrudCore", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "BedrudBotTests", dependencies: ["BedrudBot", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "BedrudBotTests", dependencies: ["BedrudBot", "BedrudBench", "TestSupport"], swiftSettings: swiftSettings),
     ]
 )

@@ -179,9 +179,25 @@ import TestSupport
         }
     }
 
+    /// ARCHITECTURE.md's Layers table has a row for every target of Sources/ (a C shim,
+    /// a layer, the benchmark, the executable), and names no target that is gone.
+    @Test func layersTableListsEveryTarget() throws {
+        let arch = try Self.text("docs/ARCHITECTURE.md")
+        let table = try #require(Self.section("## Layers", of: arch), "ARCHITECTURE.md has no Layers section")
+        var listed = Set<String>()
+        for line in table.split(separator: "\n") where line.hasPrefix("| `") {
+            let first = line.dropFirst(2).prefix { $0 != "|" }
+            listed.formUnion(Self.codeSpans(String(first)))
+        }
+        let targets = try Self.packageTargets().map(\.name)
+            .filter { FileManager.default.fileExists(atPath: Repo.root.appendingPathComponent("Sources/" + $0).path) }
+        #expect(!targets.isEmpty)
+        #expect(listed == Set(targets), "Layers table: \(listed.sorted()); Package.swift's targets in Sources/: \(targets.sorted())")
+    }
+
     /// Dependencies Package.swift declares that no file imports, known and to be removed (in
-    /// Package.swift, with the entry here): BedrudRTC has never imported BedrudNet.
-    static let knownUnusedDependencies: [String: Set<String>] = ["BedrudRTC": ["BedrudNet"]]
+    /// Package.swift, with the entry here). None today.
+    static let knownUnusedDependencies: [String: Set<String>] = [:]
 
     /// The thread table in ARCHITECTURE.md lists exactly the names the code starts threads with.
     @Test func threadTableListsTheThreadsTheCodeStarts() throws {

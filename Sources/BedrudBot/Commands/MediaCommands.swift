@@ -1,3 +1,4 @@
+import BedrudBench
 import BedrudMedia
 import BedrudProtocol
 import BedrudRTC

@@ -450,16 +450,9 @@ enum SmokePair {
     }
 }
 
-/// A 16-bit mono 48 kHz WAV file.
+/// A 16-bit mono 48 kHz WAV file (``WAVAudio/pcm16(_:sampleRate:channels:)``).
 enum WAVFile {
     static func write(_ pcm: [Float], to path: String) throws {
-        var d = Data()
-        func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { d.append(contentsOf: $0) } }
-        func u16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { d.append(contentsOf: $0) } }
-        d.append(contentsOf: Array("RIFF".utf8)); u32(UInt32(36 + pcm.count * 2)); d.append(contentsOf: Array("WAVEfmt ".utf8))
-        u32(16); u16(1); u16(1); u32(48_000); u32(96_000); u16(2); u16(16)
-        d.append(contentsOf: Array("data".utf8)); u32(UInt32(pcm.count * 2))
-        for s in pcm { u16(UInt16(bitPattern: Int16(max(-1, min(1, s)) * 32767))) }
-        try d.write(to: URL(fileURLWithPath: path))
+        try Data(WAVAudio.pcm16(pcm.lazy.map { Int16(max(-1, min(1, $0)) * 32767) })).write(to: URL(fileURLWithPath: path))
     }
 }

@@ -120,8 +120,8 @@ extension Array where Element == UInt8 {
     mutating func appendLE(_ v: UInt32) {
         for i in 0..<4 { append(UInt8((v >> (8 * UInt32(i))) & 0xFF)) }
     }
-    func readLE16(_ at: Int) -> UInt16 { UInt16(self[at]) | UInt16(self[at + 1]) << 8 }
-    func readLE32(_ at: Int) -> UInt32 {
+    package func readLE16(_ at: Int) -> UInt16 { UInt16(self[at]) | UInt16(self[at + 1]) << 8 }
+    package func readLE32(_ at: Int) -> UInt32 {
         UInt32(self[at]) | UInt32(self[at + 1]) << 8 | UInt32(self[at + 2]) << 16 | UInt32(self[at + 3]) << 24
     }
 }

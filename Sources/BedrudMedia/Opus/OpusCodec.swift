@@ -6,7 +6,7 @@ import COpus
 /// Owns the C object (freed in deinit) and maps its return codes. Calls never allocate.
 /// Optionally times the libopus calls themselves so the benchmark can separate codec
 /// cost from pipeline overhead. Thread contract: owned by the media thread.
-final class OpusDecoderBox {
+package final class OpusDecoderBox {
     private let decoder: OpaquePointer
     let channels: Int
     var timeCalls = false
@@ -15,7 +15,7 @@ final class OpusDecoderBox {
 
     /// - Parameter sampleRate: 48000 (the pipeline), or 8000/12000/16000/24000 where
     ///   full bandwidth is not needed (the report's level strip: cheaper to decode).
-    init?(channels: Int, sampleRate: Int32 = 48000) {
+    package init?(channels: Int, sampleRate: Int32 = 48000) {
         var err: Int32 = 0
         guard let d = opus_decoder_create(sampleRate, Int32(channels), &err), err == OPUS_OK else { return nil }
         decoder = d
@@ -27,7 +27,7 @@ final class OpusDecoderBox {
     /// Decodes one packet (or, with `fec`, the in-band FEC copy of the packet before it,
     /// concealing all but its last frame) into `pcm`, which must hold `maxSamples` ×
     /// channels floats. - Returns: samples per channel, or a negative libopus error.
-    func decode(_ packet: UnsafeRawBufferPointer, into pcm: UnsafeMutablePointer<Float>, maxSamples: Int, fec: Bool = false) -> Int {
+    package func decode(_ packet: UnsafeRawBufferPointer, into pcm: UnsafeMutablePointer<Float>, maxSamples: Int, fec: Bool = false) -> Int {
         guard let base = packet.baseAddress?.assumingMemoryBound(to: UInt8.self), packet.count > 0 else {
             return conceal(into: pcm, samples: maxSamples)
         }
@@ -39,7 +39,7 @@ final class OpusDecoderBox {
     }
 
     /// Runs packet-loss concealment for `samples` (a multiple of 120, at most 5760).
-    func conceal(into pcm: UnsafeMutablePointer<Float>, samples: Int) -> Int {
+    package func conceal(into pcm: UnsafeMutablePointer<Float>, samples: Int) -> Int {
         let t0 = timeCalls ? MonotonicClock.nanos() : 0
         let n = opus_decode_float(decoder, nil, 0, pcm, Int32(samples), 0)
         if timeCalls { libopusNanos &+= MonotonicClock.nanos() &- t0 }
@@ -63,17 +63,17 @@ public enum MixCoder: String, Sendable, CaseIterable {
 }
 
 /// A libopus encoder for the mixed room recording.
-final class OpusEncoderBox {
+package final class OpusEncoderBox {
     private let encoder: OpaquePointer
     let channels: Int
-    let lookahead: Int
+    package let lookahead: Int
     var timeCalls = false
     private(set) var libopusNanos: UInt64 = 0
 
     /// - Parameter dtx: libopus discontinuous transmission: after about 200 ms the encoder
     ///   judges inactive, it returns packets of one or two bytes (decoded as concealment or
     ///   comfort noise) with a full one every 400 ms.
-    init?(channels: Int, bitrate: Int, complexity: Int, dtx: Bool = false, coder: MixCoder) {
+    package init?(channels: Int, bitrate: Int, complexity: Int, dtx: Bool = false, coder: MixCoder) {
         var err: Int32 = 0
         let application = coder == .celt ? OPUS_APPLICATION_RESTRICTED_LOWDELAY : OPUS_APPLICATION_VOIP
         guard let e = opus_encoder_create(48000, Int32(channels), application, &err), err == OPUS_OK else {
@@ -97,7 +97,7 @@ final class OpusEncoderBox {
 
     /// Encodes one frame of `frameSamples` per channel into `out` (capacity `outCapacity`).
     /// - Returns: the packet length, or a negative libopus error.
-    func encode(_ pcm: UnsafePointer<Float>, frameSamples: Int, into out: UnsafeMutablePointer<UInt8>, outCapacity: Int) -> Int {
+    package func encode(_ pcm: UnsafePointer<Float>, frameSamples: Int, into out: UnsafeMutablePointer<UInt8>, outCapacity: Int) -> Int {
         let t0 = timeCalls ? MonotonicClock.nanos() : 0
         let n = opus_encode_float(encoder, pcm, Int32(frameSamples), out, Int32(outCapacity))
         if timeCalls { libopusNanos &+= MonotonicClock.nanos() &- t0 }

@@ -1,5 +1,7 @@
 /// A WAV file's samples as interleaved floats at its own rate: 16-, 24- or 32-bit PCM,
-/// or 32-/64-bit IEEE float (also as WAVE_FORMAT_EXTENSIBLE), mono or stereo.
+/// or 32-/64-bit IEEE float (also as WAVE_FORMAT_EXTENSIBLE), mono or stereo; and the
+/// writer of 16-bit PCM files (``pcm16(_:sampleRate:channels:)``). Reader and writer share
+/// the chunk tags and the `fmt ` chunk's layout (``Format``).
 public struct WAVAudio: Sendable {
     public var sampleRate: Int
     public var channels: Int
@@ -26,29 +28,74 @@ public struct WAVAudio: Sendable {
         }
     }
 
+    /// The chunk tags both sides use.
+    static let riff: [UInt8] = Array("RIFF".utf8), wave: [UInt8] = Array("WAVE".utf8)
+    static let fmtTag: [UInt8] = Array("fmt ".utf8), dataTag: [UInt8] = Array("data".utf8)
+
+    /// The 16 bytes of a `fmt ` chunk that both sides use (WAVEFORMATEX without cbSize).
+    struct Format: Equatable {
+        /// 1 PCM, 3 IEEE float (for WAVE_FORMAT_EXTENSIBLE, the subformat's tag).
+        var tag: Int
+        var channels: Int
+        var rate: Int
+        var bits: Int
+        /// Bytes per frame, as the file states it.
+        var align: Int
+
+        init(tag: Int, channels: Int, rate: Int, bits: Int) {
+            (self.tag, self.channels, self.rate, self.bits) = (tag, channels, rate, bits)
+            align = bits / 8 * channels
+        }
+
+        /// Reads the chunk body at `body` of `b`, `size` bytes long (at least 16 are there).
+        init(_ b: [UInt8], body: Int, size: Int) {
+            var t = b.le16(body)
+            if t == 0xFFFE, size >= 40, body + 26 <= b.count { t = b.le16(body + 24) }  // extensible: the subformat's tag
+            (tag, channels, rate, bits, align) = (t, b.le16(body + 2), b.le32(body + 4), b.le16(body + 14), b.le16(body + 12))
+        }
+
+        /// The chunk body: tag, channels, rate, bytes per second, bytes per frame, bits.
+        var bytes: [UInt8] {
+            var out: [UInt8] = []
+            out.appendLE16(tag); out.appendLE16(channels); out.appendLE32(rate); out.appendLE32(rate * align)
+            out.appendLE16(align); out.appendLE16(bits)
+            return out
+        }
+    }
+
+    /// A 16-bit PCM WAV file: the 44-byte header (RIFF, `fmt `, `data`) and `samples`
+    /// (interleaved when `channels` > 1) little-endian.
+    public static func pcm16(_ samples: some Collection<Int16>, sampleRate: Int = 48_000, channels: Int = 1) -> [UInt8] {
+        let format = Format(tag: 1, channels: channels, rate: sampleRate, bits: 16).bytes
+        var out: [UInt8] = []
+        out.reserveCapacity(44 + samples.count * 2)
+        out += riff; out.appendLE32(4 + (8 + format.count) + 8 + samples.count * 2); out += wave
+        out += fmtTag; out.appendLE32(format.count); out += format
+        out += dataTag; out.appendLE32(samples.count * 2)
+        for s in samples { out.appendLE16(Int(UInt16(bitPattern: s))) }
+        return out
+    }
+
     public static func read(_ b: [UInt8]) throws(ReadError) -> WAVAudio {
-        func u32(_ i: Int) -> Int { Int(b[i]) | Int(b[i + 1]) << 8 | Int(b[i + 2]) << 16 | Int(b[i + 3]) << 24 }
-        func u16(_ i: Int) -> Int { Int(b[i]) | Int(b[i + 1]) << 8 }
-        guard b.count >= 12, b[0...3] == [0x52, 0x49, 0x46, 0x46], b[8...11] == [0x57, 0x41, 0x56, 0x45] else { throw .notWAV }
+        func u32(_ i: Int) -> Int { b.le32(i) }
+        guard b.count >= 12, b[0...3].elementsEqual(riff), b[8...11].elementsEqual(wave) else { throw .notWAV }
         var i = 12
-        var fmt: (tag: Int, channels: Int, rate: Int, bits: Int, align: Int)?
+        var fmt: Format?
         var data: Range<Int>?
         while i + 8 <= b.count {
             let size = u32(i + 4)
             let body = i + 8
             let tag = b[i..<i + 4]
-            if tag == [0x66, 0x6D, 0x74, 0x20] {  // "fmt "
+            if tag.elementsEqual(fmtTag) {
                 guard size >= 16, body + 16 <= b.count else { throw .truncated }
-                var t = u16(body)
-                if t == 0xFFFE, size >= 40, body + 26 <= b.count { t = u16(body + 24) }  // extensible: the subformat's tag
-                fmt = (t, u16(body + 2), u32(body + 4), u16(body + 14), u16(body + 12))
-            } else if tag == [0x64, 0x61, 0x74, 0x61] {  // "data"
+                fmt = Format(b, body: body, size: size)
+            } else if tag.elementsEqual(dataTag) {
                 // Streamed WAVs write 0 or 0xFFFFFFFF: take what the file holds.
                 let n = size == 0 || size == 0xFFFF_FFFF ? b.count - body : min(size, b.count - body)
                 data = body..<body + n
                 break
             }
-            guard size >= 0, body + size <= b.count || tag == [0x64, 0x61, 0x74, 0x61] else { break }
+            guard size >= 0, body + size <= b.count || tag.elementsEqual(dataTag) else { break }
             i = body + size + (size & 1)
         }
         guard let fmt, let data else { throw .truncated }
@@ -112,6 +159,13 @@ public struct WAVAudio: Sendable {
         }
         return WAVAudio(sampleRate: 48_000, channels: channels, samples: out)
     }
+}
+
+extension [UInt8] {
+    fileprivate func le16(_ i: Int) -> Int { Int(self[i]) | Int(self[i + 1]) << 8 }
+    fileprivate func le32(_ i: Int) -> Int { le16(i) | le16(i + 2) << 16 }
+    fileprivate mutating func appendLE16(_ v: Int) { append(UInt8(truncatingIfNeeded: v)); append(UInt8(truncatingIfNeeded: v >> 8)) }
+    fileprivate mutating func appendLE32(_ v: Int) { appendLE16(v & 0xFFFF); appendLE16(v >> 16) }
 }
 
 #if canImport(Glibc)

@@ -4,8 +4,8 @@ import Glibc
 import COgg
 
 /// Reads and writes whole files for the tools (plain POSIX; the tools are not on a hot path).
-enum FileBytes {
-    static func read(_ path: String, limit: Int = 1 << 32) throws -> [UInt8] {
+package enum FileBytes {
+    package static func read(_ path: String, limit: Int = 1 << 32) throws -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 { throw MediaIOError("Cannot open", path: path, errno: errno) }
         defer { close(fd) }

@@ -185,6 +185,12 @@ public actor PeerConnection {
     /// The period of the loop's SCTP timer driver, nil without an association (for tests).
     func sctpTimerIntervalMs() -> UInt32? { core.sctpTimerIntervalMs }
 
+    /// ``waitUntilDataSent(timeoutSeconds:)`` waiters resumed by SCTP's sender-dry wake-up
+    /// and by their timeout, and the sender-dry notifications received (for tests).
+    func dataSentResumes() -> (wakeups: Int, timeouts: Int, senderDryEvents: Int) {
+        (core.dataSentWakeups, core.dataSentTimeouts, core.sctpSenderDryEvents)
+    }
+
     /// Closes the connection (DTLS close_notify, SCTP abort) and ends ``events``. Idempotent.
     public func close() { core.close() }
 }

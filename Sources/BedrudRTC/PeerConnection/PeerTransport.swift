@@ -31,15 +31,17 @@ final class PeerTransport {
     private var channelsByLabel: [String: DataChannelInfo] = [:]
     private var waiters: [(id: Int, continuation: CheckedContinuation<Void, any Error>)] = []
     private var nextWaiterID = 0
+    /// ``addDataSentWaiter(_:timeoutSeconds:)``'s waiters, resumed by SCTP's sender-dry
+    /// notification, the association's end or their timeout.
+    private var dataSentWaiters: [(id: Int, continuation: CheckedContinuation<Bool, Never>)] = []
+    /// Data-sent waiters resumed by the sender-dry wake-up / by their timeout (for tests).
+    private(set) var dataSentWakeups = 0
+    private(set) var dataSentTimeouts = 0
 
-    private var dtlsTimer: UInt32 = 0
-    private var connectTimer: UInt32 = 0
-    private var reportTimer: UInt32 = 0
+    /// The loop timers that run, at most one of each kind (GLib source ids).
+    private var timers: [PeerTimer: UInt32] = [:]
     /// The running report timer has the quiet interval (nothing to report on).
     private var reportsQuiet = false
-    private var nackTimer: UInt32 = 0
-    private var statsTimer: UInt32 = 0
-    private var sendTimer: UInt32 = 0
     /// The track difference of the offer being applied, as the negotiation emitted it.
     private var lastTrackChange: (added: [RemoteTrack], removed: [RemoteTrack]) = ([], [])
     /// Published tracks (by mid) that are muted; applies to senders started later too.
@@ -207,14 +209,9 @@ final class PeerTransport {
             dtls?.start()
         case .startConnectTimer:
             let ms = UInt32(max(1, min(3_600_000, configuration.connectTimeoutSeconds * 1000)))
-            connectTimer = loop.addTimer(intervalMs: ms) { [weak self] in
-                self?.connectTimer = 0
-                self?.deliver(.connectTimeout)
-                return false
-            }
+            startTimer(.connect, intervalMs: ms) { $0.deliver(.connectTimeout) }
         case .cancelConnectTimer:
-            loop.cancelTimer(connectTimer)
-            connectTimer = 0
+            cancelTimer(.connect)
         case .startSCTP(let port, let isClient, let remoteMax):
             let t = SCTPTransport(
                 loop: loop, localPort: configuration.sctpPort, remotePort: port, isDTLSClient: isClient,
@@ -236,9 +233,9 @@ final class PeerTransport {
             emit(.connected(srtpProfile: srtpProfile))
             resumeWaiters(nil)
             if let ms = configuration.statsIntervalMs, ms > 0 {
-                statsTimer = loop.addTimer(intervalMs: ms) { [weak self] in
-                    guard let self, state == .connected else { return false }
-                    emit(.stats(stats()))
+                startRepeatingTimer(.stats, intervalMs: ms) { t in
+                    guard t.state == .connected else { return false }
+                    t.emit(.stats(t.stats()))
                     return true
                 }
             }
@@ -247,6 +244,7 @@ final class PeerTransport {
             cancelTimers()
             emit(.failed(e))
             resumeWaiters(e)
+            resumeDataSentWaiters(false)
         case .close(let wasFailed):
             cancelTimers()
             sctp?.close()
@@ -257,6 +255,7 @@ final class PeerTransport {
             ice?.close()
             ice = nil
             if !wasFailed { resumeWaiters(PeerConnectionError(.closed)) }
+            resumeDataSentWaiters(false)
             emit(.closed)
             continuation.finish()
         case .emit(let e):
@@ -307,24 +306,38 @@ final class PeerTransport {
 
     var sctpTimerIntervalMs: UInt32? { sctp?.timerIntervalMs }
 
+    var sctpSenderDryEvents: Int { sctp?.senderDryEvents ?? 0 }
+
     func send(_ data: [UInt8], label: String, binary: Bool) -> Bool {
         guard let sctp, let ch = channelsByLabel[label] else { return false }
         return sctp.sendMessage(data, binary: binary, channel: ch.id)
     }
 
     /// Resumes with true once SCTP has every sent message acknowledged, false after
-    /// `timeoutSeconds` (or when there is no association). Checked every 10 ms on the loop;
-    /// used once, before leaving, by commands that send and go.
+    /// `timeoutSeconds` (or when there is no association, or it ends). Woken by usrsctp's
+    /// sender-dry notification (``sctpSenderDry()``), not polled; the timeout is the safety
+    /// net and looks once more before it gives up. Used once, before leaving, by commands
+    /// that send and go.
     func addDataSentWaiter(_ c: CheckedContinuation<Bool, Never>, timeoutSeconds: Double) {
         guard let sctp, sctp.isConnected else { c.resume(returning: false); return }
         if sctp.unacknowledgedChunks == 0 { c.resume(returning: true); return }
-        let deadline = MonotonicClock.nanos() + UInt64(max(0, timeoutSeconds) * 1e9)
-        loop.addTimer(intervalMs: 10) { [weak self] in
-            guard let self, let sctp = self.sctp, sctp.isConnected else { c.resume(returning: false); return false }
-            if sctp.unacknowledgedChunks == 0 { c.resume(returning: true); return false }
-            if MonotonicClock.nanos() >= deadline { c.resume(returning: false); return false }
-            return true
+        let id = nextWaiterID
+        nextWaiterID += 1
+        dataSentWaiters.append((id, c))
+        let ms = UInt32(max(1, min(3_600_000, timeoutSeconds * 1000)))
+        loop.addTimer(intervalMs: ms) { [weak self] in
+            guard let self, let i = dataSentWaiters.firstIndex(where: { $0.id == id }) else { return false }
+            let w = dataSentWaiters.remove(at: i)
+            dataSentTimeouts += 1
+            w.continuation.resume(returning: self.sctp.map { $0.isConnected && $0.unacknowledgedChunks == 0 } ?? false)
+            return false
         }
+    }
+
+    private func resumeDataSentWaiters(_ sent: Bool) {
+        let w = dataSentWaiters
+        dataSentWaiters.removeAll()
+        for (_, c) in w { c.resume(returning: sent) }
     }
 
     // MARK: - Publishing
@@ -357,13 +370,13 @@ final class PeerTransport {
         sender.muted = mutedMids.contains(mid)
         receiver.senders[track.ssrc] = sender
         reportSubjectsChanged()
-        if sendTimer == 0 {
+        if timers[.send] == nil {
             // A few-ms tick on the loop: every due packet goes out on the first tick after
             // its deadline; deadlines come from the sample count, so ticks never add drift.
-            sendTimer = loop.addTimer(intervalMs: 5) { [weak self] in
-                guard let self, state == .connected, let srtp = receiver.srtp, let send = receiver.sendDatagram else { return true }
+            startRepeatingTimer(.send, intervalMs: 5) { t in
+                guard t.state == .connected, let srtp = t.receiver.srtp, let send = t.receiver.sendDatagram else { return true }
                 let now = MonotonicClock.nanos()
-                for s in receiver.senders.values { s.tick(nowNanos: now, srtp: srtp, send: send) }
+                for s in t.receiver.senders.values { s.tick(nowNanos: now, srtp: srtp, send: send) }
                 return true
             }
         }
@@ -373,10 +386,7 @@ final class PeerTransport {
     func stopSending(mid: String) {
         guard let t = negotiation.localAudio.first(where: { $0.mid == mid }) else { return }
         receiver.senders[t.ssrc] = nil
-        if receiver.senders.isEmpty {
-            loop.cancelTimer(sendTimer)
-            sendTimer = 0
-        }
+        if receiver.senders.isEmpty { cancelTimer(.send) }
     }
 
     /// While muted, the track's due packets are dropped (LiveKit is told by the mute request).
@@ -415,16 +425,62 @@ final class PeerTransport {
             transport: t, tracks: receiver.trackStats(), endedTracks: receiver.endedTrackStats)
     }
 
+    // MARK: - Timers
+
+    /// The kinds of loop timer a transport runs; the table ``timers`` holds one of each at most.
+    enum PeerTimer: CaseIterable {
+        /// DTLS retransmission (OpenSSL's DTLSv1_get_timeout), one-shot.
+        case dtls
+        /// Gives up connecting after `connectTimeoutSeconds`, one-shot.
+        case connect
+        /// RTCP sender and receiver reports, one-shot, rescheduled with a random interval.
+        case report
+        /// NACKs every 20 ms while packets are missing.
+        case nack
+        /// ``PeerConnectionEvent/stats(_:)`` every `statsIntervalMs`.
+        case stats
+        /// The publish pacer, every 5 ms while a track is sent.
+        case send
+    }
+
+    /// Starts a timer of `kind` that calls `tick` every `intervalMs` until it returns false
+    /// (the entry then leaves the table), replacing the running one of that kind.
+    private func startRepeatingTimer(_ kind: PeerTimer, intervalMs: UInt32, _ tick: @escaping (PeerTransport) -> Bool) {
+        cancelTimer(kind)
+        var id: UInt32 = 0
+        id = loop.addTimer(intervalMs: intervalMs) { [weak self] in
+            guard let self else { return false }
+            if tick(self) { return true }
+            if timers[kind] == id { timers[kind] = nil }
+            return false
+        }
+        timers[kind] = id
+    }
+
+    /// Starts a timer of `kind` that fires once after `intervalMs`, replacing the running
+    /// one of that kind. The entry leaves the table before `fire` runs, so `fire` may start
+    /// the next one of its kind.
+    private func startTimer(_ kind: PeerTimer, intervalMs: UInt32, _ fire: @escaping (PeerTransport) -> Void) {
+        cancelTimer(kind)
+        var id: UInt32 = 0
+        id = loop.addTimer(intervalMs: intervalMs) { [weak self] in
+            guard let self else { return false }
+            if timers[kind] == id { timers[kind] = nil }
+            fire(self)
+            return false
+        }
+        timers[kind] = id
+    }
+
+    private func cancelTimer(_ kind: PeerTimer) {
+        if let id = timers.removeValue(forKey: kind) { loop.cancelTimer(id) }
+    }
+
     // MARK: - Failure and close
 
     private func cancelTimers() {
-        for id in [dtlsTimer, connectTimer, reportTimer, nackTimer, statsTimer, sendTimer] { loop.cancelTimer(id) }
-        sendTimer = 0
-        statsTimer = 0
-        dtlsTimer = 0
-        connectTimer = 0
-        reportTimer = 0
-        nackTimer = 0
+        for id in timers.values { loop.cancelTimer(id) }
+        timers.removeAll()
         receiver.nackTimerStopped()
     }
 
@@ -466,8 +522,7 @@ final class PeerTransport {
     /// Tracks or senders came while reports were quiet: the next report is due at the
     /// configured interval from now, not up to 7.5 s later.
     private func reportSubjectsChanged() {
-        guard reportTimer != 0, reportsQuiet, hasReportSubjects else { return }
-        loop.cancelTimer(reportTimer)
+        guard timers[.report] != nil, reportsQuiet, hasReportSubjects else { return }
         scheduleReport()
     }
 
@@ -479,13 +534,12 @@ final class PeerTransport {
         reportsQuiet = !hasReportSubjects
         let base = Double(Self.reportIntervalMs(configured: configuration.rtcpIntervalMs, hasSubjects: !reportsQuiet))
         let ms = UInt32(max(50, base * Double.random(in: 0.5...1.5)))
-        reportTimer = loop.addTimer(intervalMs: ms) { [weak self] in
-            guard let self, state == .connected else { return false }
+        startTimer(.report, intervalMs: ms) { t in
+            guard t.state == .connected else { return }
             let now = MonotonicClock.nanos()
-            receiver.sendReceiverReports(nowNanos: now)
-            receiver.sendSenderReports(nowNanos: now, unixNanos: Self.unixNanos())
-            scheduleReport()
-            return false
+            t.receiver.sendReceiverReports(nowNanos: now)
+            t.receiver.sendSenderReports(nowNanos: now, unixNanos: Self.unixNanos())
+            t.scheduleReport()
         }
     }
 }
@@ -521,15 +575,9 @@ extension PeerTransport: DTLSTransportDelegate {
     }
 
     func dtlsSetTimer(nanos: UInt64?) {
-        loop.cancelTimer(dtlsTimer)
-        dtlsTimer = 0
+        cancelTimer(.dtls)
         guard let nanos, !isFinished else { return }
-        dtlsTimer = loop.addTimer(intervalMs: UInt32(min(60_000, max(1, nanos / 1_000_000)))) { [weak self] in
-            guard let self else { return false }
-            dtlsTimer = 0
-            dtls?.handleTimeout()
-            return false
-        }
+        startTimer(.dtls, intervalMs: UInt32(min(60_000, max(1, nanos / 1_000_000)))) { $0.dtls?.handleTimeout() }
     }
 
     func dtlsConnected(keys: SRTPKeyingMaterial?) {
@@ -577,6 +625,15 @@ extension PeerTransport: SCTPTransportDelegate {
 
     func sctpClosed(failed: Bool) {
         if failed { log.warning("SCTP association lost; data channels are closed") }
+        resumeDataSentWaiters(false)
+    }
+
+    func sctpSenderDry() {
+        // A message sent after the one that was acknowledged keeps the waiters waiting for
+        // the next notification.
+        guard !dataSentWaiters.isEmpty, let sctp, sctp.unacknowledgedChunks == 0 else { return }
+        dataSentWakeups += dataSentWaiters.count
+        resumeDataSentWaiters(true)
     }
 
     func sctpChannelOpened(_ channel: DataChannelInfo) {
@@ -603,12 +660,10 @@ extension PeerTransport: MediaReceiverDelegate {
     /// Every 20 ms while some track has missing packets (the tracker's reorder window and
     /// retry interval are multiples of it); stops itself when nothing is pending.
     func mediaNACKPending() {
-        guard nackTimer == 0, !isFinished else { return }
-        nackTimer = loop.addTimer(intervalMs: 20) { [weak self] in
-            guard let self else { return false }
-            if state == .connected, receiver.sendNACKs(nowNanos: MonotonicClock.nanos()) { return true }
-            nackTimer = 0
-            receiver.nackTimerStopped()
+        guard timers[.nack] == nil, !isFinished else { return }
+        startRepeatingTimer(.nack, intervalMs: 20) { t in
+            if t.state == .connected, t.receiver.sendNACKs(nowNanos: MonotonicClock.nanos()) { return true }
+            t.receiver.nackTimerStopped()
             return false
         }
     }

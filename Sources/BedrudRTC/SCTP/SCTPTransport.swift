@@ -24,6 +24,9 @@ protocol SCTPTransportDelegate: AnyObject {
     func sctpChannelOpened(_ channel: DataChannelInfo)
     func sctpChannelClosed(_ channel: DataChannelInfo)
     func sctpMessage(_ channel: DataChannelInfo, data: [UInt8], binary: Bool)
+    /// The association has no user data left to send or to be acknowledged
+    /// (SCTP_SENDER_DRY_EVENT, RFC 6458 §6.1.9): a SACK emptied its queues.
+    func sctpSenderDry()
 }
 
 /// SCTP over DTLS with usrsctp in AF_CONN mode (RFC 8261), data channels with DCEP
@@ -67,6 +70,8 @@ final class SCTPTransport {
     /// Counters (loop thread).
     private(set) var droppedPackets = 0
     private(set) var droppedMessages = 0
+    /// SCTP_SENDER_DRY_EVENT notifications received (for tests).
+    private(set) var senderDryEvents = 0
 
     init(loop: GLibLoop, localPort: UInt16, remotePort: UInt16, isDTLSClient: Bool, maxMessageSize: Int, remoteMaxMessageSize: Int?,
          logRoom: String? = nil) {
@@ -108,7 +113,7 @@ final class SCTPTransport {
         _ = usrsctp_setsockopt(s, Int32(IPPROTO_SCTP), SCTP_RECVRCVINFO, &on, socklen_t(MemoryLayout<Int32>.size))
         var reset = sctp_assoc_value(assoc_id: sctp_assoc_t(SCTP_ALL_ASSOC), assoc_value: UInt32(SCTP_ENABLE_RESET_STREAM_REQ))
         _ = usrsctp_setsockopt(s, Int32(IPPROTO_SCTP), SCTP_ENABLE_STREAM_RESET, &reset, socklen_t(MemoryLayout<sctp_assoc_value>.size))
-        for type in [SCTP_ASSOC_CHANGE, SCTP_STREAM_RESET_EVENT, SCTP_REMOTE_ERROR, SCTP_SHUTDOWN_EVENT, SCTP_SEND_FAILED_EVENT] {
+        for type in [SCTP_ASSOC_CHANGE, SCTP_STREAM_RESET_EVENT, SCTP_REMOTE_ERROR, SCTP_SHUTDOWN_EVENT, SCTP_SEND_FAILED_EVENT, SCTP_SENDER_DRY_EVENT] {
             var ev = sctp_event(se_assoc_id: sctp_assoc_t(SCTP_ALL_ASSOC), se_type: UInt16(type), se_on: 1)
             _ = usrsctp_setsockopt(s, Int32(IPPROTO_SCTP), SCTP_EVENT, &ev, socklen_t(MemoryLayout<sctp_event>.size))
         }
@@ -316,6 +321,9 @@ final class SCTPTransport {
             }
         case Int32(SCTP_SHUTDOWN_EVENT):
             finish(failed: false)
+        case Int32(SCTP_SENDER_DRY_EVENT):
+            senderDryEvents += 1
+            delegate?.sctpSenderDry()
         default:
             break
         }

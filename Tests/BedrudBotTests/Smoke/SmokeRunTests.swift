@@ -1,5 +1,6 @@
 import BedrudProtocol
 @testable import BedrudBot
+import BedrudBench
 import BedrudMedia
 import Foundation
 import Testing

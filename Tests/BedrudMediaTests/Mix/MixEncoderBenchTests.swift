@@ -4,6 +4,7 @@ import Glibc
 #endif
 import Testing
 
+@testable import BedrudBench
 @testable import BedrudMedia
 
 /// The mix encoder figures of `bedrud-bot bench` (issue 12, the mix) and the packet
@@ -83,5 +84,14 @@ import Testing
                 #expect(!configs.isEmpty && configs.allSatisfy { $0 < 16 }, "SILK or hybrid: \(configs)")
             }
         }
+    }
+
+    /// `bench --speech` reads its WAV through WAVAudio: the first channel at 48 kHz, nothing else.
+    @Test func speechWAVIsTheFirstChannelAt48kHz() {
+        let stereo = WAVAudio.pcm16([16384, -16384, -32768, 0], sampleRate: 48_000, channels: 2)
+        #expect(MediaBenchmark.readWAV48k(stereo) == [0.5, -1])
+        #expect(MediaBenchmark.readWAV48k(WAVAudio.pcm16([16384, 0], sampleRate: 48_000)) == [0.5, 0])
+        #expect(MediaBenchmark.readWAV48k(WAVAudio.pcm16([16384, 0], sampleRate: 44_100)) == nil)
+        #expect(MediaBenchmark.readWAV48k(Array("RIFF....WAVE".utf8)) == nil)
     }
 }

@@ -2,6 +2,7 @@ import BedrudProtocol
 import Foundation
 import Testing
 
+@testable import BedrudBench
 @testable import BedrudMedia
 
 @Suite(.serialized) struct SpeechTurnTests {

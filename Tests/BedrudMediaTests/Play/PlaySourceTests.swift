@@ -150,6 +150,19 @@ import Testing
         #expect(throws: WAVAudio.ReadError.truncated) { try WAVAudio.read(Array(Self.wav(format: 1, channels: 1, rate: 48_000, bits: 16, data: []).prefix(30))) }
     }
 
+    @Test func wavWriterWritesTheHeaderTheReaderReads() throws {
+        let samples: [Int16] = [0, 16384, -32768, 32767, -1, 7]
+        let bytes = WAVAudio.pcm16(samples, sampleRate: 48_000, channels: 2)
+        // The 44-byte header the bench and `smoke --keep` wrote before they shared this writer.
+        var header = Array("RIFF".utf8) + [48, 0, 0, 0] + Array("WAVEfmt ".utf8) + [16, 0, 0, 0, 1, 0, 2, 0]
+        header += [0x80, 0xBB, 0, 0] + [0x00, 0xEE, 0x02, 0] + [4, 0, 16, 0] + Array("data".utf8) + [12, 0, 0, 0]
+        #expect(Array(bytes.prefix(44)) == header)
+        #expect(Array(bytes.dropFirst(44)) == [0, 0, 0x00, 0x40, 0x00, 0x80, 0xFF, 0x7F, 0xFF, 0xFF, 7, 0])
+        let back = try WAVAudio.read(bytes)
+        #expect(back.sampleRate == 48_000 && back.channels == 2 && back.samples == samples.map { Float($0) / 32768 })
+        #expect(WAVAudio.pcm16([Int16]()).count == 44)
+    }
+
     @Test func resamplingKeepsTheFrequencyAndTheLength() {
         for rate in [8000, 22_050, 44_100, 96_000] {
             let n = rate  // 1 s

@@ -128,6 +128,7 @@ struct TransportFuzzTests {
                     func sctpChannelOpened(_ channel: DataChannelInfo) {}
                     func sctpChannelClosed(_ channel: DataChannelInfo) {}
                     func sctpMessage(_ channel: DataChannelInfo, data: [UInt8], binary: Bool) {}
+                    func sctpSenderDry() {}
                 }
                 let sink = Sink()
                 let t = SCTPTransport(loop: loop, localPort: 5000, remotePort: 5000, isDTLSClient: true, maxMessageSize: 65536, remoteMaxMessageSize: nil)

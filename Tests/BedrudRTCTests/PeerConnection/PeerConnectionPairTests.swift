@@ -139,6 +139,38 @@ struct PeerConnectionPairTests {
         }
     }
 
+    @Test("Waiting until sent data is acknowledged wakes on SCTP's sender-dry notification, not on a poll or the timeout")
+    func dataSentWakesOnSenderDry() async throws {
+        try await PeerPair.run { p in
+            await p.offerer.createDataChannel(label: "_reliable")
+            try await p.negotiate()
+            try await p.answerer.waitUntilConnected(timeoutSeconds: 20)
+            _ = try await p.offererEvents.first(where: isOpened("_reliable"), timeout: 20, "DCEP ACK")
+            #expect(await p.offerer.waitUntilDataSent(timeoutSeconds: 20), "the DCEP OPEN is acknowledged")
+            let before = await p.offerer.dataSentResumes()
+            #expect(before.senderDryEvents >= 1, "usrsctp reports the association dry")
+            // A 20 s safety net: without the wake-up a waiter that has to wait only returns
+            // at it. 3 × 60 kB is several congestion windows, so the waiter finds data in
+            // flight (a round that finds everything acknowledged already returns at once).
+            let start = ContinuousClock.now
+            for round in 0..<3 {
+                for k in 0..<3 {
+                    let message = [UInt8](repeating: UInt8(truncatingIfNeeded: round * 3 + k), count: 60_000)
+                    #expect(await p.offerer.send(message, label: "_reliable"))
+                }
+                #expect(await p.offerer.waitUntilDataSent(timeoutSeconds: 20), "round \(round)")
+            }
+            let elapsed = ContinuousClock.now - start
+            let after = await p.offerer.dataSentResumes()
+            #expect(after.timeouts == before.timeouts, "no waiter waited for its timeout")
+            #expect(after.wakeups > before.wakeups, "a waiter found data in flight and was woken")
+            #expect(elapsed < .seconds(10), "\(elapsed)")
+            let last = [UInt8](repeating: 8, count: 60_000)
+            _ = try await p.answererEvents.first(where: isMessage("_reliable", last), timeout: 20, "the last message")
+            print("data-sent wake-up: \(after.wakeups - before.wakeups) of 3 rounds woken, \(after.senderDryEvents - before.senderDryEvents) sender-dry events, \(elapsed)")
+        }
+    }
+
     static func threadNames() -> [String] {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
         return tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import BedrudMedia
 import BedrudProtocol
 import COpus
 
@@ -548,14 +549,7 @@ public enum MediaBenchmark {
 
     /// Writes 48 kHz mono 16-bit PCM WAV; errors are ignored (a diagnostic output).
     public static func writeWAV48k(_ path: String, _ pcm: UnsafeBufferPointer<Float>) {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(44 + pcm.count * 2)
-        func le32(_ v: Int) { for k in 0..<4 { bytes.append(UInt8((v >> (8 * k)) & 0xFF)) } }
-        func le16(_ v: Int) { for k in 0..<2 { bytes.append(UInt8((v >> (8 * k)) & 0xFF)) } }
-        bytes += Array("RIFF".utf8); le32(36 + pcm.count * 2); bytes += Array("WAVEfmt ".utf8)
-        le32(16); le16(1); le16(1); le32(48000); le32(96000); le16(2); le16(16)
-        bytes += Array("data".utf8); le32(pcm.count * 2)
-        for x in pcm { le16(Int(Int16(max(-32768, min(32767, (x * 32767).rounded()))))) }
+        let bytes = WAVAudio.pcm16(pcm.lazy.map { x in Int16(max(-32768, min(32767, (x * 32767).rounded()))) })
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return }
         defer { close(fd) }
@@ -625,38 +619,11 @@ public enum MediaBenchmark {
         return packets
     }
 
-    /// Reads a 16-bit PCM WAV file's samples (first channel) as floats; nil when the
-    /// file is not 16-bit PCM at 48 kHz.
+    /// A 48 kHz WAV file's first channel (``WAVAudio/read(_:)``: 16-, 24-, 32-bit PCM or
+    /// float); nil when it is not a WAV file WAVAudio reads or not at 48 kHz.
     public static func readWAV48k(_ bytes: [UInt8]) -> [Float]? {
-        guard bytes.count > 44, Array(bytes[0..<4]) == Array("RIFF".utf8), Array(bytes[8..<12]) == Array("WAVE".utf8) else { return nil }
-        var at = 12
-        var channels = 0, rate = 0, bits = 0, format = 0
-        while at + 8 <= bytes.count {
-            let id = String(decoding: bytes[at..<at + 4], as: UTF8.self)
-            let size = Int(bytes.readLE32(at + 4))
-            let body = at + 8
-            guard size >= 0, body + size <= bytes.count || id == "data" else { return nil }
-            if id == "fmt ", size >= 16 {
-                format = Int(bytes.readLE16(body))
-                channels = Int(bytes.readLE16(body + 2))
-                rate = Int(bytes.readLE32(body + 4))
-                bits = Int(bytes.readLE16(body + 14))
-            } else if id == "data" {
-                guard (format == 1 || format == 0xFFFE), bits == 16, rate == 48000, channels >= 1 else { return nil }
-                let end = min(bytes.count, body + size)
-                let frame = 2 * channels
-                var out: [Float] = []
-                out.reserveCapacity((end - body) / frame)
-                var i = body
-                while i + frame <= end {
-                    out.append(Float(Int16(bitPattern: bytes.readLE16(i))) / 32768)
-                    i += frame
-                }
-                return out
-            }
-            at = body + size + (size & 1)
-        }
-        return nil
+        guard let wav = try? WAVAudio.read(bytes), wav.sampleRate == 48_000 else { return nil }
+        return wav.channels == 1 ? wav.samples : stride(from: 0, to: wav.samples.count, by: wav.channels).map { wav.samples[$0] }
     }
 
     /// CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID), ns.
