@@ -24,6 +24,8 @@ public final class TranscriptWriter: Sendable {
     private let echo: Console?
     private let startUnixNanos: Int64
     private let startMonotonicNanos: UInt64
+    /// The monotonic clock (a test's fixed clock makes the lines reproducible).
+    private let clock: @Sendable () -> UInt64
     private struct Notes {
         var turns: [(identity: String, name: String, startMs: Int64, endMs: Int64)] = []
         var chats: [(offsetMs: Int64, name: String, text: String)] = []
@@ -54,8 +56,9 @@ public final class TranscriptWriter: Sendable {
     ///   - path: the `events.jsonl` to create, or nil to write only to `echo`.
     ///   - echo: also write every line to this console's standard output (`join --json`).
     public init(path: String?, startUnixNanos: Int64, startMonotonicNanos: UInt64, mode: mode_t = 0o640, echo: Console? = nil,
-                attachments: AttachmentStore? = nil) throws {
+                attachments: AttachmentStore? = nil, clock: @escaping @Sendable () -> UInt64 = MonotonicClock.nanos) throws {
         self.path = path
+        self.clock = clock
         self.attachments = attachments
         self.startUnixNanos = startUnixNanos
         self.startMonotonicNanos = startMonotonicNanos
@@ -82,7 +85,7 @@ public final class TranscriptWriter: Sendable {
     deinit { if fd >= 0 { close(fd) } }
 
     /// Milliseconds since session start, now.
-    public func offsetNow() -> Int64 { Int64((MonotonicClock.nanos() &- startMonotonicNanos) / 1_000_000) }
+    public func offsetNow() -> Int64 { Int64((clock() &- startMonotonicNanos) / 1_000_000) }
 
     static func iso(_ unixNanos: Int64) -> String {
         var t = time_t(unixNanos / 1_000_000_000)
