@@ -99,16 +99,16 @@ public final class TranscriptWriter: Sendable {
     /// reported after they happened (a speaking turn when it ends, a gap when audio
     /// resumes, a file's start) pass their own, and their line also gets `written_ms`,
     /// the offset at which it was written: lines are in the order written, which is not
-    /// `offset_ms` order (docs/EVENTS.md).
+    /// `offset_ms` order (docs/EVENTS.md). The line is the ``TranscriptLine`` encoded by
+    /// ``JSONTreeEncoder`` and written by ``JSONWriter`` (sorted keys, its number text),
+    /// with long texts cut (``bounded(_:)``).
     @discardableResult
-    public func write(_ type: TranscriptEventType, offsetMs: Int64? = nil, _ fields: [String: Any] = [:]) -> Int64 {
+    func write(_ event: TranscriptEvent, offsetMs: Int64? = nil) -> Int64 {
         let now = offsetNow()
         let off = offsetMs ?? now
-        var obj: [String: Any] = Self.bounded(fields)
-        obj["type"] = type.rawValue
-        obj["time"] = Self.iso(startUnixNanos + off * 1_000_000)
-        obj["offset_ms"] = off
-        if offsetMs != nil { obj["written_ms"] = now }
+        let whole = TranscriptLine(event: event, time: Self.iso(startUnixNanos + off * 1_000_000), offsetMs: off, writtenMs: offsetMs != nil ? now : nil)
+        guard let tree = (try? JSONTreeEncoder.encode(whole)) as? [String: Any] else { return off }
+        let obj = Self.bounded(tree)
         guard let line = Self.line(obj) else { return off }
         var bytes = Array(line.utf8)
         bytes.append(10)

@@ -52,6 +52,11 @@ import TestSupport
         let lines = try String(contentsOfFile: dir + "/events.jsonl", encoding: .utf8).split(separator: "\n")
         let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         let written = Set(objects.compactMap { $0["type"] as? String })
+        // Every line, also those MultiRoomRun writes, reads back as a TranscriptEvent of its type.
+        for l in lines {
+            let decoded = try JSONDecoder().decode(TranscriptLine.self, from: Data(l.utf8))
+            #expect(decoded.event?.type.rawValue == decoded.type, "not read as its type: \(l)")
+        }
         let schemaTypes = try Self.schemaTypes()
         #expect(written == schemaTypes, "schema types not written: \(schemaTypes.subtracting(written)); written but not in the schema: \(written.subtracting(schemaTypes))")
         // The schema's list of types is the program's one list, both ways.

@@ -23,8 +23,8 @@ enum EveryEvent {
     }
 
     static func write(to w: TranscriptWriter) {
-        w.write(.sessionStarted, ["room": "standup", "server": "http://127.0.0.1:1", "livekit_host": "http://127.0.0.1:1/livekit",
-                                    "bot_identity": "u-bot", "bot_name": "Recorder", "version": "0", "note": "n"])
+        w.write(.sessionStarted(.init(room: "standup", server: "http://127.0.0.1:1", livekitHost: "http://127.0.0.1:1/livekit",
+                                      botIdentity: "u-bot", botName: "Recorder", version: "0", note: "n")))
         let bot = MeetingParticipant(identity: "u-bot", sid: "PA_bot", name: "Recorder")
         let mic = MeetingTrack(sid: "TR_1", kind: .audio, source: .microphone, muted: false, mimeType: "audio/opus")
         let alice = MeetingParticipant(identity: "u-1", sid: "PA_1", name: "Alice", metadata: #"{"accesses":["user"]}"#, tracks: [mic])
@@ -81,7 +81,7 @@ enum EveryEvent {
         refusal.requestID = 7
         refusal.reason = .notAllowed
         TranscriptEvents.write(.requestRefused(RefusedRequest(refusal)), to: w, formatter: formatter)
-        w.write(.sessionEnded, ["reason": "left", "end_reason": "left", "exit_code": 0, "detail": "left the room", "duration_ms": 1])
+        w.write(.sessionEnded(.init(reason: "left", endReason: "left", exitCode: 0, detail: "left the room", durationMs: 1)))
     }
 
     /// Text that tests the bytes: a slash, U+2028, C0 and C1 controls, a bidi override,
@@ -153,5 +153,18 @@ enum EveryEvent {
             Issue.record("line \(n + 1) differs:\n  now:    \(x.prefix(400))\n  before: \(y.prefix(400))")
         }
         #expect(written == expected)
+    }
+
+    /// `repair` reads every line back as the value it was written from: decoding and
+    /// encoding again gives the same bytes, so no key is lost or added on the way.
+    @Test func everyLineDecodesToTheEventItWasWrittenFrom() throws {
+        let text = try String(contentsOf: Self.fixture, encoding: .utf8)
+        for original in text.split(separator: "\n") {
+            let line = try JSONDecoder().decode(TranscriptLine.self, from: Data(original.utf8))
+            let event = try #require(line.event, "not read as its type: \(original.prefix(300))")
+            #expect(event.type.rawValue == line.type)
+            let again = try #require(JSONTreeEncoder.encode(line) as? [String: Any])
+            #expect(TranscriptWriter.line(again) == String(original), "\(original.prefix(300))")
+        }
     }
 }
