@@ -354,9 +354,11 @@ enum TranscriptEvent: Equatable {
         struct Room: Codable, Equatable {
             @Defaulted var sessionRoom: String
             @Defaulted var exitCode: Int
-            var endReason: String?
+            /// null: the room never started a session.
+            var endReason: Nullable<String>
             @Defaulted var detail: String
-            var folder: String?
+            /// null: nothing was recorded.
+            var folder: Nullable<String>
             enum CodingKeys: String, CodingKey { case detail, folder, sessionRoom = "session_room", exitCode = "exit_code", endReason = "end_reason" }
         }
         @Defaulted var exitCode: Int
