@@ -58,4 +58,35 @@ import TestSupport
         bad.problems = ["not an Ogg file (it does not begin with the OggS capture pattern); verify checks Ogg Opus recordings such as *.opus"]
         try Self.expectFixture(MediaCommands.json(path: "x.txt", bad), "verify-not-ogg.json")
     }
+
+    /// Every key of an object (nested ones too).
+    static func keys(_ v: Any) -> Set<String> {
+        if let o = v as? [String: Any] { return o.reduce(into: Set(o.keys)) { $0.formUnion(keys($1.value)) } }
+        if let a = v as? [Any] { return a.reduce(into: Set<String>()) { $0.formUnion(keys($1)) } }
+        return []
+    }
+
+    /// The `backticked` words of a doc after `start`, up to `end`.
+    static func documented(_ doc: String, from start: String, to end: String) throws -> Set<String> {
+        let text = try String(contentsOf: Repo.root.appendingPathComponent(doc), encoding: .utf8)
+        let from = try #require(text.range(of: start))
+        let part = text[from.upperBound...]
+        let cut = part.range(of: end).map { part[..<$0.lowerBound] } ?? part
+        // `stages[]` names the key `stages`.
+        return Set(cut.split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }
+            .map { $0.element.hasSuffix("[]") ? String($0.element.dropLast(2)) : String($0.element) })
+    }
+
+    /// The keys written are the keys docs/SMOKE.md and docs/CLI.md list (tags' own keys aside).
+    @Test func everyKeyWrittenIsDocumented() throws {
+        let smoke = try Self.documented("docs/SMOKE.md", from: "- `--json`: one object", to: "- `--junit")
+        for name in ["smoke-passed.json", "smoke-failed.json"] {
+            let object = try JSONSerialization.jsonObject(with: Data(contentsOf: Self.fixture(name)))
+            #expect(Self.keys(object).subtracting(smoke).isEmpty, "\(name): not in docs/SMOKE.md: \(Self.keys(object).subtracting(smoke))")
+        }
+        let verify = try Self.documented("docs/CLI.md", from: "| `verify FILE.opus... [--json]` |", to: "\n")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: Self.fixture("verify-tags.json"))) as? [String: Any])
+        let written = Self.keys(object.filter { $0.key != "tags" }).union(["tags"])
+        #expect(written.subtracting(verify).isEmpty, "not in docs/CLI.md: \(written.subtracting(verify))")
+    }
 }
