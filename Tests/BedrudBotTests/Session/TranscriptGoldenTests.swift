@@ -167,4 +167,18 @@ enum EveryEvent {
             #expect(TranscriptWriter.line(again) == String(original), "\(original.prefix(300))")
         }
     }
+
+    /// The lines `join A B --json` writes itself, as printed: a room that never started and the run's end.
+    @Test func theRunsOwnLinesAreWrittenByteForByteAsBefore() throws {
+        var rooms = RoomsOutcome(labels: ["standup", "no/such", "third"])
+        _ = rooms.handle(.finished("standup", .init(code: .success, endReason: .duration, detail: "duration of 5s reached", folder: "/rec/standup/2025-12-01")))
+        _ = rooms.handle(.finished("no/such", .init(code: .notFound, endReason: nil, detail: "Room not found: \(EveryEvent.hostile)", folder: nil)))
+        let lines = [MultiRoomRun.notStartedLine(label: "no/such", code: .notFound, detail: "Room not found: \(EveryEvent.hostile)", unixNanos: 1_764_583_200_123_000_000),
+                     MultiRoomRun.runEndedLine(rooms, startUnixNanos: 1_764_583_200_000_000_000, offsetMs: 5000)]
+        let fixture = Repo.root.appendingPathComponent("Tests/BedrudBotTests/Session/Fixtures/run-lines.jsonl")
+        // As printed: Console.json escapes C1 controls and bidi overrides.
+        let text = lines.map { TerminalText.escapingJSON($0) + "\n" }.joined()
+        if ProcessInfo.processInfo.environment["BEDRUD_WRITE_GOLDEN"] == "1" { try Data(text.utf8).write(to: fixture) }
+        #expect(text == (try String(contentsOf: fixture, encoding: .utf8)))
+    }
 }
