@@ -527,13 +527,15 @@ struct TranscriptLine: Codable {
     var time: String
     var offsetMs: Int64
     var writtenMs: Int64? = nil
+    /// Which room the line is of, on stdout when one process records several rooms.
+    var sessionRoom: String? = nil
     /// A top-level `name`: where transcripts before issue 11 put the participant's name.
     var legacyName: String? = nil
 
-    enum CodingKeys: String, CodingKey { case type, time, name, offsetMs = "offset_ms", writtenMs = "written_ms" }
+    enum CodingKeys: String, CodingKey { case type, time, name, offsetMs = "offset_ms", writtenMs = "written_ms", sessionRoom = "session_room" }
 
-    init(event: TranscriptEvent, time: String, offsetMs: Int64, writtenMs: Int64?) {
-        (self.event, self.type, self.time, self.offsetMs, self.writtenMs) = (event, event.type.rawValue, time, offsetMs, writtenMs)
+    init(event: TranscriptEvent, time: String, offsetMs: Int64, writtenMs: Int64? = nil, sessionRoom: String? = nil) {
+        (self.event, self.type, self.time, self.offsetMs, self.writtenMs, self.sessionRoom) = (event, event.type.rawValue, time, offsetMs, writtenMs, sessionRoom)
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -543,6 +545,7 @@ struct TranscriptLine: Codable {
         try c.encode(time, forKey: .time)
         try c.encode(offsetMs, forKey: .offsetMs)
         try c.encodeIfPresent(writtenMs, forKey: .writtenMs)
+        try c.encodeIfPresent(sessionRoom, forKey: .sessionRoom)
     }
 
     init(from decoder: any Decoder) throws {
@@ -551,6 +554,7 @@ struct TranscriptLine: Codable {
         time = (try? c.decodeIfPresent(String.self, forKey: .time)) ?? ""
         offsetMs = (try? c.decodeIfPresent(Int64.self, forKey: .offsetMs)) ?? 0
         writtenMs = try? c.decodeIfPresent(Int64.self, forKey: .writtenMs)
+        sessionRoom = try? c.decodeIfPresent(String.self, forKey: .sessionRoom)
         legacyName = try? c.decodeIfPresent(String.self, forKey: .name)
         event = try? TranscriptEvent(from: decoder)
     }

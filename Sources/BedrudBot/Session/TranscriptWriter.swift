@@ -107,14 +107,16 @@ public final class TranscriptWriter: Sendable {
         let now = offsetNow()
         let off = offsetMs ?? now
         let whole = TranscriptLine(event: event, time: Self.iso(startUnixNanos + off * 1_000_000), offsetMs: off, writtenMs: offsetMs != nil ? now : nil)
-        guard let tree = (try? JSONTreeEncoder.encode(whole)) as? [String: Any] else { return off }
-        let obj = Self.bounded(tree)
-        guard let line = Self.line(obj) else { return off }
+        guard let obj = Self.object(whole), let line = Self.line(obj) else { return off }
         var bytes = Array(line.utf8)
         bytes.append(10)
         lock.withLock { notes in
             // Several rooms in one process: the line on stdout says which room it is of.
-            if let echo { echo.json(echo.label.flatMap { Self.line(obj.merging(["session_room": $0]) { a, _ in a }) } ?? line) }
+            if let echo {
+                var labelled = whole
+                labelled.sessionRoom = echo.label
+                echo.json(echo.label == nil ? line : Self.object(labelled).flatMap(Self.line) ?? line)
+            }
             guard fd >= 0 else {
                 notes.lines += 1
                 return
@@ -187,6 +189,15 @@ public final class TranscriptWriter: Sendable {
             return nil
         }
     }
+
+    /// A line as the object ``line(_:)`` writes: encoded by ``JSONTreeEncoder``, texts cut
+    /// (``bounded(_:)``).
+    static func object(_ line: TranscriptLine) -> [String: Any]? {
+        (try? JSONTreeEncoder.encode(line) as? [String: Any]).map(bounded)
+    }
+
+    /// The text of a line not written by a session's writer (``MultiRoomRun``'s own lines).
+    static func text(_ line: TranscriptLine) -> String { object(line).flatMap(Self.line) ?? "" }
 
     /// One JSON object as one line: sorted keys, the original text escaped by JSON, and
     /// C1 controls and bidi overrides as \uXXXX too, so `cat events.jsonl` on a terminal
