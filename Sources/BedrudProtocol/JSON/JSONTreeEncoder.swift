@@ -67,9 +67,11 @@ public enum JSONTreeEncoder {
         let node: Node
         var codingPath: [any CodingKey]
 
-        private func child(_ key: Key) -> Node {
+        private func child(_ key: Key) -> Node { child(named: key.stringValue) }
+
+        private func child(named name: String) -> Node {
             let n = Node()
-            node.object![key.stringValue] = n
+            node.object![name] = n
             return n
         }
 
@@ -98,7 +100,7 @@ public enum JSONTreeEncoder {
             Encoder(node: child(key), codingPath: codingPath + [key]).unkeyedContainer()
         }
 
-        mutating func superEncoder() -> any Swift.Encoder { Encoder(node: child(Key(stringValue: "super")!), codingPath: codingPath) }
+        mutating func superEncoder() -> any Swift.Encoder { Encoder(node: child(named: "super"), codingPath: codingPath) }
         mutating func superEncoder(forKey key: Key) -> any Swift.Encoder { Encoder(node: child(key), codingPath: codingPath + [key]) }
     }
 
