@@ -121,19 +121,42 @@ enum MediaCommands {
         return read(fd, &head, 4) == 4 && head == Array("OggS".utf8)
     }
 
-    static func json(path: String, _ r: OggOpusReport) -> String {
-        var o: [String: Any] = [
-            "file": path, "valid": r.isValid, "duration_ms": r.durationMillis, "pages": r.pages,
-            "audio_packets": r.audioPackets, "eos": r.hasEOS, "problems": r.problems,
-            "gaps": r.gaps.map { ["start_ms": $0.startMillis, "duration_ms": $0.durationMillis] },
-            "gap_ms": r.gapMillis,
-        ]
-        if let h = r.head { o["channels"] = Int(h.channelCount); o["pre_skip"] = Int(h.preSkip) }
-        if let t = r.tags {
-            o["vendor"] = t.vendor
-            o["tags"] = Dictionary(t.comments.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
+    /// `verify --json`: one object per file (docs/CLI.md); `channels`, `pre_skip`, `vendor`
+    /// and `tags` only when the file has those headers.
+    struct VerifyJSON: Encodable, Equatable {
+        struct Gap: Encodable, Equatable {
+            var startMs: Double
+            var durationMs: Double
+            enum CodingKeys: String, CodingKey { case startMs = "start_ms", durationMs = "duration_ms" }
         }
-        return JSONWriter.serialize(o) ?? ""
+        var file: String
+        var valid: Bool
+        var durationMs: Double
+        var pages: Int
+        var audioPackets: Int
+        var eos: Bool
+        var problems: [String]
+        var gaps: [Gap]
+        var gapMs: Double
+        var channels: Int?
+        var preSkip: Int?
+        var vendor: String?
+        var tags: [String: String]?
+        enum CodingKeys: String, CodingKey {
+            case file, valid, pages, eos, problems, gaps, channels, vendor, tags
+            case durationMs = "duration_ms", audioPackets = "audio_packets", gapMs = "gap_ms", preSkip = "pre_skip"
+        }
+    }
+
+    static func jsonValue(path: String, _ r: OggOpusReport) -> VerifyJSON {
+        VerifyJSON(file: path, valid: r.isValid, durationMs: Double(r.durationMillis), pages: r.pages, audioPackets: r.audioPackets, eos: r.hasEOS,
+                   problems: r.problems, gaps: r.gaps.map { .init(startMs: Double($0.startMillis), durationMs: Double($0.durationMillis)) },
+                   gapMs: Double(r.gapMillis), channels: r.head.map { Int($0.channelCount) }, preSkip: r.head.map { Int($0.preSkip) },
+                   vendor: r.tags?.vendor, tags: r.tags.map { Dictionary($0.comments.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a }) })
+    }
+
+    static func json(path: String, _ r: OggOpusReport) -> String {
+        (try? JSONOutput.string(jsonValue(path: path, r), pretty: false)) ?? ""
     }
 
     // MARK: - repair

@@ -152,31 +152,31 @@ public final class AttachmentStore: Sendable {
     /// URL; a `data:` URL is decoded and, with a store (recording), saved, the event then
     /// carrying `path` and `bytes` in place of the base64. Without a store it carries
     /// `bytes` and `saved: false`.
-    static func eventFields(_ a: BedrudChatPayload.Attachment, chatID: String, index: Int, store: AttachmentStore?) -> [String: Any] {
-        var fields: [String: Any] = ["kind": a.kind, "mime": a.mime]
-        if !a.name.isEmpty { fields["name"] = a.name }
+    static func eventFields(_ a: BedrudChatPayload.Attachment, chatID: String, index: Int, store: AttachmentStore?) -> TranscriptEvent.Attachment {
+        var fields = TranscriptEvent.Attachment(kind: a.kind, mime: a.mime)
+        if !a.name.isEmpty { fields.name = a.name }
         guard let parsed = parseDataURL(a.url) else {
-            fields["url"] = a.url
-            fields["size"] = a.size
+            fields.url = a.url
+            fields.size = a.size
             return fields
         }
         switch parsed {
         case .failure(let problem):
-            fields["error"] = problem.rawValue
+            fields.error = problem.rawValue
         case .success(let data):
-            if a.mime.isEmpty { fields["mime"] = data.mime }
-            fields["bytes"] = data.bytes.count
+            if a.mime.isEmpty { fields.mime = data.mime }
+            fields.bytes = data.bytes.count
             guard let store else {
-                fields["saved"] = false
+                fields.saved = false
                 return fields
             }
             do {
                 let mime = a.mime.isEmpty ? data.mime : a.mime
-                fields["path"] = try store.write(data.bytes, relative: relativePath(chatID: chatID, index: index, mime: mime, kind: a.kind, name: a.name))
-                fields["saved"] = true
+                fields.path = try store.write(data.bytes, relative: relativePath(chatID: chatID, index: index, mime: mime, kind: a.kind, name: a.name))
+                fields.saved = true
             } catch {
-                fields["saved"] = false
-                fields["error"] = "\(error)"
+                fields.saved = false
+                fields.error = "\(error)"
             }
         }
         return fields

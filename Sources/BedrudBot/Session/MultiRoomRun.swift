@@ -148,59 +148,21 @@ final class MultiRoomRun: Sendable {
     /// `session_ended` for a room whose session never started (its token was refused):
     /// every room has one on stdout.
     static func notStartedLine(label: String, code: ExitCode, detail: String, unixNanos: Int64) -> String {
-        let line = RunLine(type: "session_ended", time: TranscriptWriter.iso(unixNanos), offsetMs: 0,
-                           sessionRoom: label, reason: "error", endReason: EndReason.error.rawValue, exitCode: Int(code.rawValue),
-                           detail: detail, durationMs: 0)
-        return (try? JSONOutput.string(line, pretty: false)) ?? ""
+        TranscriptWriter.text(TranscriptLine(
+            event: .sessionEnded(.init(reason: "error", endReason: EndReason.error.rawValue, exitCode: Int(code.rawValue), detail: detail, durationMs: 0)),
+            time: TranscriptWriter.iso(unixNanos), offsetMs: 0, sessionRoom: label))
     }
 
     /// The last line of `join --json` with several rooms: the whole run.
     /// `offsetMs`: since the run started (`startUnixNanos`).
     static func runEndedLine(_ o: RoomsOutcome, startUnixNanos: Int64, offsetMs offset: Int64) -> String {
-        let rooms = o.labels.map { label -> RunLine.Room in
+        let rooms = o.labels.map { label -> TranscriptEvent.RunEnded.Room in
             let e = o.ends[label]
-            return .init(sessionRoom: label, exitCode: Int((e?.code ?? .failure).rawValue), endReason: e?.endReason?.rawValue,
-                         detail: e?.detail ?? "", folder: e?.folder)
+            return .init(sessionRoom: label, exitCode: Int((e?.code ?? .failure).rawValue), endReason: Nullable(e?.endReason?.rawValue),
+                         detail: e?.detail ?? "", folder: Nullable(e?.folder))
         }
-        let line = RunLine(type: TranscriptEventType.runEnded.rawValue, time: TranscriptWriter.iso(startUnixNanos + offset * 1_000_000), offsetMs: offset,
-                           exitCode: Int(o.exitCode.rawValue), detail: o.finalLine, durationMs: offset, rooms: rooms)
-        return (try? JSONOutput.string(line, pretty: false)) ?? ""
-    }
-
-    /// The lines `MultiRoomRun` writes itself (docs/EVENTS.md): absent keys are left out.
-    struct RunLine: Encodable {
-        struct Room: Encodable {
-            var sessionRoom: String
-            var exitCode: Int
-            var endReason: String?
-            var detail: String
-            var folder: String?
-            enum CodingKeys: String, CodingKey {
-                case detail, folder
-                case sessionRoom = "session_room", exitCode = "exit_code", endReason = "end_reason"
-            }
-            func encode(to encoder: any Encoder) throws {
-                var c = encoder.container(keyedBy: CodingKeys.self)
-                try c.encode(sessionRoom, forKey: .sessionRoom)
-                try c.encode(exitCode, forKey: .exitCode)
-                try c.encode(endReason, forKey: .endReason)  // null: never started a session
-                try c.encode(detail, forKey: .detail)
-                try c.encode(folder, forKey: .folder)  // null: nothing recorded
-            }
-        }
-        var type: String
-        var time: String
-        var offsetMs: Int64
-        var sessionRoom: String? = nil
-        var reason: String? = nil
-        var endReason: String? = nil
-        var exitCode: Int
-        var detail: String
-        var durationMs: Int64
-        var rooms: [Room]? = nil
-        enum CodingKeys: String, CodingKey {
-            case type, time, reason, detail, rooms
-            case offsetMs = "offset_ms", sessionRoom = "session_room", endReason = "end_reason", exitCode = "exit_code", durationMs = "duration_ms"
-        }
+        return TranscriptWriter.text(TranscriptLine(
+            event: .runEnded(.init(exitCode: Int(o.exitCode.rawValue), detail: o.finalLine, durationMs: offset, rooms: rooms)),
+            time: TranscriptWriter.iso(startUnixNanos + offset * 1_000_000), offsetMs: offset))
     }
 }

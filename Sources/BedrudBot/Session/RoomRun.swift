@@ -212,11 +212,10 @@ final class RoomRun: Sendable {
         router.room = room
 
         let claims = JWTClaims(token: join.token)
-        transcript?.write(.sessionStarted, [
-            "room": join.room.name, "server": plan.instance.server, "livekit_host": join.livekitHost,
-            "bot_identity": claims?.subject ?? "", "bot_name": claims?.name ?? "", "version": BedrudBotVersion.string,
-            "note": "Chat sent before the bot joined is not stored by Bedrud or LiveKit and cannot be captured.",
-        ])
+        transcript?.write(.sessionStarted(.init(
+            room: join.room.name, server: plan.instance.server, livekitHost: join.livekitHost,
+            botIdentity: claims?.subject ?? "", botName: claims?.name ?? "", version: BedrudBotVersion.string,
+            note: "Chat sent before the bot joined is not stored by Bedrud or LiveKit and cannot be captured.")))
         if let directory { console.note("Recording into \(directory)") }
 
         effects.withLock {
@@ -282,8 +281,8 @@ final class RoomRun: Sendable {
         if let full = disk.finalMessage(pipeline: pipeline) { message = full }
         ended.withLock { ($0.reason, $0.detail) = (ending.reason, message) }
         let media = pipeline.stats
-        transcript?.write(.sessionEnded, ["reason": reason.description, "end_reason": ending.reason.rawValue, "exit_code": Int(code.rawValue),
-                                             "detail": message, "duration_ms": transcript?.offsetNow() ?? 0])
+        transcript?.write(.sessionEnded(.init(reason: reason.description, endReason: ending.reason.rawValue, exitCode: Int(code.rawValue),
+                                              detail: message, durationMs: transcript?.offsetNow() ?? 0)))
         if let folder, let transcript {
             transcript.sync()
             let durationMs = transcript.offsetNow()

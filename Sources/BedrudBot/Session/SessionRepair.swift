@@ -56,73 +56,66 @@ enum SessionRepair {
         var summary = emptySummary(repairedFiles: repairedFiles)
         var repair = SessionSummary.Repair(eventLines: 0, eventLinesUnreadable: 0, filesRepaired: repairedFiles)
         var startedUnixMillis: Int64?
-        func int64(_ v: Any?) -> Int64? { (v as? Double).flatMap { $0.isFinite && abs($0) < 9e18 ? Int64($0) : nil } }
-        /// The event's participant and its non-empty name: an object `{identity, name}`, or,
-        /// in transcripts written before it had one shape, an identity string and a `name` key.
-        func participant(_ o: [String: Any]) -> (String, String?)? {
-            let nonEmpty = { (s: Any?) in (s as? String).flatMap { $0.isEmpty ? nil : $0 } }
-            if let p = o["participant"] as? [String: Any], let id = p["identity"] as? String { return (id, nonEmpty(p["name"])) }
-            if let id = o["participant"] as? String { return (id, nonEmpty(o["name"])) }
-            return nil
+        /// The participant's name, else (transcripts before issue 11) the line's `name`; nil when empty.
+        func name(_ p: TranscriptEvent.Participant, _ line: TranscriptLine) -> String? {
+            let n = p.name.isEmpty ? line.legacyName ?? "" : p.name
+            return n.isEmpty ? nil : n
         }
-        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
-            guard let o = (try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)))?.anyValue as? [String: Any], let type = o["type"] as? String else {
+        for text in text.split(separator: "\n", omittingEmptySubsequences: true) {
+            guard let line = try? JSONDecoder().decode(TranscriptLine.self, from: Data(text.utf8)) else {
                 repair.eventLinesUnreadable += 1  // the half line a crash leaves
                 continue
             }
             repair.eventLines += 1
-            let offset = int64(o["offset_ms"]) ?? 0
+            let offset = line.offsetMs
             lastOffset = max(lastOffset, offset)
-            switch TranscriptEventType(rawValue: type) {
-            case .sessionStarted:
-                summary.room = Nullable(o["room"] as? String)
-                summary.server = Nullable(o["server"] as? String)
+            switch line.event {
+            case .sessionStarted(let e):
+                summary.room = Nullable(e.room)
+                summary.server = Nullable(e.server)
                 // The session starts at offset 0; this event is written a moment later.
-                startedUnixMillis = (o["time"] as? String).flatMap(unixMillis(iso:)).map { $0 - offset }
+                startedUnixMillis = unixMillis(iso: line.time).map { $0 - offset }
                 summary.started = Nullable(startedUnixMillis.map { TranscriptWriter.iso($0 * 1_000_000) })
-                if let b = o["bot_identity"] as? String { bot.insert(b) }
-            case .joined:
-                if let (id, _) = participant(o) { bot.insert(id) }
-            case .participantJoined, .participantRejoined, .participantUpdated:
-                if let p = o["participant"] as? [String: Any], let id = p["identity"] as? String {
-                    names[id] = p["name"] as? String ?? names[id] ?? ""
-                }
-            case .speakingTurn:
-                if let (id, name) = participant(o), let s = int64(o["start_ms"]), let e = int64(o["end_ms"]) {
-                    let n = name ?? names[id].flatMap { $0.isEmpty ? nil : $0 } ?? id
-                    turns.append((id, n, s, e))
-                    if let since = openSince[id], since <= e { openSince[id] = nil }
-                }
-            case .speakersChanged:
-                for id in o["started"] as? [String] ?? [] where openSince[id] == nil { openSince[id] = offset }
-                for id in o["stopped"] as? [String] ?? [] { openSince[id] = nil }
-            case .participantLeft:
-                if let (id, _) = participant(o) { openSince[id] = nil }
-            case .gap:
-                if let (id, _) = participant(o), let d = int64(o["duration_ms"]), let cause = o["cause"] as? String {
-                    gaps.append((id, offset, d, cause))
-                }
-            case .chat:
+                if !e.botIdentity.isEmpty { bot.insert(e.botIdentity) }
+            case .joined(let e):
+                bot.insert(e.participant.identity)
+            case .participantJoined(let e): names[e.participant.identity] = e.participant.name
+            case .participantRejoined(let e): names[e.participant.identity] = e.participant.name
+            case .participantUpdated(let e): names[e.participant.identity] = e.participant.name
+            case .speakingTurn(let e):
+                let id = e.participant.identity
+                let n = name(e.participant, line) ?? names[id].flatMap { $0.isEmpty ? nil : $0 } ?? id
+                turns.append((id, n, e.startMs, e.endMs))
+                if let since = openSince[id], since <= e.endMs { openSince[id] = nil }
+            case .speakersChanged(let e):
+                for id in e.started where openSince[id] == nil { openSince[id] = offset }
+                for id in e.stopped { openSince[id] = nil }
+            case .participantLeft(let e):
+                openSince[e.participant.identity] = nil
+            case .gap(let e):
+                if let p = e.participant.value, !e.cause.isEmpty { gaps.append((p.identity, offset, e.durationMs, e.cause)) }
+            case .chat(let e):
                 summary.chatMessages += 1
-                let (id, name) = participant(o) ?? ("", nil)
-                chats.append((offset, name ?? id, o["message"] as? String ?? ""))
-                if let poll = o["poll"] as? [String: Any], notes.count < TranscriptWriter.maxNotes {
-                    let options = (poll["options"] as? [Any] ?? []).map { (($0 as? [String: Any])?["text"] as? String) ?? "" }
-                    notes.append((offset, TranscriptEvents.pollNote(by: name ?? id, question: poll["question"] as? String ?? "", options: options)))
+                let id = e.participant.identity
+                let n = name(e.participant, line) ?? id
+                chats.append((offset, n, e.message))
+                if let poll = e.poll, notes.count < TranscriptWriter.maxNotes {
+                    notes.append((offset, TranscriptEvents.pollNote(by: n, question: poll.question, options: poll.options.map(\.text))))
                 }
-            case .reaction:
+            case .reaction(let e):
                 // Named as the live line was: the bot as "(bot)", else the room's name, else the identity.
-                if let (id, name) = participant(o), let emoji = o["emoji"] as? String, notes.count < TranscriptWriter.maxNotes {
-                    let who = bot.contains(id) ? "(bot)" : name.map(RoomEventFormatter.cut) ?? (id.isEmpty ? "(server)" : RoomEventFormatter.cut(id))
-                    notes.append((offset, TranscriptEvents.reactionNote(by: who, emoji: emoji)))
+                if notes.count < TranscriptWriter.maxNotes {
+                    let id = e.participant.identity
+                    let who = bot.contains(id) ? "(bot)" : name(e.participant, line).map(RoomEventFormatter.cut) ?? (id.isEmpty ? "(server)" : RoomEventFormatter.cut(id))
+                    notes.append((offset, TranscriptEvents.reactionNote(by: who, emoji: e.emoji)))
                 }
             case .reconnecting:
                 summary.reconnects += 1
-            case .sessionEnded:
+            case .sessionEnded(let e):
                 // The session did end, only its last files were not written.
-                summary.endReason = o["end_reason"] as? String ?? o["reason"] as? String ?? "crashed"
-                summary.exitCode = Nullable(int64(o["exit_code"]).map { Int($0) })
-                summary.message = o["detail"] as? String ?? summary.message
+                summary.endReason = e.endReason ?? (e.reason.isEmpty ? "crashed" : e.reason)
+                summary.exitCode = Nullable(e.exitCode)
+                if !e.detail.isEmpty { summary.message = e.detail }
             default:
                 break
             }

@@ -24,6 +24,8 @@ public final class TranscriptWriter: Sendable {
     private let echo: Console?
     private let startUnixNanos: Int64
     private let startMonotonicNanos: UInt64
+    /// The monotonic clock (a test's fixed clock makes the lines reproducible).
+    private let clock: @Sendable () -> UInt64
     private struct Notes {
         var turns: [(identity: String, name: String, startMs: Int64, endMs: Int64)] = []
         var chats: [(offsetMs: Int64, name: String, text: String)] = []
@@ -54,8 +56,9 @@ public final class TranscriptWriter: Sendable {
     ///   - path: the `events.jsonl` to create, or nil to write only to `echo`.
     ///   - echo: also write every line to this console's standard output (`join --json`).
     public init(path: String?, startUnixNanos: Int64, startMonotonicNanos: UInt64, mode: mode_t = 0o640, echo: Console? = nil,
-                attachments: AttachmentStore? = nil) throws {
+                attachments: AttachmentStore? = nil, clock: @escaping @Sendable () -> UInt64 = MonotonicClock.nanos) throws {
         self.path = path
+        self.clock = clock
         self.attachments = attachments
         self.startUnixNanos = startUnixNanos
         self.startMonotonicNanos = startMonotonicNanos
@@ -82,7 +85,7 @@ public final class TranscriptWriter: Sendable {
     deinit { if fd >= 0 { close(fd) } }
 
     /// Milliseconds since session start, now.
-    public func offsetNow() -> Int64 { Int64((MonotonicClock.nanos() &- startMonotonicNanos) / 1_000_000) }
+    public func offsetNow() -> Int64 { Int64((clock() &- startMonotonicNanos) / 1_000_000) }
 
     static func iso(_ unixNanos: Int64) -> String {
         var t = time_t(unixNanos / 1_000_000_000)
@@ -96,22 +99,24 @@ public final class TranscriptWriter: Sendable {
     /// reported after they happened (a speaking turn when it ends, a gap when audio
     /// resumes, a file's start) pass their own, and their line also gets `written_ms`,
     /// the offset at which it was written: lines are in the order written, which is not
-    /// `offset_ms` order (docs/EVENTS.md).
+    /// `offset_ms` order (docs/EVENTS.md). The line is the ``TranscriptLine`` encoded by
+    /// ``JSONTreeEncoder`` and written by ``JSONWriter`` (sorted keys, its number text),
+    /// with long texts cut (``bounded(_:)``).
     @discardableResult
-    public func write(_ type: TranscriptEventType, offsetMs: Int64? = nil, _ fields: [String: Any] = [:]) -> Int64 {
+    func write(_ event: TranscriptEvent, offsetMs: Int64? = nil) -> Int64 {
         let now = offsetNow()
         let off = offsetMs ?? now
-        var obj: [String: Any] = Self.bounded(fields)
-        obj["type"] = type.rawValue
-        obj["time"] = Self.iso(startUnixNanos + off * 1_000_000)
-        obj["offset_ms"] = off
-        if offsetMs != nil { obj["written_ms"] = now }
-        guard let line = Self.line(obj) else { return off }
+        let whole = TranscriptLine(event: event, time: Self.iso(startUnixNanos + off * 1_000_000), offsetMs: off, writtenMs: offsetMs != nil ? now : nil)
+        guard let obj = Self.object(whole), let line = Self.line(obj) else { return off }
         var bytes = Array(line.utf8)
         bytes.append(10)
         lock.withLock { notes in
             // Several rooms in one process: the line on stdout says which room it is of.
-            if let echo { echo.json(echo.label.flatMap { Self.line(obj.merging(["session_room": $0]) { a, _ in a }) } ?? line) }
+            if let echo {
+                var labelled = whole
+                labelled.sessionRoom = echo.label
+                echo.json(echo.label == nil ? line : Self.object(labelled).flatMap(Self.line) ?? line)
+            }
             guard fd >= 0 else {
                 notes.lines += 1
                 return
@@ -184,6 +189,15 @@ public final class TranscriptWriter: Sendable {
             return nil
         }
     }
+
+    /// A line as the object ``line(_:)`` writes: encoded by ``JSONTreeEncoder``, texts cut
+    /// (``bounded(_:)``).
+    static func object(_ line: TranscriptLine) -> [String: Any]? {
+        (try? JSONTreeEncoder.encode(line) as? [String: Any]).map(bounded)
+    }
+
+    /// The text of a line not written by a session's writer (``MultiRoomRun``'s own lines).
+    static func text(_ line: TranscriptLine) -> String { object(line).flatMap(Self.line) ?? "" }
 
     /// One JSON object as one line: sorted keys, the original text escaped by JSON, and
     /// C1 controls and bidi overrides as \uXXXX too, so `cat events.jsonl` on a terminal

@@ -30,32 +30,67 @@ public enum SmokeReport {
         r.outcome == .skipped ? "      " : String(cFormat: "%5.2fs", r.seconds)
     }
 
-    /// `{"target", "passed", "exitCode", "failedStage", "thresholds", "stages": [...], "media": {...}}`.
-    public static func json(_ run: SmokeRun, target: String, media: SmokeMedia?, icePair: String?, onsetsMs: [Double] = []) -> String {
-        var o: [String: Any] = [
-            "target": target, "passed": run.firstFailure == nil, "exitCode": Int(run.exitCode.rawValue),
-            "thresholds": ["latencyMs": run.thresholds.latencyMs, "lossPercent": run.thresholds.lossPercent, "jitterMs": run.thresholds.jitterMs],
-            "stages": run.results.map { r -> [String: Any] in
-                var s: [String: Any] = ["stage": r.stage.rawValue, "outcome": r.outcome.rawValue, "seconds": (r.seconds * 1000).rounded() / 1000]
-                if !r.measured.isEmpty { s["measured"] = r.measured }
-                if !r.threshold.isEmpty { s["threshold"] = r.threshold }
-                if !r.message.isEmpty { s["message"] = r.message }
-                return s
-            },
-        ]
-        o["failedStage"] = run.firstFailure?.stage.rawValue ?? JSONNull()
-        o["icePair"] = icePair ?? JSONNull()
-        if let m = media {
-            var mj: [String: Any] = ["burstsSent": m.burstsSent, "burstsDetected": m.latenciesMs.count, "latenciesMs": m.latenciesMs.map { ($0 * 10).rounded() / 10 },
-                                     "packetsReceived": m.packetsReceived, "packetsLost": m.packetsLost,
-                                     "lossPercent": (m.lossPercent * 100).rounded() / 100, "jitterMs": (m.jitterMs * 100).rounded() / 100]
-            mj["onsetsMs"] = onsetsMs
-            mj["latencyMaxMs"] = m.latenciesMs.max().map { ($0 * 10).rounded() / 10 } ?? JSONNull()
-            o["media"] = mj
-        } else {
-            o["media"] = JSONNull()
+    /// `smoke --json`: one object, keys in camelCase as docs/SMOKE.md lists them; `null`
+    /// where a value is unknown (no failed stage, no ICE pair, no media measured).
+    struct JSON: Encodable, Equatable {
+        struct Thresholds: Encodable, Equatable {
+            var latencyMs: Double
+            var lossPercent: Double
+            var jitterMs: Double
         }
-        return JSONWriter.serialize(o) ?? "{}"
+        /// One stage; `measured`, `threshold` and `message` only when not empty.
+        struct Stage: Encodable, Equatable {
+            var stage: String
+            var outcome: String
+            var seconds: Double
+            var measured: String?
+            var threshold: String?
+            var message: String?
+        }
+        struct Media: Encodable, Equatable {
+            var burstsSent: Int
+            var burstsDetected: Int
+            var latenciesMs: [Double]
+            var latencyMaxMs: Nullable<Double>
+            var onsetsMs: [Double]
+            var packetsReceived: Int
+            var packetsLost: Int
+            var lossPercent: Double
+            var jitterMs: Double
+        }
+        var target: String
+        var passed: Bool
+        var exitCode: Int
+        var failedStage: Nullable<String>
+        var thresholds: Thresholds
+        var icePair: Nullable<String>
+        var stages: [Stage]
+        var media: Nullable<Media>
+    }
+
+    static func jsonValue(_ run: SmokeRun, target: String, media: SmokeMedia?, icePair: String?, onsetsMs: [Double] = []) -> JSON {
+        let nonEmpty = { (s: String) in s.isEmpty ? nil : s }
+        return JSON(
+            target: target, passed: run.firstFailure == nil, exitCode: Int(run.exitCode.rawValue),
+            failedStage: Nullable(run.firstFailure?.stage.rawValue),
+            thresholds: .init(latencyMs: run.thresholds.latencyMs, lossPercent: run.thresholds.lossPercent, jitterMs: run.thresholds.jitterMs),
+            icePair: Nullable(icePair),
+            stages: run.results.map {
+                .init(stage: $0.stage.rawValue, outcome: $0.outcome.rawValue, seconds: ($0.seconds * 1000).rounded() / 1000,
+                      measured: nonEmpty($0.measured), threshold: nonEmpty($0.threshold), message: nonEmpty($0.message))
+            },
+            media: Nullable(media.map { m in
+                .init(burstsSent: m.burstsSent, burstsDetected: m.latenciesMs.count, latenciesMs: m.latenciesMs.map { ($0 * 10).rounded() / 10 },
+                      latencyMaxMs: Nullable(m.latenciesMs.max().map { ($0 * 10).rounded() / 10 }), onsetsMs: onsetsMs,
+                      packetsReceived: m.packetsReceived, packetsLost: m.packetsLost,
+                      lossPercent: (m.lossPercent * 100).rounded() / 100, jitterMs: (m.jitterMs * 100).rounded() / 100)
+            }))
+    }
+
+    /// `{"target", "passed", "exitCode", "failedStage", "thresholds", "stages": [...], "media": {...}}`
+    /// on one line, through ``JSONOutput``.
+    public static func json(_ run: SmokeRun, target: String, media: SmokeMedia?, icePair: String?, onsetsMs: [Double] = []) -> String {
+        (try? JSONOutput.string(jsonValue(run, target: target, media: media, icePair: icePair, onsetsMs: onsetsMs), pretty: false)) ?? "{}"
     }
 
     /// One `<testsuite name="bedrud-bot smoke">` with a `<testcase>` per stage: failures

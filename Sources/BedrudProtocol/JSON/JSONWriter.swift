@@ -6,8 +6,9 @@ public struct JSONNull: Sendable, Equatable {
 
 /// Writes `[String: Any]` documents as compact JSON with sorted keys, byte for byte as
 /// Foundation's `JSONSerialization` with `.sortedKeys` wrote them on Linux, without
-/// importing Foundation (see ``OSThread``): the event, smoke and `probe --json` lines keep
-/// their exact text. `FoundationFreeTests` compares the two.
+/// importing Foundation (see ``OSThread``): the lines of `events.jsonl` and `join --json`
+/// keep their exact text. `FoundationFreeTests` compares the two; Codable values come in
+/// through ``JSONTreeEncoder``.
 ///
 /// Values: `String`, `Substring`, `Bool`, every fixed-width integer, `Double`, `Float`,
 /// arrays, `[String: Any]`, ``JSONNull``, ``JSONValue`` and optionals (nil is `null`).

@@ -48,15 +48,15 @@ import Testing
         let a = BedrudChatPayload.Attachment(kind: "image", url: "data:image/png;base64,AAEC/w==", mime: "image/png")
         let first = AttachmentStore.eventFields(a, chatID: "../x", index: 0, store: store)
         let second = AttachmentStore.eventFields(a, chatID: "../x", index: 0, store: store)
-        #expect(first["path"] as? String == "attachments/_x-0.png" && first["bytes"] as? Int == 4 && first["saved"] as? Bool == true)
-        #expect(second["path"] as? String == "attachments/_x-0-2.png")
+        #expect(first.path == "attachments/_x-0.png" && first.bytes == 4 && first.saved == true)
+        #expect(second.path == "attachments/_x-0-2.png")
         #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/attachments/_x-0.png")) == Data([0, 1, 2, 255]))
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == ["attachments"])
         // Without a store (no --record): the size, nothing saved, no base64 in the event.
         let unsaved = AttachmentStore.eventFields(a, chatID: "x", index: 0, store: nil)
-        #expect(unsaved["saved"] as? Bool == false && unsaved["bytes"] as? Int == 4 && unsaved["url"] == nil)
+        #expect(unsaved.saved == false && unsaved.bytes == 4 && unsaved.url == nil)
         let link = AttachmentStore.eventFields(.init(kind: "image", url: "https://h/p.png", mime: "image/png", size: 9), chatID: "x", index: 0, store: store)
-        #expect(link["url"] as? String == "https://h/p.png" && link["size"] as? Int == 9 && link["path"] == nil)
+        #expect(link.url == "https://h/p.png" && link.size == 9 && link.path == nil)
     }
 
     @Test func aSessionSavesAtMostItsLimit() throws {
@@ -64,10 +64,10 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = AttachmentStore(directory: dir, sessionLimit: 6)
         let a = BedrudChatPayload.Attachment(kind: "image", url: "data:image/png;base64,AAEC/w==", mime: "image/png")
-        #expect(AttachmentStore.eventFields(a, chatID: "a", index: 0, store: store)["saved"] as? Bool == true)
+        #expect(AttachmentStore.eventFields(a, chatID: "a", index: 0, store: store).saved == true)
         let refused = AttachmentStore.eventFields(a, chatID: "b", index: 0, store: store)
-        #expect(refused["saved"] as? Bool == false && refused["path"] == nil && refused["bytes"] as? Int == 4)
-        #expect((refused["error"] as? String)?.contains("reached 6 bytes") == true, "\(refused)")
+        #expect(refused.saved == false && refused.path == nil && refused.bytes == 4)
+        #expect(refused.error?.contains("reached 6 bytes") == true, "\(refused)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/attachments") == ["a-0.png"])
     }
 }

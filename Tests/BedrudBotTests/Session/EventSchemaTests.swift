@@ -34,66 +34,7 @@ import TestSupport
     @Test func everyEventTheWriterWritesMatchesTheSchema() async throws {
         let dir = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let w = try TranscriptWriter(path: dir + "/events.jsonl", startUnixNanos: 1_764_583_200_000_000_000, startMonotonicNanos: MonotonicClock.nanos())
-        w.write(.sessionStarted, ["room": "standup", "server": "http://127.0.0.1:1", "livekit_host": "http://127.0.0.1:1/livekit",
-                                    "bot_identity": "u-bot", "bot_name": "Recorder", "version": "0", "note": "n"])
-        let bot = MeetingParticipant(identity: "u-bot", sid: "PA_bot", name: "Recorder")
-        let mic = MeetingTrack(sid: "TR_1", kind: .audio, source: .microphone, muted: false, mimeType: "audio/opus")
-        let alice = MeetingParticipant(identity: "u-1", sid: "PA_1", name: "Alice", metadata: #"{"accesses":["user"]}"#, tracks: [mic])
-        var system = LiveKit.Transcription()
-        system.transcribedParticipantIdentity = "u-1"
-        var rpc = LiveKit.RpcRequest()
-        rpc.method = "ping"
-        let events: [RoomEvent] = [
-            .roomJoined(MeetingRoom(sid: "RM_1", name: "standup"), local: bot), .connected,
-            .participantJoined(alice), .trackPublished(mic, participant: "u-1"), .trackMuted(mic, participant: "u-1"),
-            .trackUnmuted(mic, participant: "u-1"), .trackUnpublished(mic, participant: "u-1"),
-            .trackSubscriptionFailed(trackSid: "TR_2", error: .codecUnsupported),
-            .speakersChanged(active: [MeetingSpeaker(identity: "u-1", sid: "PA_1", level: 0.5)], started: ["u-1"], stopped: []),
-            .connectionQualityChanged(participant: "u-1", quality: .excellent, score: 4.5),
-            .dataReceived(MeetingDataMessage(topic: "x", senderIdentity: "u-1", senderSid: "PA_1", payload: [1, 2], reliable: true)),
-            .chatReceived(MeetingChatMessage(id: "c1", senderIdentity: "u-1", senderName: "", text: "hi", timestampMs: 1,
-                                             attachments: [BedrudChatPayload.Attachment(kind: "image", url: "https://x/y.png", mime: "image/png")])),
-            .systemMessage(BedrudSystemMessage(event: .kick, actor: "u-1", target: "u-2"), sender: "u-1"),
-            .chatReceived(MeetingChatMessage(id: "c2", senderIdentity: "u-1", senderName: "Alice", text: "", timestampMs: 2, attachments: [
-                BedrudChatPayload.Attachment(kind: "image", url: "data:image/png;base64,iVBORw0KGgo=", mime: "image/png"),
-                BedrudChatPayload.Attachment(kind: "file", url: "data:text/plain,not-base64", mime: "text/plain", name: "a.txt"),
-            ], poll: BedrudChatPoll(id: "p1", question: "Lunch?", options: [.init(id: "a", text: "Pizza"), .init(id: "b", text: "Soup")]))),
-            .pollVoteReceived(BedrudPollVote(messageId: "c2", optionId: "b", voterIdentity: "u-1"), sender: "u-1"),
-            .reactionReceived(BedrudReaction(messageId: "c2", emoji: "👍", voterIdentity: "u-1"), sender: "u-1"),
-            .chatDropped(ChatAssembler.Drop(id: "c3", sender: "u-1", reason: .timedOut, receivedChunks: 1, expectedChunks: 3)),
-            .presenceReceived(.deafenState(identity: "u-1", deafened: true), sender: "u-1"),
-            .systemMessage(BedrudSystemMessage(event: .roomEnded, actor: "", target: "", message: "The meeting has ended"), sender: ""),
-            .presenceReceived(.profileChanged(identity: "u-1", name: "Alice B", avatarURL: ""), sender: "u-1"),
-            .transcriptionReceived(system, sender: "agent"), .dtmfReceived(code: 1, digit: "1", sender: "u-1"),
-            .rpcRequestReceived(rpc, sender: "u-1"),
-            .participantUpdated(alice, changes: []), .participantRejoined(alice, previousSid: "PA_0"),
-            .reconnecting(.resume), .reconnected(.resumed), .roomMoved(MeetingRoom(sid: "RM_2", name: "other")),
-            .participantLeft(alice, reason: .disconnected(.clientInitiated)), .disconnected(.left),
-        ]
-        var formatter = RoomEventFormatter()
-        for e in events {
-            _ = formatter.text(e)
-            TranscriptEvents.write(e, to: w, formatter: formatter)
-        }
-        let names = ["u-1": "Alice"]
-        let media: [MediaEvent] = [
-            .fileStarted(identity: "", output: .room, startOffsetMillis: 0),
-            .fileStarted(identity: "u-1", output: .participant(identity: "u-1", name: "Alice"), startOffsetMillis: 0),
-            .gap(identity: "u-1", trackSid: "TR_1", startMillis: 0, durationMillis: 400, cause: .dtx),
-            .speakingTurn(identity: "u-1", startMillis: 0, endMillis: 1),
-            .fileFinished(identity: "u-1", output: .participant(identity: "u-1", name: "Alice"), startOffsetMillis: 0, durationMillis: 1),
-            .fileFinished(identity: "", output: .room, startOffsetMillis: 0, durationMillis: 2),
-            .fileRotated(identity: "u-1", output: .participant(identity: "u-1", name: "Alice"), segment: 2, atMillis: 1, cause: .signal),
-            .fileRotated(identity: "", output: .room, segment: 3, atMillis: 2, cause: .duration),
-            .warning("dropped"),
-        ]
-        for e in media { TranscriptEvents.write(e, to: w, name: { names[$0] ?? "" }) }
-        var refusal = LiveKit.RequestResponse()
-        refusal.requestID = 7
-        refusal.reason = .notAllowed
-        TranscriptEvents.write(.requestRefused(RefusedRequest(refusal)), to: w, formatter: formatter)
-        w.write(.sessionEnded, ["reason": "left", "exit_code": 0, "detail": "left the room", "duration_ms": 1])
+        EveryEvent.write(to: try EveryEvent.writer(dir + "/events.jsonl"))
         // Several rooms in one process (join A B --json): a room that never started, and the run's last line.
         var rooms = RoomsOutcome(labels: ["standup", "nosuch"])
         _ = rooms.handle(.finished("standup", .init(code: .success, endReason: .duration, detail: "duration of 5s reached", folder: dir)))
@@ -111,6 +52,11 @@ import TestSupport
         let lines = try String(contentsOfFile: dir + "/events.jsonl", encoding: .utf8).split(separator: "\n")
         let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         let written = Set(objects.compactMap { $0["type"] as? String })
+        // Every line, also those MultiRoomRun writes, reads back as a TranscriptEvent of its type.
+        for l in lines {
+            let decoded = try JSONDecoder().decode(TranscriptLine.self, from: Data(l.utf8))
+            #expect(decoded.event?.type.rawValue == decoded.type, "not read as its type: \(l)")
+        }
         let schemaTypes = try Self.schemaTypes()
         #expect(written == schemaTypes, "schema types not written: \(schemaTypes.subtracting(written)); written but not in the schema: \(written.subtracting(schemaTypes))")
         // The schema's list of types is the program's one list, both ways.
