@@ -83,6 +83,8 @@ import TestSupport
         let all = Mutex<[TransportEvent]>([])
         func append(_ e: TransportEvent) { all.withLock { $0.append(e) } }
         func contains(_ p: (TransportEvent) -> Bool) -> Bool { all.withLock { $0.contains(where: p) } }
+        /// The bot's publisher offers (SDP), in order.
+        var offers: [String] { all.withLock { $0.compactMap { if case .offerCreated(let sdp) = $0 { sdp } else { nil } } } }
         var relayCandidates: Int {
             all.withLock { $0.filter { if case .localCandidate(let c, _) = $0 { c.candidate.contains("typ relay") } else { false } }.count }
         }
@@ -155,6 +157,74 @@ import TestSupport
             events.contains { if case .dataReceived(let d, reliable: true) = $0 { d == [4, 2] } else { false } }
         }
         let pair = await transport.stats()?.selectedPair ?? ""
+        #expect(pair.contains("relay") && pair.contains("127.0.0.1"), "selected pair \(pair)")
+        await transport.shutdown()
+        await sfu.close()
+    }
+
+    /// The same for the publisher connection (the bot's data channels): its ICE restart is
+    /// the bot's own offer after a resume (``WebRTCTransport/restartICE(_:)``), and it too
+    /// must gather on the resume's servers.
+    @Test func aResumesFreshTURNCredentialsReachTheRestartedPublisher() async throws {
+        let secret = "bedrud-turn-test-secret"
+        let firstTurn = try await Coturn(secret: secret)
+        defer { firstTurn.stop() }
+        let expiry = Int(Date().timeIntervalSince1970) + 4
+        let joinServers = [try Coturn.server(firstTurn.url, secret: secret, name: "bot", expiry: expiry)]
+
+        // LiveKit's side of the publisher connection: it answers the bot's offers.
+        let loop = GLibLoop(name: "sfu-pub-ice")
+        var c = PeerConnectionConfiguration()
+        c.name = "sfu"
+        c.ice.localAddresses = ["127.0.0.1"]
+        let sfu = try PeerConnection(configuration: c, loop: loop)
+        let sfuEvents = Mutex<[PeerConnectionEvent]>([])
+        let transport = WebRTCTransport(router: nil, localAddresses: ["127.0.0.1"], publishData: true, relayOnly: true)
+        let events = Events()
+        let trickle = Task {
+            for await e in sfu.events {
+                sfuEvents.withLock { $0.append(e) }
+                if case .localCandidate(let candidate) = e { await transport.addRemoteCandidate(candidate, target: .publisher) }
+            }
+        }
+        defer {
+            trickle.cancel()
+            loop.shutdown()
+        }
+        try await transport.create(TransportConfiguration(iceServers: joinServers, forceRelay: false, subscriberPrimary: true)) { e in
+            events.append(e)
+            if case .localCandidate(let candidate, .publisher) = e { Task { try? await sfu.addRemoteCandidate(candidate) } }
+        }
+        func answerOffer(_ n: Int) async throws {
+            let offer = try await waitFor("the bot's offer \(n)", timeout: 20) { events.offers.count >= n ? events.offers[n - 1] : nil }
+            _ = try await sfu.setRemoteOffer(offer)
+            let answer = try await sfu.createAnswer()
+            try await transport.applyRemoteAnswer(.with { $0.type = "answer"; $0.sdp = answer }, target: .publisher)
+        }
+        try await answerOffer(1)
+        #expect(await transport.waitForDataChannel("_reliable", timeoutSeconds: 30))
+        #expect((await transport.publisherStats()?.selectedPair ?? "").contains("relay"), "relay only")
+        #expect(firstTurn.allocated(for: joinServers[0].username))
+
+        try await waitUntilWallClock(passes: Double(expiry))
+        firstTurn.stop()
+        let nextTurn = try await Coturn(secret: secret)
+        defer { nextTurn.stop() }
+        let relaysBefore = events.relayCandidates
+
+        let fresh = try Coturn.server(nextTurn.url, secret: secret, name: "bot-resumed", expiry: Int(Date().timeIntervalSince1970) + 300)
+        await transport.updateICEServers([fresh])
+        // After a resume with published tracks, the bot restarts the publisher's ICE itself.
+        await transport.restartICE(.publisher)
+        try await answerOffer(2)
+
+        try await waitUntil("coturn allocating for the fresh username", timeout: 20) { nextTurn.allocated(for: fresh.username) }
+        try await waitUntil("the restarted agent's relay candidate", timeout: 20) { events.relayCandidates > relaysBefore }
+        #expect(await transport.sendData([4, 2], reliable: true))
+        try await waitUntil("data over the new relay", timeout: 30) {
+            sfuEvents.withLock { $0.contains { if case .dataChannelMessage(let m) = $0 { m.label == "_reliable" && m.data == [4, 2] } else { false } } }
+        }
+        let pair = await transport.publisherStats()?.selectedPair ?? ""
         #expect(pair.contains("relay") && pair.contains("127.0.0.1"), "selected pair \(pair)")
         await transport.shutdown()
         await sfu.close()
