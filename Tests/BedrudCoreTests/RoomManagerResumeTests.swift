@@ -16,9 +16,9 @@ import TestSupport
             $0.credential = "fresh-credential"
         }
         let reconnect = LiveKit.SignalResponse.Message.reconnect(.with { $0.iceServers = [fresh] })
-        // The join's connection is dropped after half a second; the resume is answered.
+        // The join's connection is dropped after a second; the resume is answered.
         let server = try HostileSignalServer(
-            onJoin: .init(frames: [HostileSignalServer.frame(HostileSignalServer.join())], holdSeconds: 0.5),
+            onJoin: .init(frames: [HostileSignalServer.frame(HostileSignalServer.join())], holdSeconds: 1),
             onResume: .init(frames: [HostileSignalServer.frame(reconnect)], holdSeconds: 30))
         defer { server.stop() }
         var options = RoomManagerOptions()
@@ -31,7 +31,7 @@ import TestSupport
         do {
             try await waitUntil("the resume's servers at the transport", timeout: 20) { !fake.iceServerUpdates.isEmpty }
         } catch {
-            Issue.record("\(error); upgrades \(server.upgrades.map(\.resume)), transport calls \(fake.calls)")
+            Issue.record("\(error); upgrades \(server.upgrades.map(\.resume)), transport calls \(fake.calls), state \(await room.current.connectionState)")
         }
         #expect(server.upgrades.map(\.resume) == [false, true], "one join, one resume")
         #expect(fake.iceServerUpdates == [[fresh]])

@@ -41,6 +41,9 @@ import TestSupport
 
         func stop() { _ = process.stop(grace: 0) }
 
+        /// ``stop()`` without blocking Swift's cooperative pool (it waits for the reap).
+        func stopped() async { _ = try? await offPool { [process] in process.stop(grace: 0) } }
+
         /// Whether coturn allocated a relay for `username`.
         func allocated(for username: String) -> Bool {
             process.lines().contains { $0.contains("user <\(username)>: incoming packet ALLOCATE processed, success") }
@@ -48,12 +51,12 @@ import TestSupport
 
         /// A LiveKit ICE server with credentials for `name` valid until `expiry` (unix
         /// seconds): username `<expiry>:<name>`, password base64(HMAC-SHA1(secret, username)).
-        static func server(_ url: String, secret: String, name: String, expiry: Int) throws -> LiveKit.ICEServer {
+        static func server(_ url: String, secret: String, name: String, expiry: Int) async throws -> LiveKit.ICEServer {
             let username = "\(expiry):\(name)"
-            let r = try Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", """
+            let r = try await offPool { try Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", """
                 import base64, hashlib, hmac, sys
                 print(base64.b64encode(hmac.new(sys.argv[1].encode(), sys.argv[2].encode(), hashlib.sha1).digest()).decode())
-                """, secret, username], timeout: 30)
+                """, secret, username], timeout: 30) }
             let password = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             return .with { $0.urls = [url]; $0.username = username; $0.credential = password }
         }
@@ -102,7 +105,7 @@ import TestSupport
         let firstTurn = try await Coturn(secret: secret)
         defer { firstTurn.stop() }
         let expiry = Int(Date().timeIntervalSince1970) + 4
-        let joinServers = [try Coturn.server(firstTurn.url, secret: secret, name: "bot", expiry: expiry)]
+        let joinServers = [try await Coturn.server(firstTurn.url, secret: secret, name: "bot", expiry: expiry)]
 
         // LiveKit's side: host candidates on loopback, no TURN.
         let loop = GLibLoop(name: "sfu-ice")
@@ -139,13 +142,13 @@ import TestSupport
 
         // The join's credentials expire; their relay server goes away with the allocation.
         try await waitUntilWallClock(passes: Double(expiry))
-        firstTurn.stop()
+        await firstTurn.stopped()
         let nextTurn = try await Coturn(secret: secret)
         defer { nextTurn.stop() }
         let relaysBefore = events.relayCandidates
 
         // The resume: ReconnectResponse.ice_servers names the new server, fresh credentials.
-        let fresh = try Coturn.server(nextTurn.url, secret: secret, name: "bot-resumed", expiry: Int(Date().timeIntervalSince1970) + 300)
+        let fresh = try await Coturn.server(nextTurn.url, secret: secret, name: "bot-resumed", expiry: Int(Date().timeIntervalSince1970) + 300)
         await transport.updateICEServers([fresh])
         // LiveKit restarts ICE after a resume: its offer with new ICE credentials.
         try await sfu.setRemoteAnswer(try await transport.applyRemoteOffer(Self.offer(try await sfu.createOffer(iceRestart: true)), target: .subscriber))
@@ -170,7 +173,7 @@ import TestSupport
         let firstTurn = try await Coturn(secret: secret)
         defer { firstTurn.stop() }
         let expiry = Int(Date().timeIntervalSince1970) + 4
-        let joinServers = [try Coturn.server(firstTurn.url, secret: secret, name: "bot", expiry: expiry)]
+        let joinServers = [try await Coturn.server(firstTurn.url, secret: secret, name: "bot", expiry: expiry)]
 
         // LiveKit's side of the publisher connection: it answers the bot's offers.
         let loop = GLibLoop(name: "sfu-pub-ice")
@@ -207,12 +210,12 @@ import TestSupport
         #expect(firstTurn.allocated(for: joinServers[0].username))
 
         try await waitUntilWallClock(passes: Double(expiry))
-        firstTurn.stop()
+        await firstTurn.stopped()
         let nextTurn = try await Coturn(secret: secret)
         defer { nextTurn.stop() }
         let relaysBefore = events.relayCandidates
 
-        let fresh = try Coturn.server(nextTurn.url, secret: secret, name: "bot-resumed", expiry: Int(Date().timeIntervalSince1970) + 300)
+        let fresh = try await Coturn.server(nextTurn.url, secret: secret, name: "bot-resumed", expiry: Int(Date().timeIntervalSince1970) + 300)
         await transport.updateICEServers([fresh])
         // After a resume with published tracks, the bot restarts the publisher's ICE itself.
         await transport.restartICE(.publisher)
