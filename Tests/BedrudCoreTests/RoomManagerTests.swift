@@ -76,10 +76,10 @@ import TestSupport
     }
 
     @Test func http200InsteadOf101() async throws {
-        // An HTTP answer other than 101, 401/403 or 404 is the server refusing the join.
+        // An HTTP answer other than 101 is the server refusing the upgrade, with its status.
         let server = try ScriptedServer { c in _ = c.readRequest(); c.respond(body: "hello") }
         let (reason, _) = try await run(server)
-        #expect(reason == .joinFailure, "\(String(describing: reason))")
+        #expect(reason == .refused(status: 200), "\(String(describing: reason))")
     }
 
     @Test func closedMidHandshake() async throws {

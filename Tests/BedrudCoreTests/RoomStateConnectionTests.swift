@@ -293,7 +293,7 @@ import Testing
         #expect(t.fireDueTimers().effects == [.fetchJoinToken])
         t.feed(.joinTokenReceived("fresh"))
         // Even the fresh token is refused: give up (the account lost access).
-        #expect(t.feed(.signalConnectFailed(.unauthorized(status: 403))).events == [.disconnected(.notAllowed)])
+        #expect(t.feed(.signalConnectFailed(.unauthorized(status: 401))).events == [.disconnected(.notAllowed)])
     }
 
     @Test func bedrudRefusingATokenEndsTheRoom() {

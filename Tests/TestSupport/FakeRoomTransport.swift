@@ -18,6 +18,7 @@ public final class FakeRoomTransport: RoomTransport, Sendable {
         var sent: [[UInt8]] = []
         var events: (@Sendable (TransportEvent) -> Void)?
         var channelOpen = false
+        var iceServerUpdates: [[LiveKit.ICEServer]] = []
     }
     private let state = Mutex(State())
     public let answerSDP: String
@@ -30,6 +31,8 @@ public final class FakeRoomTransport: RoomTransport, Sendable {
     }
 
     public var calls: [Call] { state.withLock { $0.calls } }
+    /// The servers of each ``updateICEServers(_:)`` call (a resume's), in order.
+    public var iceServerUpdates: [[LiveKit.ICEServer]] { state.withLock { $0.iceServerUpdates } }
     /// Data packets "sent", in order.
     public var sent: [[UInt8]] { state.withLock { $0.sent } }
 
@@ -58,7 +61,12 @@ public final class FakeRoomTransport: RoomTransport, Sendable {
 
     public func applyRemoteAnswer(_ answer: LiveKit.SessionDescription, target: LiveKit.SignalTarget) async throws { record(.answer) }
     public func addRemoteCandidate(_ candidate: ICECandidateInit, target: LiveKit.SignalTarget) async { record(.candidate) }
-    public func updateICEServers(_ servers: [LiveKit.ICEServer]) async { record(.iceServers) }
+    public func updateICEServers(_ servers: [LiveKit.ICEServer]) async {
+        state.withLock {
+            $0.calls.append(.iceServers)
+            $0.iceServerUpdates.append(servers)
+        }
+    }
     public func restartICE(_ target: LiveKit.SignalTarget) async { record(.restartICE) }
 
     public func sendData(_ bytes: [UInt8], reliable: Bool) async -> Bool {

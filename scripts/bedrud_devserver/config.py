@@ -59,10 +59,11 @@ class ServerConfig:
     media: str = "forward"
     # Fault switches for `bedrud-bot smoke`'s tests (POST /_dev/config): the SFU refuses
     # every join token (401, as with a LiveKit secret that is not Bedrud's); /rtc answers
-    # 400 to WebSocket upgrades (a proxy that drops the Upgrade header); SDP carries a DTLS
-    # fingerprint that is not the certificate's.
+    # WebSocket upgrades with this HTTP status (0: off; `true` is 400, a proxy that drops
+    # the Upgrade header; 401/403/404/5xx as LiveKit refuses, signalling.py `rtc`); SDP
+    # carries a DTLS fingerprint that is not the certificate's.
     refuse_tokens: bool = False
-    refuse_upgrades: bool = False
+    refuse_upgrades: int = 0
     bad_fingerprint: bool = False
     # A TURN server handed out in JoinResponse/ReconnectResponse.ice_servers with
     # time-limited credentials (coturn's use-auth-secret: username "<expiry>:<identity>",

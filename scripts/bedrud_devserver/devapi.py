@@ -21,6 +21,17 @@ if TYPE_CHECKING:
 log = logging.getLogger("devserver.dev")
 
 
+def refuse_status(value: Any) -> int:
+    """`refuseUpgrades`: false (off, 0), true (400) or the HTTP status /rtc answers."""
+    if value is True:
+        return 400
+    if value is False:
+        return 0
+    if isinstance(value, int) and 400 <= value <= 599:
+        return value
+    raise ValueError("refuseUpgrades must be true, false or an HTTP status from 400 to 599")
+
+
 class DevAPI:
     def __init__(self, server: "Server") -> None:
         self.server = server
@@ -111,7 +122,9 @@ class DevAPI:
                 cfg.join_timeout = parse_duration(str(body["joinTimeout"]))
             if "refreshInterval" in body:
                 cfg.lk_refresh_interval = parse_duration(str(body["refreshInterval"]))
-            for key, attr in (("refuseTokens", "refuse_tokens"), ("refuseUpgrades", "refuse_upgrades"),
+            if "refuseUpgrades" in body:
+                cfg.refuse_upgrades = refuse_status(body["refuseUpgrades"])
+            for key, attr in (("refuseTokens", "refuse_tokens"),
                               ("badFingerprint", "bad_fingerprint"),
                               ("requireEmailVerification", "require_email_verification"),
                               ("guestLogin", "guest_login")):

@@ -46,6 +46,34 @@ class JoinParams:
     reconnect_reason: int
 
 
+def refusal_text(status: int, request: web.Request) -> str:
+    """The body of a refused upgrade (`refuseUpgrades`): LiveKit's own error text for
+    each status (pkg/service/utils.go:84-87 writes err.Error() as the body)."""
+    if status == 400:
+        # What LiveKit says when a proxy stripped the Upgrade header on the way.
+        return "Bad Request"
+    if status == 401:
+        # auth.go:98 passes the verifier's error text through whole; here it quotes the
+        # token, so the bot's tests can check that the token is never printed.
+        header = request.headers.get("Authorization", "")
+        token = header[len("Bearer "):] if header.startswith("Bearer ") else request.query.get("access_token", "")
+        return f"invalid authorization token: could not verify {token}"
+    if status == 403:
+        # psrpc PermissionDenied from the session start, as HTTP (rtcservice.go:405-411;
+        # rtc/errors.go:24).
+        return "no permissions to access the room"
+    if status == 404:
+        # utils.go:393 (service/errors.go:38).
+        return "requested room does not exist"
+    if status == 503:
+        # The node is at its limits (utils.go:403; rtc/errors.go:26).
+        return "node has exceeded its configured limit"
+    if status >= 500:
+        # The room allocator or the session start failed (utils.go:395, rtcservice.go:405).
+        return "could not start the session"
+    return "refused"
+
+
 class SignalError(Exception):
     def __init__(self, status: int, text: str) -> None:
         super().__init__(text)
@@ -157,9 +185,8 @@ class SignalService:
         if request.headers.get("Upgrade", "").lower() != "websocket":
             return web.Response(status=404)
         if self.config.refuse_upgrades:
-            # What LiveKit says when a proxy stripped the Upgrade header on the way.
             self.sfu.counters["rejected_connections"] += 1
-            return plain(400, "Bad Request")
+            return plain(self.config.refuse_upgrades, refusal_text(self.config.refuse_upgrades, request))
         try:
             params = self.check(request)
         except SignalError as exc:

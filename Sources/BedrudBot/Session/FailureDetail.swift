@@ -12,7 +12,7 @@ extension RoomEventFormatter {
                               serverProblem: String? = nil) -> String {
         let why: String?
         switch reason {
-        case .notAllowed, .roomEnded, .forbidden: why = connectError
+        case .notAllowed, .refused, .roomEnded, .forbidden: why = connectError
         case .network(.ice): why = transportError
         case .network(.signalLost): why = nil
         case .network: why = connectError

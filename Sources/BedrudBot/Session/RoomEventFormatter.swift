@@ -161,6 +161,11 @@ public struct RoomEventFormatter: Sendable {
         case .roomClosed: "the server closed the room"
         case .duplicateIdentity: "another connection with the same account replaced this one (give the bot its own account)"
         case .joinFailure: "the server refused the join (room full?)"
+        case .refused(403): "the server does not allow this join (HTTP 403)"
+        case .refused(404): "the media server has no such room or route (HTTP 404)"
+        case .refused(let status) where (500..<600).contains(status): "the media server failed (HTTP \(status))"
+        case .refused(let status) where (400..<500).contains(status): "the media server refused the join request as given (HTTP \(status))"
+        case .refused(let status): "the media server answered the join with HTTP \(status), not a WebSocket upgrade"
         case .serverShutdown: "the server shut down"
         case .notAllowed: "the join token was refused"
         case .roomNotFound: "the room does not exist on the media server"
@@ -185,10 +190,27 @@ extension RoomDisconnectReason {
         guard end == .error else { return end.exitCode }
         switch self {
         case .forbidden, .joinFailure: return .forbidden
+        case .refused(let status): return ExitCode(refusedUpgrade: status)
         case .notAllowed: return .auth
         case .roomNotFound: return .notFound
         case .subscriberNotPrimary(let canSubscribe): return canSubscribe ? .server : .forbidden
         default: return .server  // protocolError, any other server reason
+        }
+    }
+}
+
+extension ExitCode {
+    /// The class of a refused `/rtc` upgrade (``SignalClient``'s classification says what
+    /// each status means in LiveKit): 401 the token (4), 403 forbidden (6), 404 not found
+    /// (5), other 4xx the request as given (12), 5xx and anything else that is not an
+    /// upgrade the server (9). Pure.
+    init(refusedUpgrade status: Int) {
+        switch status {
+        case 401: self = .auth
+        case 403: self = .forbidden
+        case 404: self = .notFound
+        case 400..<500: self = .rejected
+        default: self = .server
         }
     }
 }

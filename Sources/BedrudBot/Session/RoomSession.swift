@@ -160,7 +160,7 @@ final class RoomSession: Sendable {
         switch reason {
         case .left:
             return otherwise ?? "left the room"
-        case .notAllowed:
+        case .notAllowed, .refused:
             return (otherwise ?? RoomEventFormatter.explain(reason))
                 + RoomEventFormatter.failureDetail(reason, connectError: connectError, transportError: nil)
         case .roomEnded, .forbidden:

@@ -43,7 +43,7 @@ public enum EndReason: String, Sendable, Codable, CaseIterable {
         case .roomDeleted, .roomClosed, .serverShutdown, .roomEnded: self = .roomEnded
         case .duplicateIdentity: self = .replaced
         case .network: self = .network
-        case .joinFailure, .notAllowed, .roomNotFound, .forbidden, .protocolError, .subscriberNotPrimary, .server: self = .error
+        case .joinFailure, .refused, .notAllowed, .roomNotFound, .forbidden, .protocolError, .subscriberNotPrimary, .server: self = .error
         }
     }
 

@@ -85,8 +85,15 @@ public enum RoomDisconnectReason: Sendable, Equatable, CustomStringConvertible {
     case roomClosed
     /// Another connection with our identity replaced us.
     case duplicateIdentity
-    /// The server refused the join (room full, never became active, …).
+    /// The server's own `leave` JOIN_FAILURE: the upgrade worked, then the join was refused
+    /// (room full, never became active, …).
     case joinFailure
+    /// LiveKit refused the `/rtc` WebSocket upgrade with this HTTP status and the join
+    /// ended there: 403 (this join is not allowed), 400 and other 4xx (the request as
+    /// given), a 404 without LiveKit's "requested room does not exist", 5xx after the
+    /// retry, or any other answer than 101. 401 is ``notAllowed``; LiveKit's 404 is
+    /// ``roomNotFound``.
+    case refused(status: Int)
     case serverShutdown
     /// The token was rejected (401/403), or Bedrud refused a new one.
     case notAllowed
@@ -135,6 +142,7 @@ public enum RoomDisconnectReason: Sendable, Equatable, CustomStringConvertible {
         case .roomClosed: "room closed"
         case .duplicateIdentity: "duplicate identity"
         case .joinFailure: "join failure"
+        case .refused(let status): "refused with HTTP \(status)"
         case .serverShutdown: "server shutdown"
         case .notAllowed: "not allowed"
         case .roomNotFound: "room not found"
@@ -159,11 +167,13 @@ public enum ParticipantLeaveReason: Sendable, Equatable {
 /// How a WebSocket upgrade failed, classified by the owner from the handshake and, if
 /// needed, `/rtc/validate` (livekit-protocol.md §1.4).
 public enum SignalConnectFailure: Sendable, Equatable {
-    /// 401/403: the token is invalid or expired.
+    /// 401: the token is invalid or expired (LiveKit's auth middleware and grant checks).
     case unauthorized(status: Int)
+    /// 403: LiveKit does not allow this join (a permission its session start denied).
+    case forbidden
     /// 404 with `requested room does not exist`.
     case roomNotFound
-    /// Any other HTTP status (400, other 404, 5xx).
+    /// Any other HTTP status (400, other 4xx, a 404 without LiveKit's text, 5xx, 200).
     case rejected(status: Int)
     /// No answer, connection refused, DNS, TLS failure, timeout: which one is the cause.
     case unreachable(NetworkCause)

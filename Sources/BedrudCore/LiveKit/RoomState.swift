@@ -709,6 +709,7 @@ public struct RoomState: Sendable {
         case .connect(.unreachable(let cause)): cause
         case .connect(.rejected(let status)): .rejected(status: status)
         case .connect(.unauthorized(let status)): .rejected(status: status)
+        case .connect(.forbidden): .rejected(status: 403)
         case .connect(.roomNotFound): .rejected(status: 404)
         case .timeout: .timeout
         case .signalLost: .signalLost
@@ -731,9 +732,14 @@ public struct RoomState: Sendable {
             case .connect(.roomNotFound):
                 disconnect(.roomNotFound, sendLeave: false)
                 return
+            case .connect(.forbidden):
+                disconnect(.refused(status: 403), sendLeave: false)
+                return
             case .connect(.rejected(let status)):
-                retryable = status >= 500
-                finalReason = .joinFailure
+                // 5xx is LiveKit failing (rtcservice.go:405-411, utils.go:395 and :403):
+                // once more, then give up with the status. Anything else is final.
+                retryable = (500..<600).contains(status)
+                finalReason = .refused(status: status)
             case .connect(.unreachable), .timeout, .signalLost:
                 retryable = true
                 finalReason = .network(lastFailureCause)
@@ -761,6 +767,8 @@ public struct RoomState: Sendable {
             switch failure {
             case .connect(.unauthorized) where tokenIsFresh:
                 disconnect(.notAllowed, sendLeave: false)
+            case .connect(.forbidden) where tokenIsFresh:
+                disconnect(.refused(status: 403), sendLeave: false)
             case .connect(.roomNotFound):
                 disconnect(.roomNotFound, sendLeave: false)
             default:
@@ -771,7 +779,7 @@ public struct RoomState: Sendable {
 
         case .resuming:
             switch failure {
-            case .connect(.unauthorized):
+            case .connect(.unauthorized), .connect(.forbidden):
                 nextReconnectAttempt(.full)  // the token expired: rejoin with a fresh one
             case .connect(.roomNotFound):
                 // LiveKit closed the room while we were away (Bedrud v0.12.0 then marks the

@@ -1,5 +1,6 @@
 """The fault switches `bedrud-bot smoke`'s tests use (POST /_dev/config): refuseTokens,
-refuseUpgrades, badFingerprint. Each is off by default, on when set, off again after."""
+refuseUpgrades (true: 400, or the status to answer), badFingerprint. Each is off by
+default, on when set, off again after."""
 from __future__ import annotations
 
 import asyncio
@@ -63,6 +64,51 @@ def test_refuse_upgrades_answers_400_to_the_websocket_but_validate_works(srv):
     finally:
         assert srv.request("POST", "/_dev/config", {"refuseUpgrades": False}).status == 200
     assert ws_status(rtc_url(join)) == 101
+
+
+def ws_refusal(url: str) -> tuple[int, str]:
+    """The status and body of a refused WebSocket upgrade to `url`."""
+    async def go() -> tuple[int, str]:
+        async with aiohttp.ClientSession() as s:
+            headers = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+                       "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
+            async with s.get(url.replace("ws", "http", 1), headers=headers) as r:
+                return r.status, await r.text()
+    return asyncio.run(asyncio.wait_for(go(), 30))
+
+
+@pytest.mark.parametrize("status,text", [
+    (400, "Bad Request"),
+    (403, "no permissions to access the room"),
+    (404, "requested room does not exist"),
+    (500, "could not start the session"),
+    (503, "node has exceeded its configured limit"),
+])
+def test_refuse_upgrades_with_a_status_answers_it_with_livekits_text(srv, status, text):
+    name, _, _ = new_room(srv)
+    join = guest(srv, name)
+    assert srv.request("POST", "/_dev/config", {"refuseUpgrades": status}).status == 200
+    try:
+        assert ws_refusal(rtc_url(join)) == (status, text)
+    finally:
+        assert srv.request("POST", "/_dev/config", {"refuseUpgrades": False}).status == 200
+    assert ws_status(rtc_url(join)) == 101
+
+
+def test_refuse_upgrades_401_quotes_the_token_like_a_verifier_error(srv):
+    name, _, _ = new_room(srv)
+    join = guest(srv, name)
+    assert srv.request("POST", "/_dev/config", {"refuseUpgrades": 401}).status == 200
+    try:
+        assert ws_refusal(rtc_url(join)) == (401, "invalid authorization token: could not verify " + join["token"])
+    finally:
+        assert srv.request("POST", "/_dev/config", {"refuseUpgrades": False}).status == 200
+
+
+@pytest.mark.parametrize("value", ["yes", 200, 101, 600, 1.5, None])
+def test_refuse_upgrades_rejects_what_is_not_a_switch_or_a_refusal(srv, value):
+    r = srv.request("POST", "/_dev/config", {"refuseUpgrades": value})
+    assert r.status == 400 and "refuseUpgrades must be true, false or an HTTP status from 400 to 599" in r.text
 
 
 def test_bad_fingerprint_switch_and_its_sdp_edit(srv):
