@@ -52,8 +52,12 @@ public func waitUntilWallClock(passes unixSeconds: Double, atMost: Double = 60) 
 }
 
 /// `waitUntil` for synchronous code (a callback on a data-plane thread, a test body that
-/// must not suspend): blocks the calling thread between checks.
-public func waitUntil(_ what: String, timeout: Double, every interval: Double = 0.002, blocking condition: () -> Bool) throws {
+/// must not suspend): blocks the calling thread between checks. A name of its own and
+/// `noasync`: as an overload of `waitUntil`, a trailing synchronous closure chose it in async
+/// tests, whose blocked threads were the cooperative pool's (two on two cores), so another
+/// test's room could not move until the wait ran out.
+@available(*, noasync, message: "use waitUntil, which suspends instead of blocking a pool thread")
+public func waitUntilBlocking(_ what: String, timeout: Double, every interval: Double = 0.002, _ condition: () -> Bool) throws {
     let deadline = Date().addingTimeInterval(timeout)
     while !condition() {
         guard Date() < deadline else { throw TestSupportError("\(what) did not happen within \(timeout) s") }

@@ -30,7 +30,7 @@ import TestSupport
         var expected: [UInt8] = []
         // 1,000 pages of 240 queued bytes: 240 KB, almost four times the rewind point.
         try Self.write(w, from: 0, count: 1000, expected: &expected) { want in
-            try waitUntil("\(want) bytes written", timeout: 5, blocking: { w.bytesWritten == want })
+            try waitUntilBlocking("\(want) bytes written", timeout: 5, { w.bytesWritten == want })
         }
         #expect(w.usedExtentBytes <= ThreadedPageWriter.rewindOffset + 256, "used \(w.usedExtentBytes) bytes of the queue")
         w.close(1, clean: true)
@@ -50,7 +50,7 @@ import TestSupport
         // Past the rewind point first, drained, so the burst starts in the middle.
         try Self.write(w, from: 0, count: 400, expected: &expected)
         let drained = expected.count
-        try waitUntil("\(drained) bytes written", timeout: 5, blocking: { w.bytesWritten == drained })
+        try waitUntilBlocking("\(drained) bytes written", timeout: 5, { w.bytesWritten == drained })
         // 3,000 pages without a pause: 720 KB.
         try Self.write(w, from: 400, count: 3000, expected: &expected)
         w.close(1, clean: true)
