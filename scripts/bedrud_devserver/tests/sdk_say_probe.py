@@ -79,22 +79,35 @@ async def run(srv: DevServer, work: str) -> dict:
     await asyncio.wait_for(listener.connect(ws_url(listen_join["livekitHost"]), listen_join["token"],
                                             rtc.RoomOptions(auto_subscribe=True)), CONNECT_TIMEOUT)
     env = dict(os.environ, HOME=home, NO_COLOR="1")
-    sent_at = time.time()
-    bot = await asyncio.create_subprocess_exec(BOT, "say", f"{srv.url}/m/{ROOM}", TEXT, "--attach", ATTACH,
-                                               "--guest-name", "Announcer",
-                                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=home)
-    try:
-        _, stderr = await asyncio.wait_for(bot.communicate(), 60)
-    finally:
-        if bot.returncode is None:
-            bot.kill()
-            await bot.wait()
-    report["bot_exit"] = bot.returncode
-    report["bot_stderr"] = stderr.decode(errors="replace")[-2000:]
-    try:
-        await asyncio.wait_for(got.wait(), 10)
-    except asyncio.TimeoutError:
-        pass
+    # The SDK can hand out a data packet before it has processed the signal update that
+    # announced its sender, and then it gives no identity at all (""), so the packet's
+    # attribution cannot be checked. That is a race inside the SDK, not in what the bot
+    # sends: such a run is repeated once (and counted in the report), and the repeat must
+    # be attributed.
+    report["unattributed_retries"] = 0
+    for attempt in range(2):
+        sent_at = time.time()
+        bot = await asyncio.create_subprocess_exec(BOT, "say", f"{srv.url}/m/{ROOM}", TEXT, "--attach", ATTACH,
+                                                   "--guest-name", "Announcer",
+                                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=home)
+        try:
+            _, stderr = await asyncio.wait_for(bot.communicate(), 60)
+        finally:
+            if bot.returncode is None:
+                bot.kill()
+                await bot.wait()
+        report["bot_exit"] = bot.returncode
+        report["bot_stderr"] = stderr.decode(errors="replace")[-2000:]
+        try:
+            await asyncio.wait_for(got.wait(), 10)
+        except asyncio.TimeoutError:
+            pass
+        if attempt == 0 and bot.returncode == 0 and len(received) == 1 and not received[0]["sender"]:
+            report["unattributed_retries"] += 1
+            received.clear()
+            got.clear()
+            continue
+        break
     for r in received:  # a packet that came before its sender was announced
         if r["sender_name"] is None and r["sender"] in names:
             r["sender_name"] = names[r["sender"]]
