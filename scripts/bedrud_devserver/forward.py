@@ -237,6 +237,9 @@ class DownTrack:
         self.sent_red = 0
         self.sent_opus = 0
         self.first_out_ts: Optional[int] = None   # extended, of the first packet sent
+        # Set when the subscription ends: the sender (its transceiver is reused) is
+        # renegotiated afterwards, and its new codec list says nothing about this stream.
+        self.final_codec: Optional[str] = None
 
     @property
     def payload_types(self) -> tuple[Optional[int], Optional[int]]:
@@ -255,6 +258,8 @@ class DownTrack:
 
     @property
     def codec(self) -> str:
+        if self.final_codec is not None:
+            return self.final_codec
         opus, red = self.payload_types
         if opus is None:
             return ""
@@ -324,6 +329,8 @@ class VideoDownTrack(DownTrack):
 
     @property
     def codec(self) -> str:
+        if self.final_codec is not None:
+            return self.final_codec
         return "video/vp8" if self.payload_types[0] is not None else ""
 
     def handle(self, pkt: SourcePacket, ext_sn: int, ext_ts: int, withheld: bool, now: float) -> Optional[tuple]:
@@ -372,6 +379,7 @@ class Forwarder:
     def remove(self, sender) -> None:  # type: ignore[no-untyped-def]
         down = self.downtracks.pop(id(sender), None)
         if down is not None:
+            down.final_codec = down.codec
             self.finished.append(down)  # its counters stay readable (/_dev/ packets)
             del self.finished[:-16]
 

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 from .. import patches
 from ..forward import (DownTrack, Forwarder, RtpMunger, SourcePacket, Unwrapper, VideoDownTrack, red_blocks,
-                       red_encode, red_primary, sender_report_timestamps)
+                       downtracks_json, red_encode, red_primary, sender_report_timestamps)
 from ..sdp import AudioPublishPrefs, configure_publisher_answer, publisher_red_mids
 from .helpers import DevServer
 from .lkclient import LKClient, dominant_frequency, rms
@@ -111,6 +111,20 @@ def test_red_goes_to_red_subscribers_and_the_primary_to_the_others():
     # Each subscriber has its own numbering, each contiguous.
     for s in (red_sub, opus_sub):
         assert (s.sent[1][0] - s.sent[0][0]) & 0xFFFF == 1 and s.sent[1][1] - s.sent[0][1] == 960
+
+
+def test_a_finished_subscription_keeps_the_codec_it_was_forwarded_with():
+    # The sender's transceiver is reused after an unsubscribe and renegotiated with the
+    # offer's codec list (RED first); the finished stream was Opus and stays reported so
+    # (an SDK record probe run read "audio/red" for the bot's finished Opus stream).
+    sub = FakeSender(["audio/opus"])
+    f = Forwarder()
+    d = DownTrack(sub, {})
+    f.add(d)
+    f.remove(sub)
+    sub._lk_parameters = FakeSender(["audio/red", "audio/opus"])._lk_parameters
+    assert d.codec == "audio/opus"
+    assert [x["codec"] for x in downtracks_json(f)] == ["audio/opus"]
 
 
 def test_muted_publisher_is_withheld_and_sender_reports_use_the_subscribers_timestamps():
