@@ -96,6 +96,6 @@ public final class FakeRoomTransport: RoomTransport, Sendable {
     }
     public func waitUntilDataSent(timeoutSeconds: Double) async -> Bool { true }
     public func setAudioMuted(mid: String, muted: Bool) async { record(.muted(mid: mid, muted)) }
-    public func isAudioDrained(mid: String) async -> Bool { true }
+    public func waitUntilAudioDrained(mid: String, timeoutSeconds: Double) async -> Bool { true }
     public func shutdown() async { record(.shutdown) }
 }

@@ -207,8 +207,8 @@ enum PlayCommand {
         progress?.cancel()
         if progress != nil { inv.console.errRaw("\r\u{1B}[2K") }
         if !stopped() && session.ended == nil {
-            let drain = Date().addingTimeInterval(5)
-            while await !session.transport.isAudioDrained(mid: mid), Date() < drain { try await Task.sleep(for: .milliseconds(20)) }
+            // Woken by the tick that sends the last packet; 5 s is the safety net.
+            _ = await session.transport.waitUntilAudioDrained(mid: mid, timeoutSeconds: 5)
         }
         let sent = await (session.transport as? WebRTCTransport)?.publisherStats()?.transport.rtpPacketsSent ?? 0
         if let f = await session.leave() { throw f }

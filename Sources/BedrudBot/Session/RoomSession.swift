@@ -14,7 +14,9 @@ protocol SessionTransport: RoomTransport {
     func publishAudio(cid: String, stereo: Bool, dtx: Bool, ring: PacketRing, timeoutSeconds: Double) async throws -> (mid: String, startNanos: UInt64)
     func waitUntilDataSent(timeoutSeconds: Double) async -> Bool
     func setAudioMuted(mid: String, muted: Bool) async
-    func isAudioDrained(mid: String) async -> Bool
+    /// Waits until every packet of the published track `mid` has gone out (woken by the
+    /// send path); false if `timeoutSeconds` passed or the connection ended first.
+    func waitUntilAudioDrained(mid: String, timeoutSeconds: Double) async -> Bool
     func shutdown() async
 }
 

@@ -380,10 +380,11 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
         await pc.setMuted(mid: mid, muted: muted)
     }
 
-    /// True once every packet pushed into the track's ring has been sent.
-    public func isAudioDrained(mid: String) async -> Bool {
+    /// Waits until every packet pushed into the track's ring has been sent (true), woken by
+    /// the send path; after `timeoutSeconds`, or when the connection ends, whether it has.
+    public func waitUntilAudioDrained(mid: String, timeoutSeconds: Double) async -> Bool {
         guard let pc = state.withLock({ $0.publisher }) else { return true }
-        return await pc.isDrained(mid: mid)
+        return await pc.waitUntilAudioDrained(mid: mid, timeoutSeconds: timeoutSeconds)
     }
 
     /// Statistics of the publisher connection (packets sent, NACKs answered).

@@ -126,6 +126,16 @@ public actor PeerConnection {
     /// True once every packet pushed into track `mid`'s ring has been sent.
     public func isDrained(mid: String) -> Bool { core.isDrained(mid: mid) }
 
+    /// Waits until every packet pushed into track `mid`'s ring has been sent (true), or
+    /// `timeoutSeconds` passed or the connection ended first (then whether it has drained
+    /// by then). Woken by the send timer's tick that sends the last packet, not polled;
+    /// call after the producer pushed its last packet, before leaving.
+    public func waitUntilAudioDrained(mid: String, timeoutSeconds: Double = 5) async -> Bool {
+        await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+            core.addAudioDrainedWaiter(mid: mid, c, timeoutSeconds: timeoutSeconds)
+        }
+    }
+
     /// Opens a data channel once SCTP is up (at once if it already is).
     public func createDataChannel(label: String, reliability: DataChannelReliability = .reliable) {
         core.createDataChannel(label: label, reliability: reliability)
@@ -189,6 +199,12 @@ public actor PeerConnection {
     /// and by their timeout, and the sender-dry notifications received (for tests).
     func dataSentResumes() -> (wakeups: Int, timeouts: Int, senderDryEvents: Int) {
         (core.dataSentWakeups, core.dataSentTimeouts, core.sctpSenderDryEvents)
+    }
+
+    /// ``waitUntilAudioDrained(mid:timeoutSeconds:)`` waiters resumed by the send path and
+    /// by their timeout, and those waiting now (for tests).
+    func audioDrainedResumes() -> (wakeups: Int, timeouts: Int, waiting: Int) {
+        (core.audioDrainedWakeups, core.audioDrainedTimeouts, core.audioDrainWaiting)
     }
 
     /// Closes the connection (DTLS close_notify, SCTP abort) and ends ``events``. Idempotent.

@@ -37,6 +37,14 @@ final class PeerTransport {
     /// Data-sent waiters resumed by the sender-dry wake-up / by their timeout (for tests).
     private(set) var dataSentWakeups = 0
     private(set) var dataSentTimeouts = 0
+    /// ``addAudioDrainedWaiter(mid:_:timeoutSeconds:)``'s waiters, resumed by the send
+    /// timer's tick that finds their track drained, by ``stopSending(mid:)``, the end of the
+    /// connection or their timeout.
+    private var drainWaiters: [(id: Int, mid: String, continuation: CheckedContinuation<Bool, Never>)] = []
+    /// Drain waiters resumed by the send path / by their timeout (for tests).
+    private(set) var audioDrainedWakeups = 0
+    private(set) var audioDrainedTimeouts = 0
+    var audioDrainWaiting: Int { drainWaiters.count }
 
     /// The loop timers that run, at most one of each kind (GLib source ids).
     private var timers: [PeerTimer: UInt32] = [:]
@@ -245,6 +253,7 @@ final class PeerTransport {
             emit(.failed(e))
             resumeWaiters(e)
             resumeDataSentWaiters(false)
+            resumeDrainedWaiters(all: true)
         case .close(let wasFailed):
             cancelTimers()
             sctp?.close()
@@ -256,6 +265,7 @@ final class PeerTransport {
             ice = nil
             if !wasFailed { resumeWaiters(PeerConnectionError(.closed)) }
             resumeDataSentWaiters(false)
+            resumeDrainedWaiters(all: true)
             emit(.closed)
             continuation.finish()
         case .emit(let e):
@@ -377,6 +387,8 @@ final class PeerTransport {
                 guard t.state == .connected, let srtp = t.receiver.srtp, let send = t.receiver.sendDatagram else { return true }
                 let now = MonotonicClock.nanos()
                 for s in t.receiver.senders.values { s.tick(nowNanos: now, srtp: srtp, send: send) }
+                // The tick that sends a track's last packet wakes who waits for it to drain.
+                if !t.drainWaiters.isEmpty { t.resumeDrainedWaiters(all: false) }
                 return true
             }
         }
@@ -387,6 +399,8 @@ final class PeerTransport {
         guard let t = negotiation.localAudio.first(where: { $0.mid == mid }) else { return }
         receiver.senders[t.ssrc] = nil
         if receiver.senders.isEmpty { cancelTimer(.send) }
+        // Its ring is no longer read: nothing more will go out, so nobody waits for it.
+        if !drainWaiters.isEmpty { resumeDrainedWaiters(all: false) }
     }
 
     /// While muted, the track's due packets are dropped (LiveKit is told by the mute request).
@@ -400,6 +414,40 @@ final class PeerTransport {
     func isDrained(mid: String) -> Bool {
         guard let t = negotiation.localAudio.first(where: { $0.mid == mid }), let s = receiver.senders[t.ssrc] else { return true }
         return s.ring.count == 0 && !s.hasPending
+    }
+
+    /// Resumes with true once track `mid`'s ring is empty and its last packet has gone out,
+    /// with ``isDrained(mid:)``'s answer after `timeoutSeconds` or when the connection ends.
+    /// Woken by the send timer's tick that sends the last packet (it runs every 5 ms while
+    /// a track is sent, so waiting adds no timer), not polled; the timeout is the safety net.
+    func addAudioDrainedWaiter(mid: String, _ c: CheckedContinuation<Bool, Never>, timeoutSeconds: Double) {
+        if isDrained(mid: mid) { c.resume(returning: true); return }
+        if isFinished { c.resume(returning: false); return }
+        let id = nextWaiterID
+        nextWaiterID += 1
+        drainWaiters.append((id, mid, c))
+        let ms = UInt32(max(1, min(3_600_000, timeoutSeconds * 1000)))
+        loop.addTimer(intervalMs: ms) { [weak self] in
+            guard let self, let i = drainWaiters.firstIndex(where: { $0.id == id }) else { return false }
+            let w = drainWaiters.remove(at: i)
+            audioDrainedTimeouts += 1
+            w.continuation.resume(returning: isDrained(mid: w.mid))
+            return false
+        }
+    }
+
+    /// Resumes the drain waiters whose track is drained (`all`: every waiter, with whether
+    /// its track is drained, when the connection ends).
+    private func resumeDrainedWaiters(all: Bool) {
+        var ready: [(continuation: CheckedContinuation<Bool, Never>, drained: Bool)] = []
+        drainWaiters.removeAll { w in
+            let drained = isDrained(mid: w.mid)
+            guard drained || all else { return false }
+            ready.append((w.continuation, drained))
+            return true
+        }
+        if !all { audioDrainedWakeups += ready.count }
+        for r in ready { r.continuation.resume(returning: r.drained) }
     }
 
     static func unixNanos() -> UInt64 {

@@ -88,9 +88,81 @@ struct PublishPathTests {
             }
             await p.offerer.setMuted(mid: "1", muted: true)
             try await p.offerer.startSending(mid: "1", ring: out, startNanos: MonotonicClock.nanos())
-            try await waitUntil("the muted track's ring drained", timeout: 10, every: 0.01) { await p.offerer.isDrained(mid: "1") }
+            #expect(await p.offerer.waitUntilAudioDrained(mid: "1", timeoutSeconds: 10), "the muted track's ring drained")
             #expect(await p.offerer.stats().transport.rtpPacketsSent == 0)
             #expect(received.count == 0)
+        }
+    }
+
+    /// Connects a pair whose offerer publishes track "1" (SSRC 99); returns the receive ring.
+    private static func publishingPair(_ p: PeerPair) async throws -> PacketRing {
+        try await p.offerer.addAudioTrack(LocalAudioTrack(mid: "1", ssrc: 99, cname: "c", streamID: "s", trackID: "TR_d"))
+        _ = try await p.answerer.setRemoteOffer(try await p.offerer.createOffer())
+        let received = PacketRing(capacity: 64)
+        _ = await p.answerer.attach(received, ssrc: 99)
+        try await p.offerer.setRemoteAnswer(try await p.answerer.createAnswer())
+        try await p.offerer.waitUntilConnected(timeoutSeconds: 20)
+        return received
+    }
+
+    /// A send ring holding `count` 20 ms packets from sample 0.
+    private static func ring(_ count: Int) -> PacketRing {
+        let out = PacketRing(capacity: 64)
+        for i in 0..<count {
+            _ = [0xF8, UInt8(i)].withUnsafeBytes { out.push(MediaPacketHeader(ssrc: 0, rtpTimestamp: UInt32(i * 960), arrivalNanos: 0), payload: $0) }
+        }
+        return out
+    }
+
+    @Test("Waiting for a track to drain wakes on the send tick that sends its last packet, not on a poll or the timeout")
+    func drainWakesOnLastPacket() async throws {
+        try await PeerPair.run { p in
+            _ = try await Self.publishingPair(p)
+            // 25 packets of 20 ms: the last is due 480 ms after the start. A 20 s safety net:
+            // without the wake-up the waiter would return only at it.
+            let start = MonotonicClock.nanos()
+            try await p.offerer.startSending(mid: "1", ring: Self.ring(25), startNanos: start)
+            let before = await p.offerer.audioDrainedResumes()
+            #expect(await p.offerer.waitUntilAudioDrained(mid: "1", timeoutSeconds: 20))
+            let elapsedMs = Double(MonotonicClock.nanos() - start) / 1e6
+            let after = await p.offerer.audioDrainedResumes()
+            #expect(elapsedMs >= 470, "drained after \(elapsedMs) ms, before the last packet was due")
+            #expect(elapsedMs < 5000, "drained after \(elapsedMs) ms")
+            #expect(after.wakeups == before.wakeups + 1, "the send path woke the waiter")
+            #expect(after.timeouts == before.timeouts, "the waiter did not wait for its timeout")
+            #expect(await p.offerer.isDrained(mid: "1"))
+            #expect(await p.offerer.stats().transport.rtpPacketsSent == 25)
+            // Drained already: the next wait returns at once, without a wake-up.
+            #expect(await p.offerer.waitUntilAudioDrained(mid: "1", timeoutSeconds: 20))
+            let again = await p.offerer.audioDrainedResumes()
+            #expect(again.wakeups == after.wakeups && again.timeouts == after.timeouts)
+            print("audio-drained wake-up: \(elapsedMs) ms after the start (last packet due at 480 ms)")
+        }
+    }
+
+    @Test("A drain wait ends when the track stops being sent (true) or the connection closes first (false)")
+    func drainWaitEnds() async throws {
+        try await PeerPair.run { p in
+            _ = try await Self.publishingPair(p)
+            // Packets due a minute from now: the ring does not drain by itself within the test.
+            try await p.offerer.startSending(mid: "1", ring: Self.ring(3), startNanos: MonotonicClock.nanos() + 60_000_000_000)
+            let t0 = ContinuousClock.now
+            async let stoppedWait = p.offerer.waitUntilAudioDrained(mid: "1", timeoutSeconds: 20)
+            try await waitUntil("the waiter is registered", timeout: 10, every: 0.01) { await p.offerer.audioDrainedResumes().waiting == 1 }
+            await p.offerer.stopSending(mid: "1")
+            #expect(await stoppedWait, "a track no longer sent has nothing left to send")
+            #expect(ContinuousClock.now - t0 < .seconds(5))
+
+            try await p.offerer.startSending(mid: "1", ring: Self.ring(3), startNanos: MonotonicClock.nanos() + 60_000_000_000)
+            let t1 = ContinuousClock.now
+            async let closedWait = p.offerer.waitUntilAudioDrained(mid: "1", timeoutSeconds: 20)
+            try await waitUntil("the waiter is registered", timeout: 10, every: 0.01) { await p.offerer.audioDrainedResumes().waiting == 1 }
+            await p.offerer.close()
+            #expect(await closedWait == false, "its packets never went out")
+            #expect(ContinuousClock.now - t1 < .seconds(5))
+            let r = await p.offerer.audioDrainedResumes()
+            #expect(r.timeouts == 0 && r.waiting == 0)
+            #expect(r.wakeups == 1, "the stop woke the first waiter; the close resumed the second")
         }
     }
 
