@@ -1,4 +1,4 @@
-import BedrudCore
+@testable import BedrudCore
 import BedrudProtocol
 import BedrudRTC
 import Foundation
@@ -163,6 +163,100 @@ import TestSupport
         #expect(pair.contains("relay") && pair.contains("127.0.0.1"), "selected pair \(pair)")
         await transport.shutdown()
         await sfu.close()
+    }
+
+    /// Waits, as `smoke` does, until `done` holds for both connections' statistics: reads
+    /// the change count, then the statistics, and waits for the next change (30 s safety
+    /// net). Returns how many waits it took and the longest.
+    static func watch(_ transport: WebRTCTransport, until done: (PeerConnectionStats?, PeerConnectionStats?) -> Bool) async throws -> (waits: Int, longest: Duration) {
+        var waits = 0
+        var longest = Duration.zero
+        for _ in 0..<100 {
+            let seen = transport.connectionChanges
+            if done(await transport.stats(), await transport.publisherStats()) { return (waits, longest) }
+            let t = ContinuousClock.now
+            let now = await transport.waitForConnectionChange(after: seen, timeoutSeconds: 30)
+            #expect(now > seen, "woken by a change, not the timeout")
+            waits += 1
+            longest = max(longest, ContinuousClock.now - t)
+        }
+        throw TestSupportError("100 connection changes without the awaited state")
+    }
+
+    /// Both connections' state changes (subscriber and publisher) wake a caller waiting for
+    /// the next one, as the smoke test's ICE and DTLS stages do; so do the room's end and
+    /// the waiting task's cancellation, and the timeout returns the count unchanged. Without
+    /// the wake-ups each wait below lasts its 30 s timeout.
+    @Test func connectionChangesWakeTheirWaiter() async throws {
+        let transport = WebRTCTransport(router: nil, localAddresses: ["127.0.0.1"], connectTimeoutSeconds: 20, publishData: true)
+        // Nothing changes before the connections exist: the wait ends at its timeout, unchanged.
+        let g0 = transport.connectionChanges
+        let t0 = ContinuousClock.now
+        #expect(await transport.waitForConnectionChange(after: g0, timeoutSeconds: 0.2) == g0)
+        #expect(ContinuousClock.now - t0 >= .milliseconds(200))
+
+        // LiveKit's side: one connection offering (the subscriber's), one answering (the publisher's).
+        let loop = GLibLoop(name: "sfu-changes")
+        var c = PeerConnectionConfiguration()
+        c.name = "sfu"
+        c.ice.localAddresses = ["127.0.0.1"]
+        let sfuSub = try PeerConnection(configuration: c, loop: loop)
+        let sfuPub = try PeerConnection(configuration: c, loop: loop)
+        let events = Events()
+        let trickle = [(sfuSub, LiveKit.SignalTarget.subscriber), (sfuPub, .publisher)].map { sfu, target in
+            Task { for await e in sfu.events { if case .localCandidate(let candidate) = e { await transport.addRemoteCandidate(candidate, target: target) } } }
+        }
+        defer {
+            for t in trickle { t.cancel() }
+            loop.shutdown()
+        }
+        let watcher = Task { try await Self.watch(transport) { $0?.state == .connected && $1?.state == .connected } }
+        try await transport.create(TransportConfiguration(iceServers: [], forceRelay: false, subscriberPrimary: true)) { e in
+            events.append(e)
+            if case .localCandidate(let candidate, let target) = e { Task { try? await (target == .subscriber ? sfuSub : sfuPub).addRemoteCandidate(candidate) } }
+        }
+        await sfuSub.createDataChannel(label: "_reliable")
+        try await sfuSub.setRemoteAnswer(try await transport.applyRemoteOffer(Self.offer(try await sfuSub.createOffer()), target: .subscriber))
+        let offer = try await waitFor("the bot's publisher offer", timeout: 20) { events.offers.first }
+        _ = try await sfuPub.setRemoteOffer(offer)
+        let answer = try await sfuPub.createAnswer()
+        try await transport.applyRemoteAnswer(.with { $0.type = "answer"; $0.sdp = answer }, target: .publisher)
+        let connecting = try await watcher.value
+        #expect(connecting.waits >= 2, "pair, DTLS and connected come as changes")
+        #expect(connecting.longest < .seconds(10), "longest wait \(connecting.longest)")
+        // A count already passed: at once.
+        let g = transport.connectionChanges
+        let tg = ContinuousClock.now
+        #expect(await transport.waitForConnectionChange(after: g - 1, timeoutSeconds: 30) == g)
+        #expect(ContinuousClock.now - tg < .seconds(10))
+
+        // The subscriber fails (LiveKit's side closes DTLS): the next change says so.
+        await sfuSub.close()
+        let failing = try await Self.watch(transport) { sub, _ in sub?.state == .failed }
+        #expect(failing.longest < .seconds(10), "longest wait \(failing.longest)")
+
+        // The room's end (a room session calls cancelDataChannelWaits) wakes a waiter.
+        let g1 = transport.connectionChanges
+        let t1 = ContinuousClock.now
+        async let ended = transport.waitForConnectionChange(after: g1, timeoutSeconds: 30)
+        try await waitUntil("the wait is registered", timeout: 10, every: 0.01) { transport.connectionChangeWaiters == 1 }
+        transport.cancelDataChannelWaits()
+        #expect(await ended > g1)
+        #expect(ContinuousClock.now - t1 < .seconds(10))
+
+        // Cancelling the waiting task ends its wait at once (smoke waits on two transports
+        // and cancels the other wait when one wakes).
+        let g2 = transport.connectionChanges
+        let t2 = ContinuousClock.now
+        let cancelled = Task { await transport.waitForConnectionChange(after: g2, timeoutSeconds: 30) }
+        try await waitUntil("the wait is registered", timeout: 10, every: 0.01) { transport.connectionChangeWaiters == 1 }
+        cancelled.cancel()
+        #expect(await cancelled.value == g2)
+        #expect(ContinuousClock.now - t2 < .seconds(10))
+        #expect(transport.connectionChangeWaiters == 0)
+
+        await transport.shutdown()
+        await sfuPub.close()
     }
 
     /// The same for the publisher connection (the bot's data channels): its ICE restart is

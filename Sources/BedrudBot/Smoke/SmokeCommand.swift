@@ -324,9 +324,11 @@ final class SmokeShell: @unchecked Sendable {
         return pass("both joined")
     }
 
+    /// Decides the ICE or DTLS stage from both connections' statistics, again at each of
+    /// their state changes (and the rooms' ends) and at the deadline; never on a timer tick.
     func connectivity(ice: Bool, pass: (String) -> SmokeEvent, fail: (String) -> SmokeEvent) async -> SmokeEvent {
         let l = listener!, p = publisher!
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = MonotonicClock.nanos() &+ UInt64(timeout * 1e9)
         let hint = turnOnly ? " (relay only: is TURN reachable, is its secret right?)" : " (is UDP to the media server open?)"
         func link(_ side: SmokeSide, _ stats: PeerConnectionStats?) -> SmokeLink {
             SmokeLink(name: side.name, pair: stats?.selectedPair, state: stats?.state, srtpProfile: stats?.srtpProfile.map { "\($0)" },
@@ -334,12 +336,22 @@ final class SmokeShell: @unchecked Sendable {
                       ended: side.ended.map { RoomEventFormatter.explain($0) })
         }
         while true {
+            // The change counts first: a change after them wakes the wait below at once.
+            let seen = (l.transport.connectionChanges, p.transport.connectionChanges)
             let sides = [link(l, await l.transport.stats()), link(p, await p.transport.publisherStats())]
-            let timedOut = Date() > deadline
+            let now = MonotonicClock.nanos()
+            let timedOut = now >= deadline
             let verdict = ice ? SmokeConnectivity.ice(sides, timedOut: timedOut, timeoutSeconds: Int(timeout), hint: hint)
                 : SmokeConnectivity.dtls(sides, timedOut: timedOut, timeoutSeconds: Int(timeout))
             switch verdict {
-            case .wait: try? await Task.sleep(for: .milliseconds(20))
+            case .wait:
+                let left = Double(deadline &- now) / 1e9
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { _ = await l.transport.waitForConnectionChange(after: seen.0, timeoutSeconds: left) }
+                    group.addTask { _ = await p.transport.waitForConnectionChange(after: seen.1, timeoutSeconds: left) }
+                    await group.next()
+                    group.cancelAll()
+                }
             case .pass(let measured):
                 if ice { icePair = SmokeConnectivity.pairs(sides) }
                 return pass(measured)

@@ -19,8 +19,9 @@ struct SmokeLink: Equatable {
     var reachedDTLS: Bool { pair != nil || dtlsBroke }
 }
 
-/// What the ICE and DTLS stages decide from the two sides' snapshots, polled until they
-/// pass or fail. Pure: the shell in `SmokeCommand` takes the snapshots and sleeps.
+/// What the ICE and DTLS stages decide from the two sides' snapshots, taken again at each
+/// connection change until they pass or fail. Pure: the shell in `SmokeCommand` takes the
+/// snapshots and waits for the transports' next change.
 enum SmokeConnectivity {
     enum Verdict: Equatable {
         case wait

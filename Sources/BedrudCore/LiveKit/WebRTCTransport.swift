@@ -49,6 +49,12 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
         /// Messages on subscriber channels other than `_reliable`/`_lossy` (LiveKit >= 1.11's
         /// `_data_track` carries data-track packets, which a recorder never subscribes to).
         var ignoredDataMessages = 0
+        /// Changes of either connection's state (``connectionChanges``) and who waits for the next.
+        var connectionChanges: UInt64 = 0
+        var changeWaiters: [UInt64: CheckedContinuation<UInt64, Never>] = [:]
+        /// Waits whose timeout or cancellation came before they were registered.
+        var expiredChangeWaits: Set<UInt64> = []
+        var nextChangeWait: UInt64 = 0
     }
 
     /// - Parameters:
@@ -135,6 +141,8 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
                 case .localCandidatesComplete, .dtlsStateChanged, .remoteBye, .dataChannelClosed, .stats:
                     break
                 }
+                // After the switch: a failure's error is noted before its waiters look.
+                if event.changesConnectionState { self?.connectionChanged() }
             }
         }
         state.withLock {
@@ -178,6 +186,7 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
                 default:
                     break
                 }
+                if event.changesConnectionState { self?.connectionChanged() }
             }
         }
         state.withLock {
@@ -211,13 +220,79 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
     /// the connection of a resumed or rejoined session.
     private func channelsClosed() { state.withLock { $0.openChannels = [] } }
 
-    /// Wakes every ``waitForDataChannel(_:timeoutSeconds:)`` with false (call when the room ended).
+    /// Wakes every ``waitForDataChannel(_:timeoutSeconds:)`` with false (call when the room
+    /// ended), and every ``waitForConnectionChange(after:timeoutSeconds:)``: the room's end
+    /// is news to a caller that decides on the connections and the room together.
     public func cancelDataChannelWaits() {
         let waiting = state.withLock { s -> [CheckedContinuation<Bool, Never>] in
             defer { s.channelWaiters = [] }
             return s.channelWaiters.map(\.continuation)
         }
         for c in waiting { c.resume(returning: false) }
+        connectionChanged()
+    }
+
+    // MARK: - Connection changes
+
+    /// How many times either connection's state changed so far (ICE state, selected pair,
+    /// DTLS, connected, failed, closed), or the room ended (``cancelDataChannelWaits()``).
+    /// Read it before ``stats()`` / ``publisherStats()``, decide, and pass it to
+    /// ``waitForConnectionChange(after:timeoutSeconds:)`` to wait for what comes next.
+    public var connectionChanges: UInt64 { state.withLock { $0.connectionChanges } }
+
+    /// Waits until ``connectionChanges`` is past `seen` (at once if it already is) and
+    /// returns it; after `timeoutSeconds`, or when the calling task is cancelled, returns
+    /// what it is then. Woken by the connections' own events (both of them), not polled.
+    public func waitForConnectionChange(after seen: UInt64, timeoutSeconds: Double) async -> UInt64 {
+        let id = state.withLock { s -> UInt64 in
+            s.nextChangeWait += 1
+            return s.nextChangeWait
+        }
+        let timer = Task { [weak self] in
+            guard (try? await Task.sleep(for: .milliseconds(Int64(min(max(timeoutSeconds, 0), 1e6) * 1000)))) != nil else { return }
+            self?.endChangeWait(id)
+        }
+        let now = await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<UInt64, Never>) in
+                let now = state.withLock { s -> UInt64? in
+                    if s.connectionChanges > seen || s.expiredChangeWaits.remove(id) != nil { return s.connectionChanges }
+                    s.changeWaiters[id] = c
+                    return nil
+                }
+                if let now { c.resume(returning: now) }
+            }
+        } onCancel: {
+            endChangeWait(id)
+        }
+        timer.cancel()
+        state.withLock { _ = $0.expiredChangeWaits.remove(id) }
+        return now
+    }
+
+    /// Calls of ``waitForConnectionChange(after:timeoutSeconds:)`` waiting now (for tests).
+    var connectionChangeWaiters: Int { state.withLock { $0.changeWaiters.count } }
+
+    /// A connection's state changed: wakes every change waiter.
+    private func connectionChanged() {
+        let (now, waiting) = state.withLock { s -> (UInt64, [CheckedContinuation<UInt64, Never>]) in
+            s.connectionChanges &+= 1
+            defer { s.changeWaiters = [:] }
+            return (s.connectionChanges, Array(s.changeWaiters.values))
+        }
+        for c in waiting { c.resume(returning: now) }
+    }
+
+    /// Ends one change wait (its timeout, or its task's cancellation), or marks it ended
+    /// for when it registers.
+    private func endChangeWait(_ id: UInt64) {
+        let (now, waiter) = state.withLock { s -> (UInt64, CheckedContinuation<UInt64, Never>?) in
+            guard let c = s.changeWaiters.removeValue(forKey: id) else {
+                s.expiredChangeWaits.insert(id)
+                return (s.connectionChanges, nil)
+            }
+            return (s.connectionChanges, c)
+        }
+        waiter?.resume(returning: now)
     }
 
     /// Waits until the publisher's data channel `label` is open; false on timeout, when the
@@ -445,6 +520,8 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
         }
         pump?.cancel()
         pubPump?.cancel()
+        // The pumps may be cancelled before they pass on `.closed`: the statistics changed.
+        connectionChanged()
     }
 
     /// Closes everything and stops the loop thread. Call once, at the end.

@@ -144,6 +144,16 @@ public enum PeerConnectionEvent: Sendable, Equatable {
     /// Periodic statistics (``PeerConnectionConfiguration/statsIntervalMs``).
     case stats(PeerConnectionStats)
     case closed
+
+    /// The event changes what ``PeerConnection/stats()`` says of the connection itself
+    /// (its state, ICE state, selected pair or SRTP profile): a caller that decides on
+    /// those looks again after it.
+    public var changesConnectionState: Bool {
+        switch self {
+        case .iceStateChanged, .selectedCandidatePair, .dtlsStateChanged, .connected, .failed, .closed: true
+        default: false
+        }
+    }
 }
 
 /// Why a ``PeerConnection`` call or the connection failed.
