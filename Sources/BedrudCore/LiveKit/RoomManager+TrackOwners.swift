@@ -17,8 +17,12 @@ public struct TrackOwner: Sendable, Equatable {
 ///
 /// ``RoomManager`` applies every event it emits, in the order ``RoomState`` emits them,
 /// before the actions that follow (an offer among them) are carried out, so a track whose
-/// participant update came before its offer (as LiveKit sends them) has its owner here
-/// when the offer is applied. Each event costs O(1), a participant's arrival or departure
+/// participant update came before its offer has its owner here when the offer is applied.
+/// LiveKit sends them in that order: a publisher's update goes out at once, not batched,
+/// and only then are the others subscribed, which starts the offer (livekit
+/// pkg/rtc/room.go:1079 then :1102; :2262 `shouldSend := isImmediate || pi.IsPublisher`,
+/// at 788d4c3). An offer that comes first finds no owner, as the room's state had none
+/// either: the track keeps its `PA_…` sid as its name. Each event costs O(1), a participant's arrival or departure
 /// O(its tracks); the index holds only the remote participants present and their tracks,
 /// so the room's own bounds (`maxParticipants`, `maxTracksPerParticipant`) bound it.
 public struct TrackOwners: Sendable {
