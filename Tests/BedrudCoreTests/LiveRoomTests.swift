@@ -34,7 +34,7 @@ import TestSupport
 
         deinit { running.store(false, ordering: .relaxed) }
 
-        func route(added: [RemoteTrack], removed: [RemoteTrack]) async -> [UInt32: PacketRing] {
+        func route(added: [RemoteTrack], removed: [RemoteTrack]) -> [UInt32: PacketRing] {
             var out: [UInt32: PacketRing] = [:]
             for t in added where t.kind == "audio" {
                 let r = PacketRing(capacity: 256)

@@ -12,7 +12,7 @@ import TestSupport
 /// sent) or the network's (`network(.ice)`) — never "the server refused the join".
 @Suite(.serialized) struct RoomManagerHostileServerTests {
     struct NoRouter: TrackRouter {
-        func route(added: [RemoteTrack], removed: [RemoteTrack]) async -> [UInt32: PacketRing] { [:] }
+        func route(added: [RemoteTrack], removed: [RemoteTrack]) -> [UInt32: PacketRing] { [:] }
     }
 
     struct Outcome {
@@ -268,11 +268,16 @@ import TestSupport
         // Wait (bounded) for the last update to be applied.
         try? await waitUntil("the last update applied", timeout: 120, every: 0.1) { await room.current.remoteParticipants["p0"]?.name == marker }
         let state = await room.current
+        let owners = room.trackOwnerCount
+        let p0 = room.trackOwner(participantSid: "PA_0", trackSid: nil)
         await room.leave(timeout: 2)
         await drain.value
         server.stop()
         #expect(state.remoteParticipants["p0"]?.name == marker, "the flood was not read within 120 s")
         #expect(state.remoteParticipants.count == 5_000)
         #expect(state.participantOrder.count == 5_000)
+        // The media side's index of track owners holds the same room, renamed, and no more.
+        #expect(owners == (participants: 5_000, sessions: 5_000, tracks: 0))
+        #expect(p0 == TrackOwner(identity: "p0", name: marker))
     }
 }

@@ -7,7 +7,9 @@ import Synchronization
 /// Connects the WebRTC layer to the media pipeline: every subscribed audio track gets a
 /// ``PacketRing`` (attached before the answer, so no first packet is lost) that the
 /// pipeline drains on its media thread. Whose a track is and whether it is recorded is
-/// ``RoomMediaBridge/route(_:participants:filter:)``'s decision, from the room model.
+/// ``RoomMediaBridge/route(_:owner:filter:)``'s decision, from the owner the room knows
+/// (``RoomManager/trackOwner(participantSid:trackSid:)``: a mutex, no hop to the actor).
+/// Runs on the peer connection's loop thread (``TrackRouter``): nothing here waits.
 final class MediaRouter: TrackRouter, @unchecked Sendable {
     // @unchecked: `room` is set once before the session connects; `tracks` is behind a mutex.
     private let pipeline: MediaPipeline
@@ -33,11 +35,11 @@ final class MediaRouter: TrackRouter, @unchecked Sendable {
     var identitiesBySid: [String: String] { known.withLock { $0 } }
     private let known = Mutex<[String: String]>([:])
 
-    func route(added: [RemoteTrack], removed: [RemoteTrack]) async -> [UInt32: PacketRing] {
-        let state = await room?.current
+    func route(added: [RemoteTrack], removed: [RemoteTrack]) -> [UInt32: PacketRing] {
         var rings: [UInt32: PacketRing] = [:]
         for t in added where t.kind == "audio" {
-            let (spec, recorded) = RoomMediaBridge.route(t, participants: state?.participants ?? [], filter: filter)
+            let owner = room?.trackOwner(participantSid: t.participantSID, trackSid: t.trackSID)
+            let (spec, recorded) = RoomMediaBridge.route(t, owner: owner, filter: filter)
             let sid = spec.trackSid, identity = spec.participantIdentity
             known.withLock { $0[sid] = identity }
             guard recorded else {

@@ -62,15 +62,13 @@ struct RoomMediaBridge: Sendable {
         }
     }
 
-    /// Whose a subscribed track is, by the room's participants (its track sid, else its
-    /// participant sid; a track the room does not know yet keeps its `PA_…` or SSRC as the
-    /// identity), and whether `--include` / `--exclude` records it. Pure.
-    static func route(_ t: RemoteTrack, participants: [MeetingParticipant], filter: ParticipantFilter)
-        -> (spec: MediaTrackSpec, recorded: Bool) {
+    /// Whose a subscribed track is — its `owner` as the room knows it (``TrackOwners``: by
+    /// participant sid, else track sid); a track the room does not know yet keeps its
+    /// `PA_…` or SSRC as the identity — and whether `--include` / `--exclude` records it. Pure.
+    static func route(_ t: RemoteTrack, owner: TrackOwner?, filter: ParticipantFilter) -> (spec: MediaTrackSpec, recorded: Bool) {
         let sid = t.trackSID ?? "ssrc-\(t.ssrc)"
-        let participant = participants.first { p in p.sid == t.participantSID || p.tracks.contains { $0.sid == sid } }
-        let identity = participant?.identity ?? t.participantSID ?? "ssrc-\(t.ssrc)"
-        let name = participant?.name ?? ""
+        let identity = owner?.identity ?? t.participantSID ?? "ssrc-\(t.ssrc)"
+        let name = owner?.name ?? ""
         return (MediaTrackSpec(trackSid: sid, participantIdentity: identity, participantName: name), filter.records(identity: identity, name: name))
     }
 }

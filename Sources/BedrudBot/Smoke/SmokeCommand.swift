@@ -138,7 +138,7 @@ final class SmokeReceiver: TrackRouter, @unchecked Sendable {
 
     var ssrc: UInt32? { ssrcBox.withLock { $0 } }
 
-    func route(added: [RemoteTrack], removed: [RemoteTrack]) async -> [UInt32: PacketRing] {
+    func route(added: [RemoteTrack], removed: [RemoteTrack]) -> [UInt32: PacketRing] {
         for t in added where t.kind == "audio" {
             let mine = ssrcBox.withLock { s -> Bool in
                 guard s == nil else { return false }

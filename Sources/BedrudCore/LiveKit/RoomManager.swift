@@ -2,6 +2,7 @@ import BedrudNet
 import BedrudProtocol
 import FoundationEssentials
 import Glibc
+import Synchronization
 
 /// Thrown by a ``RoomManager``'s token provider to end the room with `reason` instead of
 /// retrying; `description` is the one line that says why.
@@ -76,6 +77,8 @@ public actor RoomManager {
     static let queueLimit = 1024
     /// Drains the current transport generation's events into the state machine.
     private var transportEventTask: Task<Void, Never>?
+    /// Who publishes each remote track, for ``trackOwner(participantSid:trackSid:)``.
+    private nonisolated let owners = Mutex(TrackOwners())
 
     /// - Parameters:
     ///   - livekitHost: Bedrud's `livekitHost` from the join answer.
@@ -147,6 +150,17 @@ public actor RoomManager {
     /// The room as the state machine sees it now (participants, tracks, connection state).
     public var current: RoomState { state }
 
+    /// The participant who publishes a remote track (by the participant sid of its msid,
+    /// else its track sid), from any thread and without waiting for the actor: the
+    /// WebRTC layer asks while it applies an offer. Every participant update applied
+    /// before that offer arrived is in it (``TrackOwners``).
+    public nonisolated func trackOwner(participantSid: String?, trackSid: String?) -> TrackOwner? {
+        owners.withLock { $0.owner(participantSid: participantSid, trackSid: trackSid) }
+    }
+
+    /// Participants, sessions and tracks ``trackOwner(participantSid:trackSid:)`` knows.
+    public nonisolated var trackOwnerCount: (participants: Int, sessions: Int, tracks: Int) { owners.withLock { $0.count } }
+
     // MARK: - Driving the state machine
 
     private static func now() -> RoomInstant { .ms(Int64(MonotonicClock.nanos() / 1_000_000)) }
@@ -196,6 +210,8 @@ public actor RoomManager {
     }
 
     private func emit(_ event: RoomEvent) {
+        // Before the actions after it (an offer's) run: its owner is known when it is routed.
+        owners.withLock { $0.apply(event) }
         if case .dropped = eventSink.yield(event) { droppedEvents += 1 }
         if case .disconnected(let reason) = event { finish(reason) }
     }

@@ -5,10 +5,14 @@ import Synchronization
 
 /// Decides which remote tracks to receive and where their packets go.
 public protocol TrackRouter: Sendable {
-    /// Called after every applied server offer, before the answer is sent, with the tracks
-    /// the offer added and removed. Returns a ring for each added SSRC that should be
-    /// received; packets of SSRCs without a ring are counted and dropped.
-    func route(added: [RemoteTrack], removed: [RemoteTrack]) async -> [UInt32: PacketRing]
+    /// Called after every applied server offer, before the answer is created, with the
+    /// tracks the offer added and removed. Returns a ring for each added SSRC that should
+    /// be received; packets of SSRCs without a ring are counted and dropped.
+    ///
+    /// Synchronous, on the peer connection's loop thread (the packet path's thread), so the
+    /// offer, the rings and the answer take one hop onto the loop: it must not block or wait
+    /// for another task (a mutex held briefly and a queue to the media thread are fine).
+    func route(added: [RemoteTrack], removed: [RemoteTrack]) -> [UInt32: PacketRing]
 }
 
 /// The WebRTC layer behind ``RoomManager``: LiveKit's SUBSCRIBER peer connection on a
@@ -349,19 +353,8 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
         guard target == .subscriber, let pc = state.withLock({ $0.subscriber }) else {
             throw TransportError("an offer for the \(target) connection, which this receive-only client does not open")
         }
-        let update: RemoteTrackUpdate
         do {
-            update = try await pc.setRemoteOffer(offer.sdp)
-        } catch {
-            noteError(error.description)
-            throw TransportError(error.description)
-        }
-        if let router, !(update.added.isEmpty && update.removed.isEmpty) {
-            let rings = await router.route(added: update.added, removed: update.removed)
-            for (ssrc, ring) in rings { _ = await pc.attach(ring, ssrc: ssrc) }
-        }
-        do {
-            return try await pc.createAnswer()
+            return try await pc.answer(offer.sdp, routingWith: router)
         } catch {
             noteError(error.description)
             throw TransportError(error.description)
@@ -528,6 +521,19 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
     public func shutdown() async {
         await close()
         loop.shutdown()
+    }
+}
+
+extension PeerConnection {
+    /// Applies a server offer, attaches the rings `router` gives for its added tracks and
+    /// returns the answer, in one hop onto the loop (the router runs on the loop thread):
+    /// the rings are attached before the answer exists, so no first packet is lost.
+    func answer(_ sdp: String, routingWith router: (any TrackRouter)?) async throws(PeerConnectionError) -> String {
+        let update = try await setRemoteOffer(sdp)
+        if let router, !(update.added.isEmpty && update.removed.isEmpty) {
+            for (ssrc, ring) in router.route(added: update.added, removed: update.removed) { attach(ring, ssrc: ssrc) }
+        }
+        return try createAnswer()
     }
 }
 

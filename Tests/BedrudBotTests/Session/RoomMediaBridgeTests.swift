@@ -99,22 +99,18 @@ import Testing
                     payloadType: 111, clockRate: 48_000, stereo: false, nack: true)
     }
 
-    @Test func aTrackIsNamedByItsParticipantAndFilteredByIdentityOrName() {
-        var alice = Self.alice
-        alice.tracks = [Self.mic]
-        let room = [alice, Self.recorder]
-        // By the track sid, even when the msid names no participant.
-        let (byTrack, recorded) = RoomMediaBridge.route(Self.track(ssrc: 1, participant: nil, track: "TR_1"), participants: room, filter: ParticipantFilter())
-        #expect(byTrack.trackSid == "TR_1" && byTrack.participantIdentity == "u-alice" && byTrack.participantName == "Alice" && recorded)
-        // By the participant sid.
-        let byParticipant = RoomMediaBridge.route(Self.track(ssrc: 2, participant: "PA_r", track: "TR_9"), participants: room, filter: ParticipantFilter())
-        #expect(byParticipant.spec.participantIdentity == "u-rec" && byParticipant.spec.participantName == "Other Recorder")
+    @Test func aTrackIsNamedByItsOwnerAndFilteredByIdentityOrName() {
+        let alice = TrackOwner(identity: "u-alice", name: "Alice")
+        let (known, recorded) = RoomMediaBridge.route(Self.track(ssrc: 1, participant: "PA_a", track: "TR_1"), owner: alice, filter: ParticipantFilter())
+        #expect(known.trackSid == "TR_1" && known.participantIdentity == "u-alice" && known.participantName == "Alice" && recorded)
         // Unknown to the room: the PA_ sid, else the SSRC, stands in for the identity.
-        let unknown = RoomMediaBridge.route(Self.track(ssrc: 3, participant: "PA_x", track: nil), participants: room, filter: ParticipantFilter())
+        let unknown = RoomMediaBridge.route(Self.track(ssrc: 3, participant: "PA_x", track: nil), owner: nil, filter: ParticipantFilter())
         #expect(unknown.spec.trackSid == "ssrc-3" && unknown.spec.participantIdentity == "PA_x" && unknown.spec.participantName == "")
-        #expect(RoomMediaBridge.route(Self.track(ssrc: 4, participant: nil, track: nil), participants: [], filter: ParticipantFilter()).spec.participantIdentity == "ssrc-4")
-        // --exclude by name, --include by identity.
-        #expect(!RoomMediaBridge.route(Self.track(ssrc: 1, participant: nil, track: "TR_1"), participants: room, filter: ParticipantFilter(exclude: ["Ali*"])).recorded)
-        #expect(!RoomMediaBridge.route(Self.track(ssrc: 2, participant: "PA_r", track: "TR_9"), participants: room, filter: ParticipantFilter(include: ["u-alice"])).recorded)
+        #expect(RoomMediaBridge.route(Self.track(ssrc: 4, participant: nil, track: nil), owner: nil, filter: ParticipantFilter()).spec.participantIdentity == "ssrc-4")
+        // --exclude by name, --include by identity (an unknown owner is matched by its stand-in).
+        #expect(!RoomMediaBridge.route(Self.track(ssrc: 1, participant: nil, track: "TR_1"), owner: alice, filter: ParticipantFilter(exclude: ["Ali*"])).recorded)
+        #expect(!RoomMediaBridge.route(Self.track(ssrc: 2, participant: "PA_r", track: "TR_9"), owner: TrackOwner(identity: "u-rec", name: "Other Recorder"),
+                                       filter: ParticipantFilter(include: ["u-alice"])).recorded)
+        #expect(RoomMediaBridge.route(Self.track(ssrc: 5, participant: "PA_x", track: "TR_5"), owner: nil, filter: ParticipantFilter(include: ["PA_x"])).recorded)
     }
 }
