@@ -83,11 +83,13 @@ extension FakeRoomTransport: SessionTransport {}
             }
             return (notPublished, Double(MonotonicClock.nanos() - t0) / 1e9)
         }
+        // The upper bounds only tell "gave up" from "waited for the other end": a loaded
+        // machine (both flood tests beside this one) took 9.6 s for the 1 s timeout.
         let timedOut = await publish(timeout: 1)
-        #expect(timedOut.notPublished && timedOut.seconds >= 0.9 && timedOut.seconds < 5, "\(timedOut)")
+        #expect(timedOut.notPublished && timedOut.seconds >= 0.9 && timedOut.seconds < 20, "\(timedOut)")
         session.stopWaiting()
-        let stopped = await publish(timeout: 30)
-        #expect(stopped.notPublished && stopped.seconds < 2, "\(stopped)")
+        let stopped = await publish(timeout: 60)
+        #expect(stopped.notPublished && stopped.seconds < 20, "\(stopped)")
         #expect(!fake.calls.contains { if case .publishAudio = $0 { true } else { false } })
 
         #expect(await session.leave() == nil)
