@@ -25,11 +25,10 @@ from livekit import rtc
 from livekit.rtc._proto import room_pb2
 
 from .helpers import REPO, DevServer
-from .sdk_record_probe import ws_url
+from .lkclient import sdk_guest_join
 
 ROOM = "sayroom"
 BOT = os.environ.get("BEDRUD_BOT") or os.path.join(REPO, ".build", "release", "bedrud-bot")
-CONNECT_TIMEOUT = 30.0
 # Non-ASCII, an emoji and a quote: the payload must arrive as the same UTF-8 JSON text.
 TEXT = "Grüße aus dem Bot — «سلام» 👋 \"quoted\""
 ATTACH = "https://files.example.org/chat/slide-3.png"
@@ -42,7 +41,6 @@ async def run(srv: DevServer, work: str) -> dict:
     report: dict = {}
     home = os.path.join(work, "home")
     os.makedirs(home)
-    listen_join = srv.request("POST", "/api/room/guest-join", {"roomName": ROOM, "guestName": "Listener"}).json()
     listener = rtc.Room()
     received: list[dict] = []
     got = asyncio.Event()
@@ -74,10 +72,8 @@ async def run(srv: DevServer, work: str) -> dict:
         })
         got.set()
 
-    listener.on("participant_connected", on_participant)
-    listener.on("data_received", on_data)
-    await asyncio.wait_for(listener.connect(ws_url(listen_join["livekitHost"]), listen_join["token"],
-                                            rtc.RoomOptions(auto_subscribe=True)), CONNECT_TIMEOUT)
+    await sdk_guest_join(srv, ROOM, "Listener", room=listener,
+                         on={"participant_connected": on_participant, "data_received": on_data})
     env = dict(os.environ, HOME=home, NO_COLOR="1")
     # The SDK can hand out a data packet before it has processed the signal update that
     # announced its sender, and then it gives no identity at all (""), so the packet's
