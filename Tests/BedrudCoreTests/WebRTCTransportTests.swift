@@ -9,78 +9,6 @@ import TestSupport
 /// ``WebRTCTransport`` against one of our own PeerConnections playing LiveKit's side
 /// (it offers on the subscriber connection, as LiveKit does), through coturn on loopback.
 @Suite(.serialized) struct WebRTCTransportTests {
-    /// coturn with time-limited credentials (`use-auth-secret`) on a free port of
-    /// 127.0.0.1, for one test (installed by scripts/bootstrap).
-    final class Coturn: Sendable {
-        let process: ChildProcess
-        let port: UInt16
-
-        init(secret: String) async throws {
-            let exe = "/usr/bin/turnserver"
-            guard FileManager.default.isExecutableFile(atPath: exe) else {
-                throw TestSupportError("\(exe) is missing; run scripts/bootstrap (it installs coturn)")
-            }
-            port = try Self.freePort()
-            let relayBase = Int.random(in: 20_000...28_000)
-            process = try ChildProcess(URL(fileURLWithPath: exe), [
-                "-n", "--listening-ip=127.0.0.1", "--relay-ip=127.0.0.1", "--listening-port=\(port)",
-                "--min-port=\(relayBase)", "--max-port=\(relayBase + 200)", "--realm=bedrud.test",
-                "--use-auth-secret", "--static-auth-secret=\(secret)", "--verbose",
-                "--allow-loopback-peers", "--no-tls", "--no-dtls", "--no-cli", "--log-file=stdout", "--simple-log",
-                "--pidfile=\(NSTemporaryDirectory())turn-\(port).pid", "--no-stun-backward-compatibility",
-            ], mergeStderr: true)
-            do {
-                try await process.line(timeout: 20, "coturn listening") { $0.contains("Total General servers") }
-            } catch {
-                stop()
-                throw error
-            }
-        }
-
-        var url: String { "turn:127.0.0.1:\(port)?transport=udp" }
-
-        func stop() { _ = process.stop(grace: 0) }
-
-        /// ``stop()`` without blocking Swift's cooperative pool (it waits for the reap).
-        func stopped() async { _ = try? await offPool { [process] in process.stop(grace: 0) } }
-
-        /// Whether coturn allocated a relay for `username`.
-        func allocated(for username: String) -> Bool {
-            process.lines().contains { $0.contains("user <\(username)>: incoming packet ALLOCATE processed, success") }
-        }
-
-        /// A LiveKit ICE server with credentials for `name` valid until `expiry` (unix
-        /// seconds): username `<expiry>:<name>`, password base64(HMAC-SHA1(secret, username)).
-        static func server(_ url: String, secret: String, name: String, expiry: Int) async throws -> LiveKit.ICEServer {
-            let username = "\(expiry):\(name)"
-            let r = try await offPool { try Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", """
-                import base64, hashlib, hmac, sys
-                print(base64.b64encode(hmac.new(sys.argv[1].encode(), sys.argv[2].encode(), hashlib.sha1).digest()).decode())
-                """, secret, username], timeout: 30) }
-            let password = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-            return .with { $0.urls = [url]; $0.username = username; $0.credential = password }
-        }
-
-        static func freePort() throws -> UInt16 {
-            for _ in 0..<50 {
-                let candidate = UInt16.random(in: 30_000...39_000)
-                if isFree(candidate, SOCK_DGRAM) && isFree(candidate, SOCK_STREAM) { return candidate }
-            }
-            throw TestSupportError("no free port for coturn")
-        }
-
-        private static func isFree(_ port: UInt16, _ type: __socket_type) -> Bool {
-            let fd = socket(AF_INET, Int32(type.rawValue), 0)
-            guard fd >= 0 else { return false }
-            defer { close(fd) }
-            var addr = sockaddr_in()
-            addr.sin_family = sa_family_t(AF_INET)
-            addr.sin_port = port.bigEndian
-            addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-            return withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
-        }
-    }
-
     /// What the transport reported, in order.
     final class Events: Sendable {
         let all = Mutex<[TransportEvent]>([])
@@ -101,68 +29,29 @@ import TestSupport
     /// starts after a resume allocates on the new server with the new username and carries
     /// data again. Without the forwarding, the restarted agent has only the dead relay.
     @Test func aResumesFreshTURNCredentialsReachTheRestartedConnection() async throws {
-        let secret = "bedrud-turn-test-secret"
-        let firstTurn = try await Coturn(secret: secret)
-        defer { firstTurn.stop() }
-        let expiry = Int(Date().timeIntervalSince1970) + 4
-        let joinServers = [try await Coturn.server(firstTurn.url, secret: secret, name: "bot", expiry: expiry)]
-
-        // LiveKit's side: host candidates on loopback, no TURN.
-        let loop = GLibLoop(name: "sfu-ice")
-        var c = PeerConnectionConfiguration()
-        c.name = "sfu"
-        c.ice.localAddresses = ["127.0.0.1"]
-        let sfu = try PeerConnection(configuration: c, loop: loop)
-        let sfuEvents = Mutex<[PeerConnectionEvent]>([])
-        let transport = WebRTCTransport(router: nil, localAddresses: ["127.0.0.1"], relayOnly: true)
-        let events = Events()
-        let trickle = Task {
-            for await e in sfu.events {
-                sfuEvents.withLock { $0.append(e) }
-                if case .localCandidate(let candidate) = e { await transport.addRemoteCandidate(candidate, target: .subscriber) }
+        try await RelayRestartRoom.run(.subscriber) { room in
+            let (sfu, transport, events) = (room.sfu, room.transport, room.events)
+            await sfu.createDataChannel(label: "_reliable")
+            try await sfu.setRemoteAnswer(try await transport.applyRemoteOffer(Self.offer(try await sfu.createOffer()), target: .subscriber))
+            try await waitUntil("the subscriber connected", timeout: 30) { events.contains { if case .stateChanged(.subscriber, .connected) = $0 { true } else { false } } }
+            try await waitUntil("the channel acknowledged", timeout: 20) {
+                room.sfuEvents.contains { if case .dataChannelOpened(let i) = $0 { i.label == "_reliable" } else { false } }
             }
-        }
-        defer {
-            trickle.cancel()
-            loop.shutdown()
-        }
-        try await transport.create(TransportConfiguration(iceServers: joinServers, forceRelay: false, subscriberPrimary: true)) { e in
-            events.append(e)
-            if case .localCandidate(let candidate, .subscriber) = e { Task { try? await sfu.addRemoteCandidate(candidate) } }
-        }
+            #expect((await transport.stats()?.selectedPair ?? "").contains("relay"), "relay only")
+            #expect(room.firstTurn.allocated(for: room.joinServer.username))
 
-        await sfu.createDataChannel(label: "_reliable")
-        try await sfu.setRemoteAnswer(try await transport.applyRemoteOffer(Self.offer(try await sfu.createOffer()), target: .subscriber))
-        try await waitUntil("the subscriber connected", timeout: 30) { events.contains { if case .stateChanged(.subscriber, .connected) = $0 { true } else { false } } }
-        try await waitUntil("the channel acknowledged", timeout: 20) {
-            sfuEvents.withLock { $0.contains { if case .dataChannelOpened(let i) = $0 { i.label == "_reliable" } else { false } } }
+            let resume = try await room.expireAndResume()
+            // LiveKit restarts ICE after a resume: its offer with new ICE credentials.
+            try await sfu.setRemoteAnswer(try await transport.applyRemoteOffer(Self.offer(try await sfu.createOffer(iceRestart: true)), target: .subscriber))
+
+            try await room.waitForNewRelay(resume)
+            #expect(await sfu.send([4, 2], label: "_reliable"))
+            try await waitUntil("data over the new relay", timeout: 30) {
+                events.contains { if case .dataReceived(let d, reliable: true) = $0 { d == [4, 2] } else { false } }
+            }
+            let pair = await transport.stats()?.selectedPair ?? ""
+            #expect(pair.contains("relay") && pair.contains("127.0.0.1"), "selected pair \(pair)")
         }
-        #expect((await transport.stats()?.selectedPair ?? "").contains("relay"), "relay only")
-        #expect(firstTurn.allocated(for: joinServers[0].username))
-
-        // The join's credentials expire; their relay server goes away with the allocation.
-        try await waitUntilWallClock(passes: Double(expiry))
-        await firstTurn.stopped()
-        let nextTurn = try await Coturn(secret: secret)
-        defer { nextTurn.stop() }
-        let relaysBefore = events.relayCandidates
-
-        // The resume: ReconnectResponse.ice_servers names the new server, fresh credentials.
-        let fresh = try await Coturn.server(nextTurn.url, secret: secret, name: "bot-resumed", expiry: Int(Date().timeIntervalSince1970) + 300)
-        await transport.updateICEServers([fresh])
-        // LiveKit restarts ICE after a resume: its offer with new ICE credentials.
-        try await sfu.setRemoteAnswer(try await transport.applyRemoteOffer(Self.offer(try await sfu.createOffer(iceRestart: true)), target: .subscriber))
-
-        try await waitUntil("coturn allocating for the fresh username", timeout: 20) { nextTurn.allocated(for: fresh.username) }
-        try await waitUntil("the restarted agent's relay candidate", timeout: 20) { events.relayCandidates > relaysBefore }
-        #expect(await sfu.send([4, 2], label: "_reliable"))
-        try await waitUntil("data over the new relay", timeout: 30) {
-            events.contains { if case .dataReceived(let d, reliable: true) = $0 { d == [4, 2] } else { false } }
-        }
-        let pair = await transport.stats()?.selectedPair ?? ""
-        #expect(pair.contains("relay") && pair.contains("127.0.0.1"), "selected pair \(pair)")
-        await transport.shutdown()
-        await sfu.close()
     }
 
     /// Waits, as `smoke` does, until `done` holds for both connections' statistics: reads
@@ -263,67 +152,159 @@ import TestSupport
     /// the bot's own offer after a resume (``WebRTCTransport/restartICE(_:)``), and it too
     /// must gather on the resume's servers.
     @Test func aResumesFreshTURNCredentialsReachTheRestartedPublisher() async throws {
-        let secret = "bedrud-turn-test-secret"
-        let firstTurn = try await Coturn(secret: secret)
-        defer { firstTurn.stop() }
-        let expiry = Int(Date().timeIntervalSince1970) + 4
-        let joinServers = [try await Coturn.server(firstTurn.url, secret: secret, name: "bot", expiry: expiry)]
+        try await RelayRestartRoom.run(.publisher) { room in
+            let (sfu, transport, events) = (room.sfu, room.transport, room.events)
+            // LiveKit's side of the publisher connection answers the bot's offers.
+            func answerOffer(_ n: Int) async throws {
+                let offer = try await waitFor("the bot's offer \(n)", timeout: 20) { events.offers.count >= n ? events.offers[n - 1] : nil }
+                _ = try await sfu.setRemoteOffer(offer)
+                let answer = try await sfu.createAnswer()
+                try await transport.applyRemoteAnswer(.with { $0.type = "answer"; $0.sdp = answer }, target: .publisher)
+            }
+            try await answerOffer(1)
+            #expect(await transport.waitForDataChannel("_reliable", timeoutSeconds: 30))
+            #expect((await transport.publisherStats()?.selectedPair ?? "").contains("relay"), "relay only")
+            #expect(room.firstTurn.allocated(for: room.joinServer.username))
 
-        // LiveKit's side of the publisher connection: it answers the bot's offers.
-        let loop = GLibLoop(name: "sfu-pub-ice")
-        var c = PeerConnectionConfiguration()
-        c.name = "sfu"
-        c.ice.localAddresses = ["127.0.0.1"]
-        let sfu = try PeerConnection(configuration: c, loop: loop)
-        let sfuEvents = Mutex<[PeerConnectionEvent]>([])
-        let transport = WebRTCTransport(router: nil, localAddresses: ["127.0.0.1"], publishData: true, relayOnly: true)
-        let events = Events()
-        let trickle = Task {
+            let resume = try await room.expireAndResume()
+            // After a resume with published tracks, the bot restarts the publisher's ICE itself.
+            await transport.restartICE(.publisher)
+            try await answerOffer(2)
+
+            try await room.waitForNewRelay(resume)
+            #expect(await transport.sendData([4, 2], reliable: true))
+            try await waitUntil("data over the new relay", timeout: 30) {
+                room.sfuEvents.contains { if case .dataChannelMessage(let m) = $0 { m.label == "_reliable" && m.data == [4, 2] } else { false } }
+            }
+            let pair = await transport.publisherStats()?.selectedPair ?? ""
+            #expect(pair.contains("relay") && pair.contains("127.0.0.1"), "selected pair \(pair)")
+        }
+    }
+}
+
+/// The room of both fresh-TURN tests: coturn with time-limited credentials that expire
+/// 4 s after the join, the bot's ``WebRTCTransport`` relay-only through it, and one of our
+/// PeerConnections playing LiveKit's side of the `target` connection on host candidates
+/// of loopback (no TURN), candidates trickled both ways.
+final class RelayRestartRoom: Sendable {
+    static let secret = "bedrud-turn-test-secret"
+
+    /// The relay server of the join, and its credentials (username `<expiry>:bot`).
+    let firstTurn: TURNServer
+    let joinServer: LiveKit.ICEServer
+    let expiry: Int
+    let sfu: PeerConnection
+    /// What LiveKit's side reported, in order.
+    let sfuEvents: SFUEvents
+    let transport: WebRTCTransport
+    let events: WebRTCTransportTests.Events
+    private let loop: GLibLoop
+    private let trickle: Task<Void, Never>
+    /// Relay servers started after the join, stopped with the room.
+    private let laterServers = Mutex<[TURNServer]>([])
+
+    final class SFUEvents: Sendable {
+        private let all = Mutex<[PeerConnectionEvent]>([])
+        func append(_ e: PeerConnectionEvent) { all.withLock { $0.append(e) } }
+        func contains(_ p: (PeerConnectionEvent) -> Bool) -> Bool { all.withLock { $0.contains(where: p) } }
+    }
+
+    /// What ``expireAndResume()`` left: the resume's relay server and its ICE server entry
+    /// (fresh credentials), and how many relay candidates the bot had gathered before.
+    struct Resume {
+        let turn: TURNServer
+        let server: LiveKit.ICEServer
+        let relaysBefore: Int
+    }
+
+    /// Runs `body` in a new room, and closes the room however `body` ends.
+    static func run(_ target: LiveKit.SignalTarget, _ body: (RelayRestartRoom) async throws -> Void) async throws {
+        let room = try await RelayRestartRoom(target)
+        do {
+            try await body(room)
+        } catch {
+            await room.close()
+            throw error
+        }
+        await room.close()
+    }
+
+    private init(_ target: LiveKit.SignalTarget) async throws {
+        let firstTurn = try await TURNServer(auth: .secret(Self.secret))
+        let expiry = Int(Date().timeIntervalSince1970) + 4
+        let joinServer: LiveKit.ICEServer, sfu: PeerConnection
+        let loop = GLibLoop(name: target == .publisher ? "sfu-pub-ice" : "sfu-ice")
+        do {
+            joinServer = try await Self.iceServer(firstTurn, name: "bot", expiry: expiry)
+            var c = PeerConnectionConfiguration()
+            c.name = "sfu"
+            c.ice.localAddresses = ["127.0.0.1"]
+            sfu = try PeerConnection(configuration: c, loop: loop)
+        } catch {
+            loop.shutdown()
+            await firstTurn.stopped()
+            throw error
+        }
+        let transport = WebRTCTransport(router: nil, localAddresses: ["127.0.0.1"], publishData: target == .publisher, relayOnly: true)
+        let sfuEvents = SFUEvents(), events = WebRTCTransportTests.Events()
+        self.firstTurn = firstTurn
+        self.expiry = expiry
+        self.joinServer = joinServer
+        self.loop = loop
+        self.sfu = sfu
+        self.transport = transport
+        self.sfuEvents = sfuEvents
+        self.events = events
+        trickle = Task {
             for await e in sfu.events {
-                sfuEvents.withLock { $0.append(e) }
-                if case .localCandidate(let candidate) = e { await transport.addRemoteCandidate(candidate, target: .publisher) }
+                sfuEvents.append(e)
+                if case .localCandidate(let candidate) = e { await transport.addRemoteCandidate(candidate, target: target) }
             }
         }
-        defer {
-            trickle.cancel()
-            loop.shutdown()
+        do {
+            try await transport.create(TransportConfiguration(iceServers: [joinServer], forceRelay: false, subscriberPrimary: true)) { e in
+                events.append(e)
+                if case .localCandidate(let candidate, let from) = e, from == target { Task { try? await sfu.addRemoteCandidate(candidate) } }
+            }
+        } catch {
+            await close()
+            throw error
         }
-        try await transport.create(TransportConfiguration(iceServers: joinServers, forceRelay: false, subscriberPrimary: true)) { e in
-            events.append(e)
-            if case .localCandidate(let candidate, .publisher) = e { Task { try? await sfu.addRemoteCandidate(candidate) } }
-        }
-        func answerOffer(_ n: Int) async throws {
-            let offer = try await waitFor("the bot's offer \(n)", timeout: 20) { events.offers.count >= n ? events.offers[n - 1] : nil }
-            _ = try await sfu.setRemoteOffer(offer)
-            let answer = try await sfu.createAnswer()
-            try await transport.applyRemoteAnswer(.with { $0.type = "answer"; $0.sdp = answer }, target: .publisher)
-        }
-        try await answerOffer(1)
-        #expect(await transport.waitForDataChannel("_reliable", timeoutSeconds: 30))
-        #expect((await transport.publisherStats()?.selectedPair ?? "").contains("relay"), "relay only")
-        #expect(firstTurn.allocated(for: joinServers[0].username))
+    }
 
+    /// The join's credentials expire and their relay server goes away with the allocation;
+    /// the resume's `ice_servers` (ReconnectResponse) name another server with fresh
+    /// credentials, and they reach the transport. The ICE restart is the caller's.
+    func expireAndResume() async throws -> Resume {
         try await waitUntilWallClock(passes: Double(expiry))
         await firstTurn.stopped()
-        let nextTurn = try await Coturn(secret: secret)
-        defer { nextTurn.stop() }
+        let next = try await TURNServer(auth: .secret(Self.secret))
+        laterServers.withLock { $0.append(next) }
         let relaysBefore = events.relayCandidates
-
-        let fresh = try await Coturn.server(nextTurn.url, secret: secret, name: "bot-resumed", expiry: Int(Date().timeIntervalSince1970) + 300)
+        let fresh = try await Self.iceServer(next, name: "bot-resumed", expiry: Int(Date().timeIntervalSince1970) + 300)
         await transport.updateICEServers([fresh])
-        // After a resume with published tracks, the bot restarts the publisher's ICE itself.
-        await transport.restartICE(.publisher)
-        try await answerOffer(2)
+        return Resume(turn: next, server: fresh, relaysBefore: relaysBefore)
+    }
 
-        try await waitUntil("coturn allocating for the fresh username", timeout: 20) { nextTurn.allocated(for: fresh.username) }
-        try await waitUntil("the restarted agent's relay candidate", timeout: 20) { events.relayCandidates > relaysBefore }
-        #expect(await transport.sendData([4, 2], reliable: true))
-        try await waitUntil("data over the new relay", timeout: 30) {
-            sfuEvents.withLock { $0.contains { if case .dataChannelMessage(let m) = $0 { m.label == "_reliable" && m.data == [4, 2] } else { false } } }
-        }
-        let pair = await transport.publisherStats()?.selectedPair ?? ""
-        #expect(pair.contains("relay") && pair.contains("127.0.0.1"), "selected pair \(pair)")
+    /// After the ICE restart: the new server allocated for the fresh username, and the
+    /// restarted agent gathered a relay candidate on it.
+    func waitForNewRelay(_ resume: Resume) async throws {
+        try await resume.turn.waitForAllocation(for: resume.server.username, timeout: 20)
+        try await waitUntil("the restarted agent's relay candidate", timeout: 20) { events.relayCandidates > resume.relaysBefore }
+    }
+
+    private func close() async {
         await transport.shutdown()
         await sfu.close()
+        trickle.cancel()
+        loop.shutdown()
+        await firstTurn.stopped()
+        for server in laterServers.withLock({ $0 }) { await server.stopped() }
+    }
+
+    /// A LiveKit ICE server entry for `turn` with `name`'s credentials, valid until `expiry` (unix seconds).
+    private static func iceServer(_ turn: TURNServer, name: String, expiry: Int) async throws -> LiveKit.ICEServer {
+        let (username, password) = try await TURNServer.credentials(secret: secret, name: name, expiry: expiry)
+        return .with { $0.urls = [turn.url()]; $0.username = username; $0.credential = password }
     }
 }

@@ -727,6 +727,11 @@ class ClientParticipant(Participant):
             self._on_client_data(label, message)
 
     def _on_client_data(self, label: str, message: Any) -> None:
+        # What arrives after the participant left (its channels close a moment later) is
+        # dropped, as LiveKit does (v1.10.1 pkg/rtc/participant.go:2304, IsDisconnected):
+        # the others never get data from someone they were told is gone.
+        if self.state == lkm.ParticipantInfo.DISCONNECTED:
+            return
         self.stats["data_received"] += 1
         if label not in ("_reliable", "_lossy") or not isinstance(message, (bytes, bytearray)):
             return  # data tracks and unlabeled channels are not forwarded here
@@ -740,6 +745,8 @@ class ClientParticipant(Participant):
         reliable = label == "_reliable"
         destinations = list(packet.destination_identities) or (
             list(packet.user.destination_identities) if packet.HasField("user") else [])
+        # The sender's identity and sid, whatever the client wrote (v1.10.1
+        # pkg/rtc/participant.go:2316, 2391-2392, 2504).
         packet.participant_identity = self.identity
         packet.participant_sid = self.sid
         if packet.HasField("user"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 from urllib.parse import urlencode
 
 import aiohttp
@@ -20,6 +20,11 @@ from aiortc.mediastreams import MediaStreamError
 from aiortc.sdp import candidate_from_sdp
 from livekit.protocol import models as lkm
 from livekit.protocol import rtc as lkr
+
+if TYPE_CHECKING:
+    from livekit import rtc
+
+    from .helpers import DevServer
 
 
 class LKClient:
@@ -55,7 +60,7 @@ class LKClient:
     # MARK: connection
 
     def url(self, reconnect: bool = False) -> str:
-        base = self.host.replace("http://", "ws://").replace("https://", "wss://").rstrip("/") + "/rtc"
+        base = ws_url(self.host).rstrip("/") + "/rtc"
         q = {"protocol": str(self.protocol), "auto_subscribe": "1" if self.auto_subscribe else "0",
              "adaptive_stream": "0", "sdk": "swift", "version": "0.1.0"}
         if not self.header_auth:
@@ -307,3 +312,50 @@ def rms(samples: np.ndarray) -> float:
         return 0.0
     f = samples.astype(np.float64) / 32768.0
     return float(np.sqrt(np.mean(f * f)))
+
+
+# MARK: - the official SDK
+
+SDK_CONNECT_TIMEOUT = 30.0
+
+
+def ws_url(livekit_host: str) -> str:
+    """The signal URL of a join reply's `livekitHost` (http → ws, https → wss)."""
+    return livekit_host.replace("http://", "ws://").replace("https://", "wss://")
+
+
+async def sdk_connect(join: dict, *, auto_subscribe: bool = True, on: Optional[dict[str, Callable]] = None,
+                      room: Optional["rtc.Room"] = None, timeout: float = SDK_CONNECT_TIMEOUT) -> "rtc.Room":
+    """Connects the official LiveKit SDK with a Bedrud join reply (`livekitHost`, `token`),
+    within `timeout` seconds, and returns its Room.
+
+    `on` maps SDK event names to handlers; they, like whatever the caller did to a `room`
+    it passes in, are in place before the connection starts, so no event of the join is
+    missed. A connection that fails or times out is disconnected before the error goes up.
+    The SDK needs a network namespace of its own (scripts/netns-run): its libwebrtc
+    gathers no candidates on loopback.
+    """
+    from livekit import rtc  # here: loading the SDK's native library is for the probes only
+    if room is None:
+        room = rtc.Room()
+    for event, handler in (on or {}).items():
+        room.on(event, handler)
+    try:
+        await asyncio.wait_for(room.connect(ws_url(join["livekitHost"]), join["token"],
+                                            rtc.RoomOptions(auto_subscribe=auto_subscribe)), timeout)
+    except BaseException:
+        try:
+            await asyncio.wait_for(room.disconnect(), 5)
+        except Exception:  # noqa: BLE001 — the connect's own error is the one to report
+            pass
+        raise
+    return room
+
+
+async def sdk_guest_join(srv: "DevServer", room_name: str, guest_name: str, **options: Any) -> "rtc.Room":
+    """Joins `room_name` as the guest `guest_name` (Bedrud's `POST /api/room/guest-join`)
+    with the official SDK; `options` as for `sdk_connect`."""
+    reply = srv.request("POST", "/api/room/guest-join", {"roomName": room_name, "guestName": guest_name})
+    if reply.status != 200:
+        raise RuntimeError(f"guest-join {room_name!r} as {guest_name!r}: {reply}")
+    return await sdk_connect(reply.json(), **options)

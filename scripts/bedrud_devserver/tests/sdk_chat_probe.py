@@ -25,15 +25,13 @@ import tempfile
 import time
 import traceback
 
-from livekit import rtc
-
 from ..chatwire import chat_packets as web_chat_packets, wire
 from .helpers import REPO, DevServer
-from .sdk_record_probe import wait_for, ws_url
+from .lkclient import sdk_guest_join
+from .sdk_record_probe import wait_for
 
 ROOM = "chatroom"
 BOT = os.environ.get("BEDRUD_BOT") or os.path.join(REPO, ".build", "release", "bedrud-bot")
-CONNECT_TIMEOUT = 30.0
 SAFE_BYTES = 60_000
 # Multibyte text (2-, 3-, 4-byte UTF-8, a ZWJ sequence) long enough to be cut.
 TEXT = "Grüße aus Köln — «سلام» 😀 👩‍👩‍👧 " * 2600
@@ -72,10 +70,7 @@ async def run(srv: DevServer, work: str, report: dict) -> dict:
                     return [p for p in r["participants"] if p.get("client") and p["state"] == "ACTIVE"]
             return None
         wait_for(bot_active, 30, "the bot to be ACTIVE")
-        join = srv.request("POST", "/api/room/guest-join", {"roomName": ROOM, "guestName": "Sender"}).json()
-        room = rtc.Room()
-        await asyncio.wait_for(room.connect(ws_url(join["livekitHost"]), join["token"], rtc.RoomOptions(auto_subscribe=False)),
-                               CONNECT_TIMEOUT)
+        room = await sdk_guest_join(srv, ROOM, "Sender", auto_subscribe=False)
         me = room.local_participant
         picture = image()
         import base64

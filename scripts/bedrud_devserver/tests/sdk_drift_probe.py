@@ -23,7 +23,7 @@ import numpy as np
 from livekit import rtc
 
 from .helpers import REPO, DevServer
-from .sdk_record_probe import ws_url
+from .lkclient import sdk_guest_join
 
 ROOM = "driftroom"
 BOT = os.path.join(REPO, ".build", "release", "bedrud-bot")
@@ -37,8 +37,6 @@ async def run(seconds: int) -> dict:
         wav = os.path.join(work, "speech.wav")
         subprocess.run(["espeak-ng", "-w", wav, "Counting the samples for an hour: one, two, three, four, five."],
                        check=True, capture_output=True, timeout=60)
-        join = srv.request("POST", "/api/room/guest-join", {"roomName": ROOM, "guestName": "Listener"}).json()
-        room = rtc.Room()
         state = {"total": 0, "first_min": None, "last_min": None, "minute": -1, "start": None}
         minutes: list[dict] = []
 
@@ -61,8 +59,8 @@ async def run(seconds: int) -> dict:
                     state["last_min"] = min(state["last_min"], offset)
 
         tasks: list[asyncio.Task] = []
-        room.on("track_subscribed", lambda track, pub, p: tasks.append(asyncio.ensure_future(collect(track))))
-        await asyncio.wait_for(room.connect(ws_url(join["livekitHost"]), join["token"], rtc.RoomOptions(auto_subscribe=True)), 30)
+        room = await sdk_guest_join(srv, ROOM, "Listener", on={
+            "track_subscribed": lambda track, pub, p: tasks.append(asyncio.ensure_future(collect(track)))})
         home = os.path.join(work, "home")
         os.makedirs(home)
         bot = await asyncio.create_subprocess_exec(BOT, "-q", "play", f"{srv.url}/m/{ROOM}", wav, "--loop", "--duration", f"{seconds}s",

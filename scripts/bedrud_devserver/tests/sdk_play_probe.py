@@ -28,11 +28,11 @@ import numpy as np
 from livekit import rtc
 
 from .helpers import REPO, DevServer
-from .sdk_record_probe import best_correlation, decode_file, segment_correlation, ws_url
+from .lkclient import sdk_guest_join
+from .sdk_record_probe import best_correlation, decode_file, segment_correlation
 
 ROOM = "playroom"
 BOT = os.path.join(REPO, ".build", "release", "bedrud-bot")
-CONNECT_TIMEOUT = 30.0
 RATE = 48000
 TEXT = ("The official LiveKit software development kit listens while bedrud bot plays this "
         "Ogg Opus file as it is. One, two, three, four, five, six, seven, eight, nine, ten.")
@@ -52,8 +52,6 @@ async def run(srv: DevServer, work: str) -> dict:
     report["file_seconds"] = round(len(reference) / RATE, 3)
     home = os.path.join(work, "home")
     os.makedirs(home)
-    listen_join = srv.request("POST", "/api/room/guest-join", {"roomName": ROOM, "guestName": "Listener"}).json()
-    listener = rtc.Room()
     heard: list[np.ndarray] = []
     arrivals: list[tuple[float, int]] = []  # (monotonic time, samples so far) per frame
 
@@ -71,9 +69,8 @@ async def run(srv: DevServer, work: str) -> dict:
         finally:
             await stream.aclose()
     tasks: list[asyncio.Task] = []
-    listener.on("track_subscribed", lambda track, pub, p: tasks.append(asyncio.ensure_future(collect(track))))
-    await asyncio.wait_for(listener.connect(ws_url(listen_join["livekitHost"]), listen_join["token"],
-                                            rtc.RoomOptions(auto_subscribe=True)), CONNECT_TIMEOUT)
+    listener = await sdk_guest_join(srv, ROOM, "Listener", on={
+        "track_subscribed": lambda track, pub, p: tasks.append(asyncio.ensure_future(collect(track)))})
     env = dict(os.environ, HOME=home, NO_COLOR="1")
     bot = await asyncio.create_subprocess_exec(BOT, "play", f"{srv.url}/m/{ROOM}", opus, "--guest-name", "Player",
                                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=home)

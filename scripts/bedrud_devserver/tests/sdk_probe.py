@@ -20,15 +20,10 @@ import numpy as np
 from livekit import rtc
 
 from .helpers import DevServer
-from .lkclient import dominant_frequency, rms
+from .lkclient import dominant_frequency, rms, sdk_connect, sdk_guest_join
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCENARIO = os.path.join(HERE, "scenarios", "sdk-proof.scenario")
-CONNECT_TIMEOUT = 30.0
-
-
-def ws_url(livekit_host: str) -> str:
-    return livekit_host.replace("http://", "ws://").replace("https://", "wss://")
 
 
 def loudest_second(samples: np.ndarray, rate: int = 48000) -> np.ndarray:
@@ -122,12 +117,6 @@ class Observer:
         await asyncio.gather(*self.tasks, return_exceptions=True)
 
 
-async def connect(url: str, token: str) -> rtc.Room:
-    room = rtc.Room()
-    await asyncio.wait_for(room.connect(url, token, rtc.RoomOptions(auto_subscribe=True)), CONNECT_TIMEOUT)
-    return room
-
-
 async def publish_tone(room: rtc.Room, frequency: float, seconds: float, amplitude: float = 0.3) -> None:
     source = rtc.AudioSource(48000, 1)
     track = rtc.LocalAudioTrack.create_audio_track("tone", source)
@@ -152,8 +141,7 @@ async def scenario_part(srv: DevServer, t0: float) -> dict:
     join = srv.request("POST", "/api/room/join", {"roomName": "sdkproof"}, token=token).json()
     room = rtc.Room()
     obs = Observer("scenario", room, t0)
-    await asyncio.wait_for(room.connect(ws_url(join["livekitHost"]), join["token"],
-                                        rtc.RoomOptions(auto_subscribe=True)), CONNECT_TIMEOUT)
+    await sdk_connect(join, room=room)
     obs._ev("connected", identity=room.local_participant.identity)
     try:
         await asyncio.wait_for(obs.disconnected.wait(), 40)  # the scenario kicks us at the end
@@ -165,19 +153,12 @@ async def scenario_part(srv: DevServer, t0: float) -> dict:
 
 
 async def forwarding_part(srv: DevServer, t0: float) -> dict:
-    def guest(name: str) -> dict:
-        r = srv.request("POST", "/api/room/guest-join", {"roomName": "forwarding", "guestName": name})
-        assert r.status == 200, r
-        return r.json()
-    listener_join, speaker_join = guest("Listener"), guest("Speaker")
     listener = rtc.Room()
     obs = Observer("listener", listener, t0)
-    await asyncio.wait_for(listener.connect(ws_url(listener_join["livekitHost"]), listener_join["token"],
-                                            rtc.RoomOptions(auto_subscribe=True)), CONNECT_TIMEOUT)
+    await sdk_guest_join(srv, "forwarding", "Listener", room=listener)
     speaker = rtc.Room()
     speaker_obs = Observer("speaker", speaker, t0)
-    await asyncio.wait_for(speaker.connect(ws_url(speaker_join["livekitHost"]), speaker_join["token"],
-                                           rtc.RoomOptions(auto_subscribe=True)), CONNECT_TIMEOUT)
+    await sdk_guest_join(srv, "forwarding", "Speaker", room=speaker)
     await publish_tone(speaker, 660.0, 4.0)
     # Speaker also chats; the listener must get it through the server.
     await speaker.local_participant.publish_data(json.dumps({"type": "chat", "id": "1", "timestamp": 0,
@@ -195,7 +176,7 @@ async def forwarding_part(srv: DevServer, t0: float) -> dict:
     await obs.stop()
     await speaker_obs.stop()
     report = obs.report()
-    report["speaker_identity"] = speaker_join["token"] and speaker.local_participant.identity
+    report["speaker_identity"] = speaker.local_participant.identity
     return report
 
 

@@ -33,16 +33,12 @@ from livekit import rtc
 from ..forward import red_primary
 from ..media import speech_clip
 from .helpers import REPO, DevServer
+from .lkclient import sdk_guest_join
 
 ROOM = "dtxroom"
 BOT = os.path.join(REPO, ".build", "release", "bedrud-bot")
-CONNECT_TIMEOUT = 30.0
 RATE = 48000
 FRAME = 480  # 10 ms, as an application hands audio to libwebrtc
-
-
-def ws_url(livekit_host: str) -> str:
-    return livekit_host.replace("http://", "ws://").replace("https://", "wss://")
 
 
 # MARK: - Ogg (RFC 3533) and Opus packets
@@ -212,8 +208,6 @@ async def run(srv: DevServer, work: str) -> dict:
             return None
         wait_for(bot_active, 30, "the bot to be ACTIVE")
         # An SDK listener accepts RED, so it gets RED; the bot declines it and gets the primaries.
-        listen_join = srv.request("POST", "/api/room/guest-join", {"roomName": ROOM, "guestName": "Listener"}).json()
-        listener = rtc.Room()
         heard: list[np.ndarray] = []
 
         async def collect(track: rtc.Track) -> None:
@@ -226,13 +220,9 @@ async def run(srv: DevServer, work: str) -> dict:
             finally:
                 await stream.aclose()
         listen_tasks: list[asyncio.Task] = []
-        listener.on("track_subscribed", lambda track, pub, p: listen_tasks.append(asyncio.ensure_future(collect(track))))
-        await asyncio.wait_for(listener.connect(ws_url(listen_join["livekitHost"]), listen_join["token"],
-                                                rtc.RoomOptions(auto_subscribe=True)), CONNECT_TIMEOUT)
-        join = srv.request("POST", "/api/room/guest-join", {"roomName": ROOM, "guestName": "Speaker"}).json()
-        room = rtc.Room()
-        await asyncio.wait_for(room.connect(ws_url(join["livekitHost"]), join["token"],
-                                            rtc.RoomOptions(auto_subscribe=True)), CONNECT_TIMEOUT)
+        listener = await sdk_guest_join(srv, ROOM, "Listener", on={
+            "track_subscribed": lambda track, pub, p: listen_tasks.append(asyncio.ensure_future(collect(track)))})
+        room = await sdk_guest_join(srv, ROOM, "Speaker")
         report["publish_seconds"] = round(await publish(room, pcm, actions, report["actions"]), 3)
         state = srv.state()
         mine = [p for r in state["rooms"] if r["name"] == ROOM for p in r["participants"]
