@@ -199,13 +199,10 @@ enum JoinCommand {
             return try await RoomRun(plan: plan, join: join, options: options, console: inv.console).run()
         }
         var roomOptions = RoomManagerOptions()
-        roomOptions.waitForTransport = false
         roomOptions.state.maxOutageMs = Int64(options.maxOutage * 1000)
         roomOptions.signalConnectTimeout = try ctx.config.value(Settings.Network.connectTimeout) + 5
-        let room = RoomManager(
-            livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string, options: roomOptions,
-            transport: nil, tokenProvider: { [plan] in try await plan.rejoinToken(onRecreated: {}) })
-        return try await follow(room, token: join.token, duration: duration, json: options.json, console: inv.console)
+        let session = RoomSession(signallingOnly: plan, join: join, options: roomOptions)
+        return try await follow(session, duration: duration, json: options.json, console: inv.console)
     }
 
     /// Asks for the room's LiveKit token; returns it with the line that says what is joined.
@@ -231,9 +228,10 @@ enum JoinCommand {
         }
     }
 
-    /// Runs the room until it ends, `duration` passes or a signal arrives, printing events
-    /// (as JSON lines with `json`, offsets from now).
-    static func follow(_ room: RoomManager, token: String, duration: Double?, json: Bool, console: Console) async throws -> ExitCode {
+    /// Follows a signalling-only session until the room ends, `duration` passes or a signal
+    /// arrives, printing events (as JSON lines with `json`, offsets from now).
+    static func follow(_ session: RoomSession, duration: Double?, json: Bool, console: Console) async throws -> ExitCode {
+        let room = session.room
         let watcher = SignalWatcher { _ in
             Task { await room.leave() }
         }
@@ -242,12 +240,12 @@ enum JoinCommand {
                                                 startMonotonicNanos: MonotonicClock.nanos(), echo: console) : nil
         let printer = Task {
             var formatter = RoomEventFormatter()
-            for await event in room.events {
+            for await event in session.events {
                 if let line = formatter.text(event), lines == nil { console.event(Self.stamp(Date()) + " " + line) }
                 if let lines { TranscriptEvents.write(event, to: lines, formatter: formatter) }
             }
         }
-        await room.connect(token: token)
+        await session.connect()
         var timer: Task<Void, Never>?
         if let duration {
             timer = Task {
@@ -255,14 +253,14 @@ enum JoinCommand {
                 if !Task.isCancelled { await room.leave() }
             }
         }
-        let reason = await room.waitUntilFinished() ?? .left
+        _ = await room.waitUntilFinished()
         timer?.cancel()
+        // The room has ended: `leave` only says why, in the one final line every command
+        // prints; nil for a clean leave (a signal or --duration, docs/CLI.md).
+        let failure = await session.leave()
         await printer.value
-        if reason == .left { return .success }  // stopped by a signal or --duration: a clean leave (docs/CLI.md)
-        let state = await room.current
-        throw CommandFailure(reason.exitCode, RoomSession.finalLine(
-            reason, everConnected: state.everConnected, connectError: await room.lastConnectError, transportError: nil,
-            serverProblem: state.serverProblem))
+        if let failure { throw failure }
+        return .success
     }
 
     static func stamp(_ d: Date) -> String {

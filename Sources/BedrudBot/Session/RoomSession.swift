@@ -66,12 +66,24 @@ final class RoomSession: Sendable {
     }
 
     /// A session on `transport` (not connected yet).
-    init(plan: JoinPlan, join: JoinRoomResponse, transport: any SessionTransport, options: RoomManagerOptions = RoomManagerOptions(),
-         onRecreated: @escaping @Sendable () -> Void = {}) {
+    convenience init(plan: JoinPlan, join: JoinRoomResponse, transport: any SessionTransport, options: RoomManagerOptions = RoomManagerOptions(),
+                     onRecreated: @escaping @Sendable () -> Void = {}) {
+        self.init(plan: plan, join: join, transport: transport, roomTransport: transport, options: options, onRecreated: onRecreated)
+    }
+
+    /// A signalling-only session (`join --no-media`): its ``RoomManager`` has no WebRTC
+    /// transport at all, so it neither waits for one nor answers offers, and LiveKit removes
+    /// such a participant after about 60 s. Nothing can be published or sent.
+    convenience init(signallingOnly plan: JoinPlan, join: JoinRoomResponse, options: RoomManagerOptions = RoomManagerOptions()) {
+        self.init(plan: plan, join: join, transport: NoMediaTransport(), roomTransport: nil, options: options, onRecreated: {})
+    }
+
+    private init(plan: JoinPlan, join: JoinRoomResponse, transport: any SessionTransport, roomTransport: (any RoomTransport)?,
+                 options: RoomManagerOptions, onRecreated: @escaping @Sendable () -> Void) {
         self.join = join
         self.transport = transport
         room = RoomManager(livekitHost: join.livekitHost, tls: plan.instance.tls, clientVersion: BedrudBotVersion.string,
-                           options: options, transport: transport,
+                           options: options, transport: roomTransport,
                            tokenProvider: { try await plan.rejoinToken(onRecreated: onRecreated) })
         (events, eventSink) = AsyncStream<RoomEvent>.makeStream(bufferingPolicy: .bufferingNewest(4096))
     }
@@ -295,4 +307,33 @@ final class RoomSession: Sendable {
         }
         waiter?.continuation.resume()
     }
+}
+
+// MARK: - Signalling only
+
+/// What a signalling-only session holds in place of WebRTC: no connection that could fail,
+/// no data channel to wait for, nothing to publish, mute or send. Its ``RoomManager`` is
+/// given no transport (nil), so only the session's own calls (shutdown, `lastError`, the
+/// data-channel waits it cancels) reach this.
+private final class NoMediaTransport: SessionTransport {
+    static let noMedia = TransportError("a signalling-only session (--no-media) has no media")
+
+    var lastError: String? { nil }
+    func create(_ configuration: TransportConfiguration, events: @escaping @Sendable (TransportEvent) -> Void) async throws { throw Self.noMedia }
+    func applyRemoteOffer(_ offer: LiveKit.SessionDescription, target: LiveKit.SignalTarget) async throws -> String { throw Self.noMedia }
+    func applyRemoteAnswer(_ answer: LiveKit.SessionDescription, target: LiveKit.SignalTarget) async throws { throw Self.noMedia }
+    func addRemoteCandidate(_ candidate: ICECandidateInit, target: LiveKit.SignalTarget) async {}
+    func updateICEServers(_ servers: [LiveKit.ICEServer]) async {}
+    func restartICE(_ target: LiveKit.SignalTarget) async {}
+    func close() async {}
+    func waitForDataChannel(_ label: String, timeoutSeconds: Double) async -> Bool { false }
+    func cancelDataChannelWaits() {}
+    func publishAudio(cid: String, stereo: Bool, dtx: Bool, ring: PacketRing, timeoutSeconds: Double) async throws -> (mid: String, startNanos: UInt64) {
+        throw Self.noMedia
+    }
+    func waitUntilDataSent(timeoutSeconds: Double) async -> Bool { false }
+    func setAudioMuted(mid: String, muted: Bool) async {}
+    /// Nothing is ever sent, so every track is drained.
+    func waitUntilAudioDrained(mid: String, timeoutSeconds: Double) async -> Bool { true }
+    func shutdown() async {}
 }

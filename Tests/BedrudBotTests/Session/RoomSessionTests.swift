@@ -96,6 +96,25 @@ extension FakeRoomTransport: SessionTransport {}
         #expect(fake.calls.contains(.shutdown))
     }
 
+    /// `join --no-media`'s session: its room has no WebRTC transport, so it is connected at
+    /// the join (it would wait for a peer connection, and fail, if the session's stand-in were
+    /// handed to it); no data channel is waited for, nothing is sent, and leaving is clean.
+    @Test func aSignallingOnlySessionIsConnectedAtTheJoinWithoutATransport() async throws {
+        let server = try HostileSignalServer(onJoin: .init(frames: [HostileSignalServer.frame(HostileSignalServer.join())], holdSeconds: 30))
+        defer { server.stop() }
+        let join = JoinRoomResponse(room: Room(id: "r1", name: "hostile"), token: "not-a-jwt", livekitHost: server.livekitHost)
+        let session = RoomSession(signallingOnly: Self.offlinePlan(), join: join)
+        await session.connect()
+        #expect(await session.waitUntilJoined(timeout: 20)?.identity == "bot")
+        try await waitUntil("the room is connected", timeout: 10) { await session.room.current.everConnected }
+        let t0 = MonotonicClock.nanos()
+        #expect(await !session.waitForDataChannel(timeout: 20))
+        #expect(Double(MonotonicClock.nanos() - t0) / 1e9 < 2)
+        #expect(await !session.sendData([1, 2, 3]))
+        #expect(await session.leave() == nil)
+        #expect(session.transport.lastError == nil)
+    }
+
     // MARK: - Every command, one line
 
     /// join, play and say against a media server whose DTLS certificate never matches its
