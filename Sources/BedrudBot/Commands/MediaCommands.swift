@@ -121,8 +121,8 @@ enum MediaCommands {
         return read(fd, &head, 4) == 4 && head == Array("OggS".utf8)
     }
 
-    /// `verify --json`: one object per file (docs/CLI.md); `channels`, `pre_skip`, `vendor`
-    /// and `tags` only when the file has those headers.
+    /// `verify --json`: one object per file (docs/CLI.md), every key always present;
+    /// `channels`, `pre_skip`, `vendor` and `tags` are `null` for a file without those headers.
     struct VerifyJSON: Encodable, Equatable {
         struct Gap: Encodable, Equatable {
             var startMs: Double
@@ -138,10 +138,10 @@ enum MediaCommands {
         var problems: [String]
         var gaps: [Gap]
         var gapMs: Double
-        var channels: Int?
-        var preSkip: Int?
-        var vendor: String?
-        var tags: [String: String]?
+        var channels: Nullable<Int>
+        var preSkip: Nullable<Int>
+        var vendor: Nullable<String>
+        var tags: Nullable<[String: String]>
         enum CodingKeys: String, CodingKey {
             case file, valid, pages, eos, problems, gaps, channels, vendor, tags
             case durationMs = "duration_ms", audioPackets = "audio_packets", gapMs = "gap_ms", preSkip = "pre_skip"
@@ -151,8 +151,9 @@ enum MediaCommands {
     static func jsonValue(path: String, _ r: OggOpusReport) -> VerifyJSON {
         VerifyJSON(file: path, valid: r.isValid, durationMs: Double(r.durationMillis), pages: r.pages, audioPackets: r.audioPackets, eos: r.hasEOS,
                    problems: r.problems, gaps: r.gaps.map { .init(startMs: Double($0.startMillis), durationMs: Double($0.durationMillis)) },
-                   gapMs: Double(r.gapMillis), channels: r.head.map { Int($0.channelCount) }, preSkip: r.head.map { Int($0.preSkip) },
-                   vendor: r.tags?.vendor, tags: r.tags.map { Dictionary($0.comments.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a }) })
+                   gapMs: Double(r.gapMillis), channels: Nullable(r.head.map { Int($0.channelCount) }), preSkip: Nullable(r.head.map { Int($0.preSkip) }),
+                   vendor: Nullable(r.tags?.vendor),
+                   tags: Nullable(r.tags.map { Dictionary($0.comments.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a }) }))
     }
 
     static func json(path: String, _ r: OggOpusReport) -> String {

@@ -56,6 +56,28 @@ import BedrudMedia
         #expect(usage.exitCode == 2)
     }
 
+    /// Unknown values are `null`, not missing (docs/CLI.md): a file that is not Ogg at all, and
+    /// an Ogg Opus stream whose two header pages (OpusHead, OpusTags) were cut off.
+    @Test func verifyJSONWritesNullForHeadersAFileDoesNotHave() throws {
+        let dir = try temporaryDirectory()
+        let garbage = dir + "/garbage.opus"
+        try Data("this is not a recording\n".utf8).write(to: URL(fileURLWithPath: garbage))
+        let opus = Array(try Data(contentsOf: URL(fileURLWithPath: try opusencFile(seconds: "2"))))
+        // Every page starts with "OggS"; the third one is the first audio page.
+        let pages = opus.indices.dropLast(3).filter { Array(opus[$0..<$0 + 4]) == Array("OggS".utf8) }
+        let headerless = dir + "/headerless.opus"
+        try Data(opus[try #require(pages.dropFirst(2).first)...]).write(to: URL(fileURLWithPath: headerless))
+        for path in [garbage, headerless] {
+            let r = try Subprocess.bot(["verify", "--json", path])
+            #expect(r.exitCode == 13, "\(path): \(r.stdout)\(r.stderr)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], "\(r.stdout)")
+            #expect(object["file"] as? String == path && object["valid"] as? Bool == false)
+            for key in ["channels", "pre_skip", "vendor", "tags"] {
+                #expect(object[key] is NSNull, "\(path): \(key) in \(r.stdout)")
+            }
+        }
+    }
+
     @Test func repairFinishesATruncatedPartFile() throws {
         let path = try opusencFile(seconds: "8")
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
