@@ -42,10 +42,23 @@ import TestSupport
     }
 
     @Test func roomDeleted() async throws {
-        let server = try await DevServer.start(scenarioText: "room doomed public\nstart first-join\nat 0s join host name=Host\nat 2s delete-room\n")
+        let scenario = "room doomed public\nstart first-join\nat 0s join host name=Host\nat 2s delete-room\n"
+        let server = try await DevServer.start(scenarioText: scenario)
         let user = try CLIUser()
         let r = try await user.expect(10, ["join", server.baseURL + "/m/doomed", "--no-media"], timeout: 60)
         #expect(r.stdout.contains("disconnected: the room was deleted"), "\(r.stdout)")
+        #expect(r.stderr.hasSuffix("\nbedrud-bot: error: the room was deleted\n"), "\(r.stderr)")
+
+        // With --json (and -q): events.jsonl's objects up to the disconnect, and on stderr
+        // only the one final line.
+        let again = try await DevServer.start(scenarioText: scenario)
+        let j = try await user.expect(10, ["-q", "join", again.baseURL + "/m/doomed", "--no-media", "--json"], timeout: 60)
+        #expect(j.stderr == "bedrud-bot: error: the room was deleted\n", "\(j.stderr)")
+        let objects = j.stdout.split(separator: "\n").map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(objects.map { $0?["type"] as? String } == ["joined", "connected", "participant_joined", "track_published", "disconnected"], "\(j.stdout)")
+        #expect(objects.last??["reason"] as? String == "room deleted", "\(j.stdout)")
+        let check = try await EventSchema.run([try user.writeFile("doomed.jsonl", j.stdout)])
+        #expect(check.exitCode == 0, "\(check.stdout)\(check.stderr)")
     }
 
     @Test func duplicateIdentityEndsTheOlderSession() async throws {
