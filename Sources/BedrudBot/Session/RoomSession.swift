@@ -55,9 +55,7 @@ final class RoomSession: Sendable {
         var droppedEvents = 0
         /// ``stopWaiting()`` was called: every wait returns at once.
         var stopped = false
-        fileprivate var waiters: [UInt64: Waiter] = [:]
-        fileprivate var expired: Set<UInt64> = []
-        fileprivate var nextWaiter: UInt64 = 0
+        fileprivate var waiters = WaitList<Waiter>()
     }
 
     fileprivate struct Waiter: Sendable {
@@ -252,12 +250,8 @@ final class RoomSession: Sendable {
             default: break
             }
             if case .dropped = eventSink.yield(event) { s.droppedEvents += 1 }
-            var ready: [CheckedContinuation<Void, Never>] = []
-            for (id, w) in s.waiters where w.ready(s) {
-                ready.append(w.continuation)
-                s.waiters[id] = nil
-            }
-            return ready
+            let view = s
+            return s.waiters.take { $0.ready(view) }.map(\.continuation)
         }
         if case .disconnected = event { transport.cancelDataChannelWaits() }
         for c in woken { c.resume() }
@@ -265,24 +259,16 @@ final class RoomSession: Sendable {
 
     /// Returns when `ready` holds for what has been seen, or after `timeout` seconds.
     private func wait(timeout: Double, until ready: @escaping @Sendable (Seen) -> Bool) async {
-        let id = seen.withLock { s -> UInt64 in
-            s.nextWaiter += 1
-            return s.nextWaiter
-        }
-        let timer = Task { [weak self] in
-            guard (try? await Task.sleep(for: .milliseconds(Int64(min(max(timeout, 0), 1e9) * 1000)))) != nil else { return }
-            self?.expire(id)
-        }
+        let id = seen.withLock { $0.waiters.open() }
+        let timer = waitTimeout(seconds: timeout) { [weak self] in self?.expire(id) }
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let now = seen.withLock { s -> Bool in
-                if s.stopped || ready(s) || s.expired.remove(id) != nil { return true }
-                s.waiters[id] = Waiter(ready: ready, continuation: c)
-                return false
+            let now = seen.withLock { s in
+                s.stopped || ready(s) || !s.waiters.park(id, Waiter(ready: ready, continuation: c))
             }
             if now { c.resume() }
         }
         timer.cancel()
-        seen.withLock { _ = $0.expired.remove(id) }
+        seen.withLock { $0.waiters.close(id) }
     }
 
     /// Wakes every wait (and the transport's data-channel waits) with what has been seen
@@ -290,22 +276,14 @@ final class RoomSession: Sendable {
     func stopWaiting() {
         let all = seen.withLock { s -> [Waiter] in
             s.stopped = true
-            defer { s.waiters = [:] }
-            return Array(s.waiters.values)
+            return s.waiters.takeAll()
         }
         transport.cancelDataChannelWaits()
         for w in all { w.continuation.resume() }
     }
 
     private func expire(_ id: UInt64) {
-        let waiter = seen.withLock { s -> Waiter? in
-            guard let w = s.waiters.removeValue(forKey: id) else {
-                s.expired.insert(id)
-                return nil
-            }
-            return w
-        }
-        waiter?.continuation.resume()
+        seen.withLock { $0.waiters.end(id) }?.continuation.resume()
     }
 }
 

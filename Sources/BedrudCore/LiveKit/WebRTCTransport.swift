@@ -55,10 +55,7 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
         var ignoredDataMessages = 0
         /// Changes of either connection's state (``connectionChanges``) and who waits for the next.
         var connectionChanges: UInt64 = 0
-        var changeWaiters: [UInt64: CheckedContinuation<UInt64, Never>] = [:]
-        /// Waits whose timeout or cancellation came before they were registered.
-        var expiredChangeWaits: Set<UInt64> = []
-        var nextChangeWait: UInt64 = 0
+        var changeWaiters = WaitList<CheckedContinuation<UInt64, Never>>()
     }
 
     /// - Parameters:
@@ -248,20 +245,12 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
     /// returns it; after `timeoutSeconds`, or when the calling task is cancelled, returns
     /// what it is then. Woken by the connections' own events (both of them), not polled.
     public func waitForConnectionChange(after seen: UInt64, timeoutSeconds: Double) async -> UInt64 {
-        let id = state.withLock { s -> UInt64 in
-            s.nextChangeWait += 1
-            return s.nextChangeWait
-        }
-        let timer = Task { [weak self] in
-            guard (try? await Task.sleep(for: .milliseconds(Int64(min(max(timeoutSeconds, 0), 1e6) * 1000)))) != nil else { return }
-            self?.endChangeWait(id)
-        }
+        let id = state.withLock { $0.changeWaiters.open() }
+        let timer = waitTimeout(seconds: timeoutSeconds) { [weak self] in self?.endChangeWait(id) }
         let now = await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<UInt64, Never>) in
                 let now = state.withLock { s -> UInt64? in
-                    if s.connectionChanges > seen || s.expiredChangeWaits.remove(id) != nil { return s.connectionChanges }
-                    s.changeWaiters[id] = c
-                    return nil
+                    s.connectionChanges > seen || !s.changeWaiters.park(id, c) ? s.connectionChanges : nil
                 }
                 if let now { c.resume(returning: now) }
             }
@@ -269,7 +258,7 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
             endChangeWait(id)
         }
         timer.cancel()
-        state.withLock { _ = $0.expiredChangeWaits.remove(id) }
+        state.withLock { $0.changeWaiters.close(id) }
         return now
     }
 
@@ -280,8 +269,7 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
     private func connectionChanged() {
         let (now, waiting) = state.withLock { s -> (UInt64, [CheckedContinuation<UInt64, Never>]) in
             s.connectionChanges &+= 1
-            defer { s.changeWaiters = [:] }
-            return (s.connectionChanges, Array(s.changeWaiters.values))
+            return (s.connectionChanges, s.changeWaiters.takeAll())
         }
         for c in waiting { c.resume(returning: now) }
     }
@@ -289,13 +277,7 @@ public final class WebRTCTransport: RoomTransport, @unchecked Sendable {
     /// Ends one change wait (its timeout, or its task's cancellation), or marks it ended
     /// for when it registers.
     private func endChangeWait(_ id: UInt64) {
-        let (now, waiter) = state.withLock { s -> (UInt64, CheckedContinuation<UInt64, Never>?) in
-            guard let c = s.changeWaiters.removeValue(forKey: id) else {
-                s.expiredChangeWaits.insert(id)
-                return (s.connectionChanges, nil)
-            }
-            return (s.connectionChanges, c)
-        }
+        let (now, waiter) = state.withLock { s in (s.connectionChanges, s.changeWaiters.end(id)) }
         waiter?.resume(returning: now)
     }
 

@@ -29,18 +29,18 @@ final class PeerTransport {
     private var sctp: SCTPTransport?
     private var pendingChannels: [(label: String, reliability: DataChannelReliability)] = []
     private var channelsByLabel: [String: DataChannelInfo] = [:]
-    private var waiters: [(id: Int, continuation: CheckedContinuation<Void, any Error>)] = []
-    private var nextWaiterID = 0
+    /// ``addWaiter(_:timeoutSeconds:)``'s waiters, resumed when connected, failed or closed.
+    private var waiters = WaitList<CheckedContinuation<Void, any Error>>()
     /// ``addDataSentWaiter(_:timeoutSeconds:)``'s waiters, resumed by SCTP's sender-dry
     /// notification, the association's end or their timeout.
-    private var dataSentWaiters: [(id: Int, continuation: CheckedContinuation<Bool, Never>)] = []
+    private var dataSentWaiters = WaitList<CheckedContinuation<Bool, Never>>()
     /// Data-sent waiters resumed by the sender-dry wake-up / by their timeout (for tests).
     private(set) var dataSentWakeups = 0
     private(set) var dataSentTimeouts = 0
     /// ``addAudioDrainedWaiter(mid:_:timeoutSeconds:)``'s waiters, resumed by the send
     /// timer's tick that finds their track drained, by ``stopSending(mid:)``, the end of the
     /// connection or their timeout.
-    private var drainWaiters: [(id: Int, mid: String, continuation: CheckedContinuation<Bool, Never>)] = []
+    private var drainWaiters = WaitList<(mid: String, continuation: CheckedContinuation<Bool, Never>)>()
     /// Drain waiters resumed by the send path / by their timeout (for tests).
     private(set) var audioDrainedWakeups = 0
     private(set) var audioDrainedTimeouts = 0
@@ -282,22 +282,27 @@ final class PeerTransport {
         if state == .connected { c.resume(); return }
         if let failure { c.resume(throwing: failure); return }
         if state == .closed { c.resume(throwing: PeerConnectionError(.closed)); return }
-        let id = nextWaiterID
-        nextWaiterID += 1
-        waiters.append((id, c))
+        park(c, on: \.waiters, timeoutSeconds: timeoutSeconds) { _, c in
+            c.resume(throwing: PeerConnectionError(.ice(ICEError(.timeout))))
+        }
+    }
+
+    /// Parks `entry` on one of the waiter lists, with a loop timer as its safety net: when
+    /// the timer fires before the entry was resumed, the entry is taken out and handed to
+    /// `expire`. Loop thread only (parked before the timer can fire).
+    private func park<Entry>(_ entry: Entry, on list: ReferenceWritableKeyPath<PeerTransport, WaitList<Entry>>, timeoutSeconds: Double,
+                             expire: @escaping (PeerTransport, Entry) -> Void) {
+        let id = self[keyPath: list].open()
+        _ = self[keyPath: list].park(id, entry)
         let ms = UInt32(max(1, min(3_600_000, timeoutSeconds * 1000)))
         loop.addTimer(intervalMs: ms) { [weak self] in
-            guard let self, let i = waiters.firstIndex(where: { $0.id == id }) else { return false }
-            let w = waiters.remove(at: i)
-            w.continuation.resume(throwing: PeerConnectionError(.ice(ICEError(.timeout))))
+            if let self, let entry = self[keyPath: list].remove(id) { expire(self, entry) }
             return false
         }
     }
 
     private func resumeWaiters(_ error: (any Error)?) {
-        let w = waiters
-        waiters.removeAll()
-        for (_, c) in w {
+        for c in waiters.takeAll() {
             if let error { c.resume(throwing: error) } else { c.resume() }
         }
     }
@@ -331,23 +336,14 @@ final class PeerTransport {
     func addDataSentWaiter(_ c: CheckedContinuation<Bool, Never>, timeoutSeconds: Double) {
         guard let sctp, sctp.isConnected else { c.resume(returning: false); return }
         if sctp.unacknowledgedChunks == 0 { c.resume(returning: true); return }
-        let id = nextWaiterID
-        nextWaiterID += 1
-        dataSentWaiters.append((id, c))
-        let ms = UInt32(max(1, min(3_600_000, timeoutSeconds * 1000)))
-        loop.addTimer(intervalMs: ms) { [weak self] in
-            guard let self, let i = dataSentWaiters.firstIndex(where: { $0.id == id }) else { return false }
-            let w = dataSentWaiters.remove(at: i)
-            dataSentTimeouts += 1
-            w.continuation.resume(returning: self.sctp.map { $0.isConnected && $0.unacknowledgedChunks == 0 } ?? false)
-            return false
+        park(c, on: \.dataSentWaiters, timeoutSeconds: timeoutSeconds) { t, c in
+            t.dataSentTimeouts += 1
+            c.resume(returning: t.sctp.map { $0.isConnected && $0.unacknowledgedChunks == 0 } ?? false)
         }
     }
 
     private func resumeDataSentWaiters(_ sent: Bool) {
-        let w = dataSentWaiters
-        dataSentWaiters.removeAll()
-        for (_, c) in w { c.resume(returning: sent) }
+        for c in dataSentWaiters.takeAll() { c.resume(returning: sent) }
     }
 
     // MARK: - Publishing
@@ -388,7 +384,7 @@ final class PeerTransport {
                 let now = MonotonicClock.nanos()
                 for s in t.receiver.senders.values { s.tick(nowNanos: now, srtp: srtp, send: send) }
                 // The tick that sends a track's last packet wakes who waits for it to drain.
-                if !t.drainWaiters.isEmpty { t.resumeDrainedWaiters(all: false) }
+                if t.drainWaiters.count > 0 { t.resumeDrainedWaiters(all: false) }
                 return true
             }
         }
@@ -400,7 +396,7 @@ final class PeerTransport {
         receiver.senders[t.ssrc] = nil
         if receiver.senders.isEmpty { cancelTimer(.send) }
         // Its ring is no longer read: nothing more will go out, so nobody waits for it.
-        if !drainWaiters.isEmpty { resumeDrainedWaiters(all: false) }
+        if drainWaiters.count > 0 { resumeDrainedWaiters(all: false) }
     }
 
     /// While muted, the track's due packets are dropped (LiveKit is told by the mute request).
@@ -423,31 +419,18 @@ final class PeerTransport {
     func addAudioDrainedWaiter(mid: String, _ c: CheckedContinuation<Bool, Never>, timeoutSeconds: Double) {
         if isDrained(mid: mid) { c.resume(returning: true); return }
         if isFinished { c.resume(returning: false); return }
-        let id = nextWaiterID
-        nextWaiterID += 1
-        drainWaiters.append((id, mid, c))
-        let ms = UInt32(max(1, min(3_600_000, timeoutSeconds * 1000)))
-        loop.addTimer(intervalMs: ms) { [weak self] in
-            guard let self, let i = drainWaiters.firstIndex(where: { $0.id == id }) else { return false }
-            let w = drainWaiters.remove(at: i)
-            audioDrainedTimeouts += 1
-            w.continuation.resume(returning: isDrained(mid: w.mid))
-            return false
+        park((mid, c), on: \.drainWaiters, timeoutSeconds: timeoutSeconds) { t, w in
+            t.audioDrainedTimeouts += 1
+            w.continuation.resume(returning: t.isDrained(mid: w.mid))
         }
     }
 
     /// Resumes the drain waiters whose track is drained (`all`: every waiter, with whether
     /// its track is drained, when the connection ends).
     private func resumeDrainedWaiters(all: Bool) {
-        var ready: [(continuation: CheckedContinuation<Bool, Never>, drained: Bool)] = []
-        drainWaiters.removeAll { w in
-            let drained = isDrained(mid: w.mid)
-            guard drained || all else { return false }
-            ready.append((w.continuation, drained))
-            return true
-        }
+        let ready = drainWaiters.take { all || isDrained(mid: $0.mid) }
         if !all { audioDrainedWakeups += ready.count }
-        for r in ready { r.continuation.resume(returning: r.drained) }
+        for w in ready { w.continuation.resume(returning: !all || isDrained(mid: w.mid)) }
     }
 
     static func unixNanos() -> UInt64 {
@@ -679,7 +662,7 @@ extension PeerTransport: SCTPTransportDelegate {
     func sctpSenderDry() {
         // A message sent after the one that was acknowledged keeps the waiters waiting for
         // the next notification.
-        guard !dataSentWaiters.isEmpty, let sctp, sctp.unacknowledgedChunks == 0 else { return }
+        guard dataSentWaiters.count > 0, let sctp, sctp.unacknowledgedChunks == 0 else { return }
         dataSentWakeups += dataSentWaiters.count
         resumeDataSentWaiters(true)
     }
