@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import time
 from typing import TYPE_CHECKING, Any, Callable, Optional
 from urllib.parse import urlencode
@@ -359,3 +360,17 @@ async def sdk_guest_join(srv: "DevServer", room_name: str, guest_name: str, **op
     if reply.status != 200:
         raise RuntimeError(f"guest-join {room_name!r} as {guest_name!r}: {reply}")
     return await sdk_connect(reply.json(), **options)
+
+
+async def run_bot(bot: str, *args: str, env: dict, cwd: str, timeout: float) -> tuple[int, str, str]:
+    """Runs the built bot with `args` beside the SDK's event loop and returns (exit code,
+    stdout, stderr); a bot still running after `timeout` seconds is killed and the wait's
+    TimeoutError goes up."""
+    proc = await asyncio.create_subprocess_exec(bot, *args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    return proc.returncode, out.decode(errors="replace"), err.decode(errors="replace")

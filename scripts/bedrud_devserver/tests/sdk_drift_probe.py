@@ -23,7 +23,7 @@ import numpy as np
 from livekit import rtc
 
 from .helpers import REPO, DevServer
-from .lkclient import sdk_guest_join
+from .lkclient import run_bot, sdk_guest_join
 
 ROOM = "driftroom"
 BOT = os.path.join(REPO, ".build", "release", "bedrud-bot")
@@ -63,15 +63,13 @@ async def run(seconds: int) -> dict:
             "track_subscribed": lambda track, pub, p: tasks.append(asyncio.ensure_future(collect(track)))})
         home = os.path.join(work, "home")
         os.makedirs(home)
-        bot = await asyncio.create_subprocess_exec(BOT, "-q", "play", f"{srv.url}/m/{ROOM}", wav, "--loop", "--duration", f"{seconds}s",
-                                                   "--guest-name", "Player", stderr=subprocess.PIPE,
-                                                   env=dict(os.environ, HOME=home), cwd=home)
-        _, err = await bot.communicate()
+        code, _, err = await run_bot(BOT, "-q", "play", f"{srv.url}/m/{ROOM}", wav, "--loop", "--duration", f"{seconds}s",
+                                     "--guest-name", "Player", env=dict(os.environ, HOME=home), cwd=home, timeout=seconds + 120)
         await asyncio.sleep(1)
         for t in tasks:
             t.cancel()
         await room.disconnect()
-        return {"bot_exit": bot.returncode, "bot_stderr": err.decode(errors="replace")[-500:],
+        return {"bot_exit": code, "bot_stderr": err[-500:],
                 "stream_seconds": round(state["total"] / RATE, 3), "minutes": minutes,
                 "final_drift_ms": minutes[-1]["drift_ms"] if minutes else None}
     finally:

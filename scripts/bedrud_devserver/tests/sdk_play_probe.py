@@ -28,7 +28,7 @@ import numpy as np
 from livekit import rtc
 
 from .helpers import REPO, DevServer
-from .lkclient import sdk_guest_join
+from .lkclient import run_bot, sdk_guest_join
 from .sdk_record_probe import best_correlation, decode_file, segment_correlation
 
 ROOM = "playroom"
@@ -72,16 +72,10 @@ async def run(srv: DevServer, work: str) -> dict:
     listener = await sdk_guest_join(srv, ROOM, "Listener", on={
         "track_subscribed": lambda track, pub, p: tasks.append(asyncio.ensure_future(collect(track)))})
     env = dict(os.environ, HOME=home, NO_COLOR="1")
-    bot = await asyncio.create_subprocess_exec(BOT, "play", f"{srv.url}/m/{ROOM}", opus, "--guest-name", "Player",
-                                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=home)
-    try:
-        stdout, stderr = await asyncio.wait_for(bot.communicate(), 90)
-    finally:
-        if bot.returncode is None:
-            bot.kill()
-            await bot.wait()
-    report["bot_exit"] = bot.returncode
-    report["bot_stderr"] = stderr.decode(errors="replace")[-2000:]
+    code, _, stderr = await run_bot(BOT, "play", f"{srv.url}/m/{ROOM}", opus, "--guest-name", "Player",
+                                         env=env, cwd=home, timeout=90)
+    report["bot_exit"] = code
+    report["bot_stderr"] = stderr[-2000:]
     await asyncio.sleep(0.5)  # the last forwarded packets
     for t in tasks:
         t.cancel()

@@ -15,7 +15,6 @@ import asyncio
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,7 +24,7 @@ from livekit import rtc
 from livekit.rtc._proto import room_pb2
 
 from .helpers import REPO, DevServer
-from .lkclient import sdk_guest_join
+from .lkclient import run_bot, sdk_guest_join
 
 ROOM = "sayroom"
 BOT = os.environ.get("BEDRUD_BOT") or os.path.join(REPO, ".build", "release", "bedrud-bot")
@@ -102,23 +101,16 @@ async def run(srv: DevServer, work: str) -> dict:
     report["unattributed_retries"] = 0
     for attempt in range(2):
         sent_at = time.time()
-        bot = await asyncio.create_subprocess_exec(BOT, "say", f"{srv.url}/m/{ROOM}", TEXT, "--attach", ATTACH,
-                                                   "--guest-name", "Announcer",
-                                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=home)
-        try:
-            _, stderr = await asyncio.wait_for(bot.communicate(), 60)
-        finally:
-            if bot.returncode is None:
-                bot.kill()
-                await bot.wait()
+        code, _, stderr = await run_bot(BOT, "say", f"{srv.url}/m/{ROOM}", TEXT, "--attach", ATTACH, "--guest-name", "Announcer",
+                                        env=env, cwd=home, timeout=60)
         timeline.append({"at": time.time(), "event": "bot_exited", "attempt": attempt})
-        report["bot_exit"] = bot.returncode
-        report["bot_stderr"] = stderr.decode(errors="replace")[-2000:]
+        report["bot_exit"] = code
+        report["bot_stderr"] = stderr[-2000:]
         try:
             await asyncio.wait_for(got.wait(), 10)
         except asyncio.TimeoutError:
             pass
-        if attempt == 0 and bot.returncode == 0 and len(received) == 1 and not received[0]["sender"]:
+        if attempt == 0 and code == 0 and len(received) == 1 and not received[0]["sender"]:
             report["unattributed_retries"] += 1
             received.clear()
             got.clear()
@@ -133,16 +125,10 @@ async def run(srv: DevServer, work: str) -> dict:
     with open(image_path, "wb") as fh:
         fh.write(pattern_png(IMAGE_BYTES))
     for name, args in (("long", [LONG_TEXT, "--image", image_path]), ("react", ["--react", "👍", "--to", "first-message"])):
-        bot = await asyncio.create_subprocess_exec(BOT, "say", f"{srv.url}/m/{ROOM}", *args, "--guest-name", "Announcer",
-                                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=home)
-        try:
-            _, stderr = await asyncio.wait_for(bot.communicate(), 60)
-        finally:
-            if bot.returncode is None:
-                bot.kill()
-                await bot.wait()
-        report[name + "_exit"] = bot.returncode
-        report[name + "_stderr"] = stderr.decode(errors="replace")[-2000:]
+        code, _, stderr = await run_bot(BOT, "say", f"{srv.url}/m/{ROOM}", *args, "--guest-name", "Announcer",
+                                        env=env, cwd=home, timeout=60)
+        report[name + "_exit"] = code
+        report[name + "_stderr"] = stderr[-2000:]
 
     def kind(r: dict) -> str:
         try:
