@@ -49,7 +49,14 @@ struct ParticipantTimeline {
     private(set) var ssrc: UInt32?
     private var sequences = RTPCounterUnwrapper.sequenceNumbers()
     private var timestamps = RTPCounterUnwrapper.timestamps()
-    private var senderReport: (rtp: UInt32, ntpNanos: Int64)?
+    /// The sender-report mapping packets are placed by.
+    private(set) var senderReport: SenderReportMapping?
+    /// A report that disagreed with `senderReport`, kept until the next one: if that one
+    /// agrees with it, the mapping really changed; if not, it was an outlier.
+    private var unconfirmedReport: SenderReportMapping?
+    /// Reports that disagreed with the mapping in use when they came (by more than
+    /// ``SenderReportMapping/toleranceNanos``).
+    private(set) var senderReportsHeld = 0
     private(set) var clock: TrackClock
     private(set) var everReceived = false
     /// When the participant's first track was added (monotonic ns).
@@ -155,6 +162,7 @@ struct ParticipantTimeline {
                 if pendingCause == nil { pendingCause = gapCause(endedBy: .newStream) }
                 clock.startSegment()
                 senderReport = nil
+                unconfirmedReport = nil
             }
             sequences.reset()
             timestamps.reset()
@@ -169,9 +177,7 @@ struct ParticipantTimeline {
         let ts = timestamps.unwrap(rtpTimestamp)
         var placeNanos = arrivalNanos
         if let sr = senderReport {
-            // RFC 3550 §6.4.1: the SR pairs an NTP time with an RTP timestamp of the same instant.
-            let delta = Int64(Int32(bitPattern: rtpTimestamp &- sr.rtp))
-            let ntp = sr.ntpNanos + delta * 1_000_000_000 / 48000
+            let ntp = sr.ntpNanos(of: rtpTimestamp)
             let d = Int64(bitPattern: arrivalNanos) &- ntp
             if ntpOffset.map({ d < $0 }) ?? true { ntpOffset = d }
             if let o = ntpOffset {
@@ -186,12 +192,27 @@ struct ParticipantTimeline {
     }
 
     /// An RTCP sender report for `ssrc` (the current stream's, or any before the first packet).
+    ///
+    /// The first report of a stream is taken as it is. A later one that disagrees with the
+    /// mapping in use is held until the next report: one bad report (an SFU that paired a
+    /// stale timestamp with the time it sent it) would otherwise move every following
+    /// packet, and through the shared NTP offset every participant's, by its error, and
+    /// packets placed before what is already written are dropped.
     mutating func senderReport(ssrc: UInt32, rtpTimestamp: UInt32, ntpTimestamp: UInt64) {
         guard ssrc == self.ssrc || self.ssrc == nil else { return }
-        // NTP (RFC 3550 §4): seconds since 1900 in the high word, fraction in the low.
-        let sec = Int64(ntpTimestamp >> 32)
-        let frac = Int64(ntpTimestamp & 0xFFFF_FFFF)
-        senderReport = (rtpTimestamp, sec * 1_000_000_000 + (frac * 1_000_000_000) >> 32)
+        let report = SenderReportMapping(rtp: rtpTimestamp, ntpTimestamp: ntpTimestamp)
+        if let current = senderReport, !current.agrees(with: report) {
+            if let held = unconfirmedReport, held.agrees(with: report) {
+                senderReport = report  // two reports in a row say the mapping moved
+                unconfirmedReport = nil
+            } else {
+                senderReportsHeld += 1
+                unconfirmedReport = report
+            }
+            return
+        }
+        senderReport = report
+        unconfirmedReport = nil
     }
 
     // MARK: - Events
@@ -530,5 +551,35 @@ extension ParticipantTimeline.Settings {
             liveFillAfterSamples: Int64(config.liveFillAfterMillis) * 48, fileLatencySamples: config.fileLatencySamples,
             mixLatencySamples: config.mixLatencySamples, gapEventMinSamples: Int64(config.gapEventMinMillis) * 48,
             concealMaxSamples: Int64(config.concealMaxMillis) * 48, alignToSession: config.alignToSession, decodes: config.decode)
+    }
+}
+
+/// One RTCP sender report's pairing of an RTP timestamp with an NTP time of the same
+/// instant (RFC 3550 §6.4.1), for an Opus stream (48 kHz).
+struct SenderReportMapping: Equatable {
+    /// Two reports whose mappings differ by more than this disagree: far above a sender
+    /// clock's drift between reports (100 ppm over 10 s is 1 ms) and the jitter of an SFU
+    /// that writes reports from the arrival of its publisher's.
+    static let toleranceNanos: Int64 = 100_000_000
+
+    let rtp: UInt32
+    let ntpNanos: Int64
+
+    init(rtp: UInt32, ntpTimestamp: UInt64) {
+        self.rtp = rtp
+        // NTP (RFC 3550 §4): seconds since 1900 in the high word, fraction in the low.
+        let sec = Int64(ntpTimestamp >> 32)
+        let frac = Int64(ntpTimestamp & 0xFFFF_FFFF)
+        ntpNanos = sec * 1_000_000_000 + (frac * 1_000_000_000) >> 32
+    }
+
+    /// NTP time (ns) of `timestamp` by this mapping (timestamps within ±12 h of the report's).
+    func ntpNanos(of timestamp: UInt32) -> Int64 {
+        ntpNanos + Int64(Int32(bitPattern: timestamp &- rtp)) * 1_000_000_000 / 48000
+    }
+
+    /// True when `other` places timestamps where this one does, within the tolerance.
+    func agrees(with other: SenderReportMapping) -> Bool {
+        abs(ntpNanos(of: other.rtp) - other.ntpNanos) <= Self.toleranceNanos
     }
 }

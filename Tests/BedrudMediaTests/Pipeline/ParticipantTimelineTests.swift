@@ -218,6 +218,58 @@ import Testing
             == [.startFile(at: 51840, audioStart: 51840, stereo: false, segment: 1), .write(granule: 960, samples: 960)])
     }
 
+    /// One bad report (an SFU that paired a timestamp from 2.5 s earlier with the time it
+    /// sent the report, as a server does that falls behind and catches up) between two
+    /// good ones: it is held, not used, so the packets after it stay where they belong.
+    /// Used, it moved them 2.5 s back, onto audio already written, and every one was
+    /// dropped until the end of the session.
+    @Test func aSenderReportThatDisagreesWithTheMappingIsHeldUntilAnotherConfirmsIt() {
+        let n0: UInt64 = UInt64(3_900_000_000) << 32
+        func ntp(_ ms: UInt64) -> UInt64 { n0 + (ms << 32) / 1000 }
+        var r = Transcript()
+        r.t.senderReport(ssrc: 1, rtpTimestamp: 1000, ntpTimestamp: ntp(1000))
+        var actions: [TimelineAction] = []
+        for k in 0..<50 { actions += r.packet(seq: 100 + UInt16(k), ts: 1000 + UInt32(k) * 960, ms: 1000 + UInt64(k) * 20) }
+        r.t.senderReport(ssrc: 1, rtpTimestamp: UInt32(1000 + 50 * 960) &- 120_000, ntpTimestamp: ntp(2000))
+        #expect(r.t.senderReportsHeld == 1)
+        for k in 50..<60 { actions += r.packet(seq: 100 + UInt16(k), ts: 1000 + UInt32(k) * 960, ms: 1000 + UInt64(k) * 20) }
+        let good = SenderReportMapping(rtp: 1000 + 60 * 960, ntpTimestamp: ntp(2200))
+        r.t.senderReport(ssrc: 1, rtpTimestamp: good.rtp, ntpTimestamp: ntp(2200))
+        #expect(r.t.senderReport == good && r.t.senderReportsHeld == 1)
+        for k in 60..<70 { actions += r.packet(seq: 100 + UInt16(k), ts: 1000 + UInt32(k) * 960, ms: 1000 + UInt64(k) * 20) }
+        let writes = actions.filter { if case .write = $0 { true } else { false } }
+        #expect(writes.count == 70 && !actions.contains(.dropOverlap))
+        #expect(r.t.writtenEnd == 48000 + 70 * 960)
+    }
+
+    /// A mapping that really moved (two reports in a row agree on it) is taken; a report
+    /// that agrees with neither the mapping nor the one held is held in its turn.
+    @Test func twoReportsInARowThatAgreeMoveTheMapping() {
+        let n0: UInt64 = UInt64(3_900_000_000) << 32
+        func ntp(_ ms: UInt64) -> UInt64 { n0 + (ms << 32) / 1000 }
+        var r = Transcript()
+        let first = SenderReportMapping(rtp: 1000, ntpTimestamp: ntp(1000))
+        r.t.senderReport(ssrc: 1, rtpTimestamp: 1000, ntpTimestamp: ntp(1000))
+        _ = r.packet(seq: 1, ts: 1000, ms: 1000)
+        // Within the tolerance (50 ms off): taken at once.
+        let close = SenderReportMapping(rtp: 1000 + 48000, ntpTimestamp: ntp(2050))
+        r.t.senderReport(ssrc: 1, rtpTimestamp: close.rtp, ntpTimestamp: ntp(2050))
+        #expect(r.t.senderReport == close && r.t.senderReportsHeld == 0)
+        // 300 ms later than the mapping, then 900 ms: neither confirms the other.
+        r.t.senderReport(ssrc: 1, rtpTimestamp: 1000 + 96000, ntpTimestamp: ntp(3350))
+        r.t.senderReport(ssrc: 1, rtpTimestamp: 1000 + 144_000, ntpTimestamp: ntp(4950))
+        #expect(r.t.senderReport == close && r.t.senderReportsHeld == 2)
+        // A second report 900 ms later confirms the one held.
+        let moved = SenderReportMapping(rtp: 1000 + 192_000, ntpTimestamp: ntp(5950))
+        r.t.senderReport(ssrc: 1, rtpTimestamp: moved.rtp, ntpTimestamp: ntp(5950))
+        #expect(r.t.senderReport == moved && r.t.senderReportsHeld == 2)
+        #expect(first.agrees(with: close) && !close.agrees(with: moved))
+        // A new stream starts from its own first report.
+        r.ssrc = 2
+        _ = r.packet(seq: 1, ts: 5, ms: 7000)
+        #expect(r.t.senderReport == nil)
+    }
+
     @Test func theLivePathConcealsOneLostPacketWithFECAndSilencesAMute() {
         var r = Transcript()
         let a = (0..<6).map { k in r.arrive(seq: 100 + UInt16(k), ts: 1000 + UInt32(k) * 960, ms: 1000 + UInt64(k) * 20) }
