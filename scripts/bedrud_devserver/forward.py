@@ -10,7 +10,8 @@ only the header is rewritten, per subscriber (one `DownTrack` each):
   come through as they were sent; after a run the server dropped, the offset is
   moved so the timestamp advances by the wall time that passed (LiveKit's resync);
 - RTCP sender reports written per subscriber with its SSRC and the offset
-  timestamps, from the server's clock (`sender_report_timestamps`).
+  timestamps, from the server's clock and the publisher's last report, and none
+  before the publisher sent one (`sender_report_timestamps`).
 
 RED (RFC 2198, `audio/red`): a subscriber that negotiated RED gets the RED packet
 as it came; one that did not gets the primary block as plain Opus, with the
@@ -401,19 +402,20 @@ class Forwarder:
 
 def sender_report_timestamps(down: DownTrack, forwarder: Optional[Forwarder], now: float,
                              now_ntp: int) -> Optional[tuple[int, int]]:
-    """(NTP, RTP) of a subscriber's sender report, from the server's clock: the RTP
-    timestamp this subscriber's stream has at `now`, through the publisher's last
-    report when there is one (so the publisher's capture clock carries over), else
-    through the last packet sent."""
+    """(NTP, RTP) of a subscriber's sender report, or None: LiveKit writes none for a
+    downtrack until its publisher has sent a report of its own (livekit v1.10.1
+    pkg/sfu/rtpstats/rtpstats_sender.go:964, `publisherSRData == nil`). Then, as there
+    (:983-989, not pass-through), the report is the server's time now and the timestamp
+    the publisher's report had when it arrived, moved on by the time since, in this
+    subscriber's offset timestamps."""
     munger = down.munger
-    if munger.sn_offset is None:
+    if munger.sn_offset is None or forwarder is None or forwarder.last_sr is None:
         return None
-    if forwarder is not None and forwarder.last_sr is not None:
-        _, rtp, at = forwarder.last_sr
-        base = munger.translate_timestamp(rtp)
-        if base is not None:
-            return now_ntp, (base + int((now - at) * munger.clock)) & 0xFFFFFFFF
-    return now_ntp, (munger.last_out_ts + int((now - munger.last_out_at) * munger.clock)) & 0xFFFFFFFF
+    _, rtp, at = forwarder.last_sr
+    base = munger.translate_timestamp(rtp)
+    if base is None:
+        return None
+    return now_ntp, (base + int((now - at) * munger.clock)) & 0xFFFFFFFF
 
 
 def packet_log_json(forwarder: Forwarder) -> list[dict]:

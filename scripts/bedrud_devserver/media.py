@@ -149,6 +149,11 @@ class ScriptedAudioTrack(MediaStreamTrack):
         self._wake.set()
 
     @property
+    def started_at(self) -> Optional[float]:
+        """Monotonic time of frame 0 (pts 0); None before the first frame."""
+        return self._start
+
+    @property
     def busy(self) -> bool:
         return bool(self._clips)
 
@@ -229,6 +234,11 @@ class ScriptedEncoder:
         self.codec.options = {"application": "voip", "frame_duration": "20"}
         self.sequence = random.randint(0, 0x7FFF)
         self.timestamp_base = random.getrandbits(32)
+
+    def timestamp_at(self, seconds: float) -> int:
+        """The RTP timestamp of the instant `seconds` after the track's frame 0 (frame
+        pts count samples from there)."""
+        return (self.timestamp_base + int(seconds * SAMPLE_RATE)) & 0xFFFFFFFF
 
     def encode(self, frame: AudioFrame) -> list[tuple[int, int, bytes]]:
         """(sequence, timestamp, payload) of every packet the encoder gives back."""

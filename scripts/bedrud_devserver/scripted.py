@@ -4,7 +4,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import random
+import time
 
+from aiortc import clock
 from aiortc.mediastreams import MediaStreamError
 from livekit.protocol import models as lkm
 
@@ -81,16 +84,27 @@ async def _drain(track) -> None:  # type: ignore[no-untyped-def]
         pass
 
 
+# A client's audio sender reports about every 5 s, each interval drawn from 0.5-1.5 times
+# that (RFC 3550 §6.3.1; libwebrtc's audio report interval); the first goes with the first packet.
+REPORT_INTERVAL = 5.0
+
+
 async def _publish(audio: ScriptedAudioTrack, track: PublishedTrack) -> None:
-    """The scripted participant's own encoder: its packets go through the same
-    forwarder as a real client's."""
+    """The scripted participant's own encoder: its packets and its sender reports go
+    through the same forwarder as a real client's."""
     encoder = ScriptedEncoder()
+    next_report = 0.0
     try:
         while True:
             frame = await audio.recv()
             for sequence, timestamp, payload in encoder.encode(frame):
                 await track.forwarder.on_packet(SourcePacket(sequence=sequence, timestamp=timestamp, marker=False,
                                                              payload=payload))
+            now = time.monotonic()
+            if now >= next_report and audio.started_at is not None and track.forwarder.received:
+                # The timestamp this instant has on the capture clock, whatever was sent late.
+                track.forwarder.on_sender_report(clock.current_ntp_time(), encoder.timestamp_at(now - audio.started_at))
+                next_report = now + REPORT_INTERVAL * random.uniform(0.5, 1.5)
     except (MediaStreamError, asyncio.CancelledError):
         pass
     except Exception:  # noqa: BLE001 — one participant's encoder must not take the server down

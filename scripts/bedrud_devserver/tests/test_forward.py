@@ -145,6 +145,60 @@ def test_muted_publisher_is_withheld_and_sender_reports_use_the_subscribers_time
     assert ntp == 42 and rtp == (sub.sent[0][1] + 24000) & 0xFFFFFFFF
 
 
+
+def test_no_sender_report_before_the_publisher_sent_one():
+    sub = FakeSender(["audio/opus"])
+    f = Forwarder()
+    d = DownTrack(sub, {})
+    f.add(d)
+    asyncio.run(f.on_packet(SourcePacket(sequence=1, timestamp=1000, marker=False, payload=b"\x01")))
+    assert sender_report_timestamps(d, f, 1.0, now_ntp=42) is None
+
+
+def test_a_scripted_publisher_that_fell_behind_reports_its_capture_clock():
+    """The server's loop is blocked for 1 s (a loaded machine): the frame due then is sent
+    late and the ones after it jump ahead to the wall clock. A report written as that late
+    frame goes out must agree with the frames that follow it, not pair the late frame's
+    timestamp with the time it was sent (a report 1 s off, which moved a recording back)."""
+    import time
+
+    from ..media import ScriptedAudioTrack
+    from ..scripted import _publish
+
+    sub = FakeSender(["audio/opus"])
+    f = Forwarder()
+    d = DownTrack(sub, {})
+    f.add(d)
+    audio = ScriptedAudioTrack()
+    reports: list[tuple[int, int]] = []   # (report timestamp, index of the packet sent as it was written)
+    blocked = {"at": None}
+
+    async def record(sequence, timestamp, payload_type, payload, marker):  # type: ignore[no-untyped-def]
+        sub.sent.append((sequence, timestamp, payload_type, payload, marker))
+        if blocked["at"] is not None and len(reports) < 3:
+            stamps = sender_report_timestamps(d, f, time.monotonic(), 0)
+            assert stamps is not None
+            reports.append((stamps[1], len(sub.sent) - 1))
+    sub._lk_send_forwarded = record
+
+    async def go() -> None:
+        task = asyncio.ensure_future(_publish(audio, SimpleNamespace(forwarder=f)))
+        await asyncio.sleep(0.3)
+        blocked["at"] = len(sub.sent)
+        time.sleep(1.0)  # noqa: ASYNC251 — the point: the loop stops
+        await asyncio.sleep(0.2)
+        audio.stop()
+        task.cancel()
+    asyncio.run(go())
+    def step(a: int, b: int) -> int:
+        return ((b - a + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+    late, index = reports[0]
+    # The first frame after the jump carries the wall clock's timestamp, as the report does.
+    jump = next(i for i in range(index + 1, len(sub.sent)) if step(sub.sent[i - 1][1], sub.sent[i][1]) > 960)
+    assert step(sub.sent[jump - 1][1], sub.sent[jump][1]) > 0.8 * 48000
+    assert abs(step(late, sub.sent[jump][1])) < 0.06 * 48000
+
+
 # MARK: - publisher answers (LiveKit's RED-first and usedtx=1)
 
 OFFER = "\r\n".join([
