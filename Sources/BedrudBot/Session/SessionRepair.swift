@@ -145,7 +145,7 @@ enum SessionRepair {
                 identity: id, name: names[id] ?? "", file: Nullable(f.name), startOffsetMs: Nullable(f.startOffsetMillis),
                 durationMs: Nullable(f.durationMillis), speakingMs: speaking, packets: Nullable(nil), lost: Nullable(nil), late: Nullable(nil),
                 duplicates: Nullable(nil), fecRecovered: Nullable(nil), concealedMs: Nullable(nil), gapsMs: gapsMs,
-                mixLate: Nullable(nil), mixConcealedMs: Nullable(nil)))
+                mixLate: Nullable(nil), mixConcealedMs: Nullable(nil), dropped: Nullable(nil)))
         }
         summary.roomFile = Nullable(files.first { $0.name == "room.opus" }?.name)
         summary.repaired = repair

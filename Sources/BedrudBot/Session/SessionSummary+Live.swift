@@ -126,7 +126,8 @@ extension SessionSummary {
                 packets: Nullable(p.packets), lost: Nullable(p.lost), late: Nullable(p.late), duplicates: Nullable(p.duplicates),
                 fecRecovered: Nullable(p.fecRecovered), concealedMs: Nullable(p.concealedMillis),
                 gapsMs: Dictionary(uniqueKeysWithValues: p.gapMillis.map { ($0.key.rawValue, $0.value) }),
-                mixLate: Nullable(p.mixLate), mixConcealedMs: Nullable(p.mixConcealedMillis)))
+                mixLate: Nullable(p.mixLate), mixConcealedMs: Nullable(p.mixConcealedMillis),
+                dropped: Nullable(p.overlapDropped + p.corrupt + p.ringDropped)))
         }
         return out
     }

@@ -34,9 +34,12 @@ struct SessionSummary: Encodable, Equatable {
         /// whether or not they reached the file; and the time the live path concealed.
         var mixLate: Nullable<Int> = Nullable(0)
         var mixConcealedMs: Nullable<Int64> = Nullable(0)
+        /// Packets received and not used: placed onto audio already written, undecodable,
+        /// or with no room in the media thread's queue.
+        var dropped: Nullable<Int> = Nullable(0)
 
         enum CodingKeys: String, CodingKey {
-            case identity, name, file, packets, lost, late, duplicates
+            case identity, name, file, packets, lost, late, duplicates, dropped
             case startOffsetMs = "start_offset_ms", durationMs = "duration_ms", speakingMs = "speaking_ms"
             case fecRecovered = "fec_recovered", concealedMs = "concealed_ms", gapsMs = "gaps_ms"
             case mixLate = "mix_late", mixConcealedMs = "mix_concealed_ms"

@@ -70,10 +70,10 @@ import TestSupport
         #expect(json["exit_code"] is NSNull && json["network"] is NSNull && json["storage"] is NSNull)
         let p = try #require((json["participants"] as? [[String: Any]])?.first)
         for key in ["identity", "name", "file", "start_offset_ms", "duration_ms", "speaking_ms", "packets", "lost", "late", "duplicates",
-                    "fec_recovered", "concealed_ms", "gaps_ms", "mix_late", "mix_concealed_ms"] {
+                    "fec_recovered", "concealed_ms", "gaps_ms", "mix_late", "mix_concealed_ms", "dropped"] {
             #expect(p.keys.contains(key), "a participant misses \(key)")
         }
-        #expect(p["packets"] is NSNull && p["lost"] is NSNull && p["start_offset_ms"] as? Int == 130)
+        #expect(p["packets"] is NSNull && p["lost"] is NSNull && p["dropped"] is NSNull && p["start_offset_ms"] as? Int == 130)
     }
 
     /// After a rejoin with new sessions, each entry describes its own file.

@@ -47,7 +47,9 @@ import Testing
             .fileFinished(identity: "u-1", output: Self.alice, startOffsetMillis: 141_032, durationMillis: 18_968),
         ]
         for e in events { log.handle(e) }
-        let media = [Self.stats("u-1", packets: 490, durationMs: 9870), Self.stats("u-1", packets: 940, durationMs: 18_968, gaps: [.dtx: 200])]
+        var second = Self.stats("u-1", packets: 940, durationMs: 18_968, gaps: [.dtx: 200])
+        (second.overlapDropped, second.corrupt, second.ringDropped) = (4, 2, 1)
+        let media = [Self.stats("u-1", packets: 490, durationMs: 9870), second]
         let made: [RecordingOutput: [String]] = [.room: ["/s/room.opus"], Self.alice: ["/s/Alice.opus", "/s/Alice-2.opus"]]
         var chat = ChatAssembler.Stats()
         chat.chats = 2
@@ -59,6 +61,7 @@ import Testing
         #expect(s.participants.map(\.durationMs.value) == [9870, 18_968])
         #expect(s.participants.map(\.speakingMs) == [3000, 500])
         #expect(s.participants.map(\.packets.value) == [490, 940])
+        #expect(s.participants.map(\.dropped.value) == [0, 7], "received and not used: overlap, corrupt, no room in the ring")
         #expect(s.participants.map(\.gapsMs) == [[:], ["dtx": 200]])
         // The first file ends at the outage's start: no reconnect filler in it.
         let first = try #require(s.participants.first)

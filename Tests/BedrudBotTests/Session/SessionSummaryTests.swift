@@ -23,7 +23,7 @@ import Testing
         #expect(o["repaired"] == nil, "only a summary repair rebuilt says what repair did")
         let q = try #require((o["participants"] as? [[String: Any]])?.first)
         #expect(Set(q.keys) == ["identity", "name", "file", "start_offset_ms", "duration_ms", "speaking_ms", "packets", "lost", "late",
-                                "duplicates", "fec_recovered", "concealed_ms", "gaps_ms", "mix_late", "mix_concealed_ms"])
+                                "duplicates", "fec_recovered", "concealed_ms", "gaps_ms", "mix_late", "mix_concealed_ms", "dropped"])
         #expect(q["file"] is NSNull && q["start_offset_ms"] as? Int == 120)
         #expect((q["gaps_ms"] as? [String: Int]) == ["loss": 40, "noPackets": 0], "gap causes keep their names")
         let f = try #require(o["on_finish"] as? [String: Any])
