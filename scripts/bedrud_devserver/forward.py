@@ -10,8 +10,8 @@ only the header is rewritten, per subscriber (one `DownTrack` each):
   come through as they were sent; after a run the server dropped, the offset is
   moved so the timestamp advances by the wall time that passed (LiveKit's resync);
 - RTCP sender reports written per subscriber with its SSRC and the offset
-  timestamps, from the server's clock and the publisher's last report, and none
-  before the publisher sent one (`sender_report_timestamps`).
+  timestamps, passed through from the publisher's last report (its own NTP clock),
+  and none before the publisher sent one (`sender_report_timestamps`).
 
 RED (RFC 2198, `audio/red`): a subscriber that negotiated RED gets the RED packet
 as it came; one that did not gets the primary block as plain Opus, with the
@@ -400,22 +400,24 @@ class Forwarder:
         self.last_sr = (ntp, self.ts.extend(rtp) if self.ts.highest is not None else rtp, time.monotonic())
 
 
-def sender_report_timestamps(down: DownTrack, forwarder: Optional[Forwarder], now: float,
-                             now_ntp: int) -> Optional[tuple[int, int]]:
+def sender_report_timestamps(down: DownTrack, forwarder: Optional[Forwarder], now: float) -> Optional[tuple[int, int]]:
     """(NTP, RTP) of a subscriber's sender report, or None: LiveKit writes none for a
     downtrack until its publisher has sent a report of its own (livekit v1.10.1
-    pkg/sfu/rtpstats/rtpstats_sender.go:964, `publisherSRData == nil`). Then, as there
-    (:983-989, not pass-through), the report is the server's time now and the timestamp
-    the publisher's report had when it arrived, moved on by the time since, in this
-    subscriber's offset timestamps."""
+    pkg/sfu/rtpstats/rtpstats_sender.go:964, `publisherSRData == nil`). Then, passing the
+    publisher's report through as LiveKit does by default (downtrack.go:1771 passes
+    `!DisableSenderReportPassThrough`, which nothing sets; rtpstats_sender.go:975-981): the
+    publisher's NTP time and timestamp (in this subscriber's offset timestamps), both moved
+    on by the time since that report arrived. The NTP clock is the publisher's own, so two
+    publishers' reports need not agree with each other."""
     munger = down.munger
     if munger.sn_offset is None or forwarder is None or forwarder.last_sr is None:
         return None
-    _, rtp, at = forwarder.last_sr
+    ntp, rtp, at = forwarder.last_sr
     base = munger.translate_timestamp(rtp)
     if base is None:
         return None
-    return now_ntp, (base + int((now - at) * munger.clock)) & 0xFFFFFFFF
+    elapsed = max(0.0, now - at)
+    return (ntp + int(elapsed * (1 << 32))) & 0xFFFFFFFFFFFFFFFF, (base + int(elapsed * munger.clock)) & 0xFFFFFFFF
 
 
 def packet_log_json(forwarder: Forwarder) -> list[dict]:

@@ -97,7 +97,7 @@ def _patch_forwarding(sender_cls) -> None:  # type: ignore[no-untyped-def]
     import random
     import time
 
-    from aiortc import clock, rtcrtpreceiver
+    from aiortc import rtcrtpreceiver
     from aiortc.rtp import (RTP_HISTORY_SIZE, RtcpByePacket, RtcpRrPacket, RtcpSdesPacket, RtcpSenderInfo,
                             RtcpSourceInfo, RtcpSrPacket, RtpPacket)
 
@@ -142,8 +142,7 @@ def _patch_forwarding(sender_cls) -> None:  # type: ignore[no-untyped-def]
                 down = getattr(self, "_lk_downtrack", None)
                 stamps = None
                 if down is not None:
-                    stamps = sender_report_timestamps(down, getattr(self, "_lk_forwarder", None), time.monotonic(),
-                                                      clock.current_ntp_time())
+                    stamps = sender_report_timestamps(down, getattr(self, "_lk_forwarder", None), time.monotonic())
                 packets: list = []
                 if stamps is not None:
                     packets.append(RtcpSrPacket(ssrc=self._ssrc, sender_info=RtcpSenderInfo(

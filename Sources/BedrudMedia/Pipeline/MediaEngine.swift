@@ -51,10 +51,6 @@ public final class MediaEngine {
     private var nextStreamID = 1
     private var finished = false
     var warnLog = RateLimitedLog(Logger("media"))
-    /// Monotonic arrival minus sender-report NTP time, minimum over every SR-mapped
-    /// packet of the session, shared by every participant's timeline (see
-    /// ``ParticipantTimeline/arrive(ssrc:sequenceNumber:rtpTimestamp:arrivalNanos:ntpOffset:)``).
-    private var ntpToMonotonicNanos: Int64?
     let flushSamples: Int
     /// Pre-skip of passthrough files: the sender's encoder delay. WebRTC senders use
     /// libopus, whose 48 kHz lookahead is 312 samples (6.5 ms); with it, file sample 0 is
@@ -263,8 +259,7 @@ public final class MediaEngine {
             p.live.resetStream(ssrc: h.ssrc)
         }
         let a = p.timeline.arrive(
-            ssrc: h.ssrc, sequenceNumber: h.sequenceNumber, rtpTimestamp: h.rtpTimestamp, arrivalNanos: h.arrivalNanos,
-            ntpOffset: &ntpToMonotonicNanos)
+            ssrc: h.ssrc, sequenceNumber: h.sequenceNumber, rtpTimestamp: h.rtpTimestamp, arrivalNanos: h.arrivalNanos)
         if let hold = a.holdUntilNanos {
             p.jitter.holdUntilNanos = hold
             p.live.holdUntilNanos = hold

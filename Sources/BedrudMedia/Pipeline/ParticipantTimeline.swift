@@ -15,7 +15,7 @@ import BedrudProtocol
 ///
 /// Time is in 48 kHz session samples (sample 0 = `startNanos` on the monotonic clock);
 /// events carry monotonic nanoseconds. A packet's place is decided here and nowhere else:
-/// the sender-report mapping (``arrive(ssrc:sequenceNumber:rtpTimestamp:arrivalNanos:ntpOffset:)``),
+/// the sender-report mapping (``arrive(ssrc:sequenceNumber:rtpTimestamp:arrivalNanos:)``),
 /// the ``TrackClock`` anchor, and the rule that nothing is placed more than 1 s after or
 /// 3 s before its arrival. A gap's cause is decided by ``gapCause(endedBy:)``, the one
 /// ladder.
@@ -57,6 +57,12 @@ struct ParticipantTimeline {
     /// Reports that disagreed with the mapping in use when they came (by more than
     /// ``SenderReportMapping/toleranceNanos``).
     private(set) var senderReportsHeld = 0
+    /// Monotonic arrival minus sender-report NTP time, the minimum over this stream's
+    /// SR-mapped packets (the fastest one's). The participant's own: LiveKit v1.10.1 passes
+    /// each publisher's report clock through to subscribers (`pkg/sfu/downtrack.go:1771`
+    /// passes `!DisableSenderReportPassThrough`, which nothing sets; the NTP time is then the
+    /// publisher's, `rtpstats_sender.go:975-981`), and two devices' clocks can be seconds apart.
+    private(set) var ntpOffset: Int64?
     private(set) var clock: TrackClock
     private(set) var everReceived = false
     /// When the participant's first track was added (monotonic ns).
@@ -148,21 +154,16 @@ struct ParticipantTimeline {
     }
 
     /// An RTP packet arrived. Unwraps its numbers, and places its timestamp with the
-    /// sender-report mapping and the track clock.
-    /// - Parameter ntpOffset: monotonic arrival minus sender-report NTP time, the minimum
-    ///   over every SR-mapped packet of the session (LiveKit's SFU writes the reports of
-    ///   all downstream tracks from its own clock, so one offset maps every track's NTP
-    ///   time onto the session, independent of each track's network delay). Shared by
-    ///   every participant of the session.
-    mutating func arrive(
-        ssrc: UInt32, sequenceNumber: UInt16, rtpTimestamp: UInt32, arrivalNanos: UInt64, ntpOffset: inout Int64?
-    ) -> Arrival {
+    /// sender-report mapping (its NTP time through this participant's `ntpOffset`) and
+    /// the track clock.
+    mutating func arrive(ssrc: UInt32, sequenceNumber: UInt16, rtpTimestamp: UInt32, arrivalNanos: UInt64) -> Arrival {
         if self.ssrc != ssrc {
             if self.ssrc != nil {
                 if pendingCause == nil { pendingCause = gapCause(endedBy: .newStream) }
                 clock.startSegment()
                 senderReport = nil
                 unconfirmedReport = nil
+                ntpOffset = nil
             }
             sequences.reset()
             timestamps.reset()
@@ -203,8 +204,11 @@ struct ParticipantTimeline {
         let report = SenderReportMapping(rtp: rtpTimestamp, ntpTimestamp: ntpTimestamp)
         if let current = senderReport, !current.agrees(with: report) {
             if let held = unconfirmedReport, held.agrees(with: report) {
-                senderReport = report  // two reports in a row say the mapping moved
+                // Two reports in a row say the mapping moved: the offset is learned anew
+                // (kept, a mapping moved earlier would place every packet that much early).
+                senderReport = report
                 unconfirmedReport = nil
+                ntpOffset = nil
             } else {
                 senderReportsHeld += 1
                 unconfirmedReport = report

@@ -13,16 +13,15 @@ import Testing
         mixLatencySamples: 400 * 48, gapEventMinSamples: 100 * 48, concealMaxSamples: 120 * 48, alignToSession: false,
         decodes: true)
 
-    /// One participant's timeline and the session's shared NTP offset.
+    /// One participant's timeline.
     struct Transcript {
         var t = ParticipantTimeline(settings: ParticipantTimelineTests.settings, addedAt: 900_000_000)
-        var ntp: Int64?
         var ssrc: UInt32 = 1
         /// Unwrapped (sequence, timestamp) of the arrivals, in order.
         var arrivals: [(Int64, Int64)] = []
 
         mutating func arrive(seq: UInt16, ts: UInt32, ms: UInt64) -> ParticipantTimeline.Arrival {
-            let a = t.arrive(ssrc: ssrc, sequenceNumber: seq, rtpTimestamp: ts, arrivalNanos: ms * 1_000_000, ntpOffset: &ntp)
+            let a = t.arrive(ssrc: ssrc, sequenceNumber: seq, rtpTimestamp: ts, arrivalNanos: ms * 1_000_000)
             arrivals.append((a.sequence, a.timestamp))
             return a
         }
@@ -197,25 +196,25 @@ import Testing
         #expect(r.t.fileDueNanos == nil)
     }
 
-    /// Sender reports: LiveKit's SFU writes every track's from its own clock, so one
-    /// offset (the fastest packet's) maps both tracks; a track whose packets take 80 ms
-    /// longer is still placed at its capture time.
-    @Test func senderReportsPlaceTracksAtTheirCaptureTimeWithOneSharedOffset() {
+    /// Sender reports: LiveKit passes each publisher's own report clock through, so each
+    /// participant maps its NTP times through its own offset (its fastest packet's). A
+    /// participant whose device clock is 2 s ahead is placed at its own arrival; with one
+    /// offset for the session it pulled everyone else 2 s early, onto audio already
+    /// written, and their packets were dropped from then on.
+    @Test func eachParticipantsReportsMapThroughItsOwnOffset() {
         let ntpSeconds: UInt64 = 3_900_000_000
         var a = Transcript()
         a.t.senderReport(ssrc: 1, rtpTimestamp: 1000, ntpTimestamp: ntpSeconds << 32)
         #expect(a.packet(seq: 1, ts: 1000, ms: 1000)
             == [.startFile(at: 48000, audioStart: 48000, stereo: false, segment: 1), .write(granule: 960, samples: 960)])
         var b = Transcript()
-        b.ntp = a.ntp
-        b.t.senderReport(ssrc: 1, rtpTimestamp: 5000, ntpTimestamp: ntpSeconds << 32)
+        b.t.senderReport(ssrc: 1, rtpTimestamp: 5000, ntpTimestamp: (ntpSeconds + 2) << 32)
         #expect(b.packet(seq: 9, ts: 5000, ms: 1080)
-            == [.startFile(at: 48000, audioStart: 48000, stereo: false, segment: 1), .write(granule: 960, samples: 960)])
-        #expect(b.ntp == a.ntp)
-        // Without a report, arrival time places it.
-        var c = Transcript()
-        #expect(c.packet(seq: 9, ts: 5000, ms: 1080)
             == [.startFile(at: 51840, audioStart: 51840, stereo: false, segment: 1), .write(granule: 960, samples: 960)])
+        #expect(a.t.ntpOffset != b.t.ntpOffset)
+        // Within one participant the report places a late packet at its capture time.
+        #expect(a.packet(seq: 2, ts: 1960, ms: 1070) == [.write(granule: 1920, samples: 960)])
+        #expect(a.t.ntpOffset == 1_000_000_000 - Int64(ntpSeconds) * 1_000_000_000)
     }
 
     /// One bad report (an SFU that paired a timestamp from 2.5 s earlier with the time it
@@ -264,6 +263,15 @@ import Testing
         r.t.senderReport(ssrc: 1, rtpTimestamp: moved.rtp, ntpTimestamp: ntp(5950))
         #expect(r.t.senderReport == moved && r.t.senderReportsHeld == 2)
         #expect(first.agrees(with: close) && !close.agrees(with: moved))
+        // A confirmed move is learned anew: moved 1.5 s earlier, the offset the stream had
+        // would place every packet 0.55 s onto audio already written.
+        #expect(r.t.ntpOffset == nil)
+        r.t.senderReport(ssrc: 1, rtpTimestamp: 1000 + 240_000, ntpTimestamp: ntp(5450))
+        r.t.senderReport(ssrc: 1, rtpTimestamp: 1000 + 288_000, ntpTimestamp: ntp(6450))
+        #expect(r.t.senderReport?.rtp == 1000 + 288_000 && r.t.senderReportsHeld == 3 && r.t.ntpOffset == nil)
+        var actions: [TimelineAction] = []
+        for k in 1..<20 { actions += r.packet(seq: 1 + UInt16(k), ts: 1000 + UInt32(k) * 960, ms: 1000 + UInt64(k) * 20) }
+        #expect(!actions.contains(.dropOverlap) && r.t.writtenEnd == 48000 + 20 * 960)
         // A new stream starts from its own first report.
         r.ssrc = 2
         _ = r.packet(seq: 1, ts: 5, ms: 7000)

@@ -448,23 +448,23 @@ import Testing
         #expect(rec.allEvents.contains { if case .gap(_, _, _, _, .noPackets) = $0 { return true } else { return false } })
         rec.finish(at: origin + 6 * Self.sec)
     }
-    /// Two tracks sent at the same instant, one with 80 ms more network delay: with sender
-    /// reports they line up; without, arrival time alone places the slow one late.
-    @Test(arguments: [true, false])
-    func senderReportsAlignTracksWithDifferentDelays(withSR: Bool) throws {
+    /// Two tracks sent at the same instant, one with 80 ms more network delay, each with
+    /// sender reports from its publisher's own clock (LiveKit passes them through): the
+    /// clocks agree, or B's runs 2 s ahead. Either way each participant is placed by its
+    /// own packets, B 80 ms after A as it arrived, and every packet is in the files. With
+    /// one NTP offset for the session, B's fast clock placed A 2 s early and A lost its audio.
+    @Test(arguments: [0, 2000])
+    func eachPublishersReportClockPlacesOnlyItsOwnTrack(skewMillis: Int) throws {
         let opus = TestEncoder.encode(TestSignal.speech(seconds: 3, seed: 70))
         var sa = PacketScript()
         sa.append(opus, ssrc: 1, firstSequence: 1, firstTimestamp: 1000, startSeconds: 0, networkDelayMillis: 30)
         var sb = PacketScript()
         sb.append(opus, ssrc: 2, firstSequence: 1, firstTimestamp: 777_777, startSeconds: 0, networkDelayMillis: 110)
-        if withSR {
-            // NTP time (RFC 3550 §4) of media time 0 on the SFU's clock: seconds since 1900.
-            let ntp0: UInt64 = UInt64(3_970_000_000) << 32
-            for (list, ssrc, ts, delay) in [(\PacketScript.packets, UInt32(1), UInt32(1000), 0.03), (\PacketScript.packets, UInt32(2), UInt32(777_777), 0.11)] {
-                let sr = ScriptedPacket(sequence: 0, timestamp: ts, arrivalNanos: UInt64((delay - 0.001) * 1e9) + 1_000_000_000, ssrc: ssrc, payload: [], ntp: ntp0)
-                if ssrc == 1 { sa[keyPath: list].insert(sr, at: 0) } else { sb[keyPath: list].insert(sr, at: 0) }
-            }
-        }
+        // NTP time (RFC 3550 §4) of media time 0 on each publisher's clock: seconds since 1900.
+        let ntp0: UInt64 = UInt64(3_970_000_000) << 32
+        let ntpB = ntp0 + (UInt64(skewMillis) << 32) / 1000
+        sa.packets.insert(ScriptedPacket(sequence: 0, timestamp: 1000, arrivalNanos: 1_029_000_000, ssrc: 1, payload: [], ntp: ntp0), at: 0)
+        sb.packets.insert(ScriptedPacket(sequence: 0, timestamp: 777_777, arrivalNanos: 1_109_000_000, ssrc: 2, payload: [], ntp: ntpB), at: 0)
         let rec = VirtualRecording()
         let ra = rec.add("sr-a")
         let rb = rec.add("sr-b")
@@ -475,11 +475,9 @@ import Testing
         #expect(a.isValid && b.isValid)
         let offA = Int(a.tags?.value("START_OFFSET_MS") ?? "") ?? -1
         let offB = Int(b.tags?.value("START_OFFSET_MS") ?? "") ?? -1
-        if withSR {
-            #expect(abs(offB - offA) <= 20, "A \(offA) ms, B \(offB) ms")
-        } else {
-            #expect(abs(offB - offA - 80) <= 20, "A \(offA) ms, B \(offB) ms")
-        }
+        #expect(abs(offB - offA - 80) <= 20, "A \(offA) ms, B \(offB) ms")
+        let stats = rec.engine.stats().participants
+        #expect(stats.map(\.packets) == [opus.count, opus.count] && stats.map(\.overlapDropped) == [0, 0])
     }
 
     /// Stereo senders and every Opus frame size from 2.5 to 120 ms keep duration and PCM.

@@ -141,8 +141,9 @@ def test_muted_publisher_is_withheld_and_sender_reports_use_the_subscribers_time
     assert [p[3] for p in sub.sent] == [b"\x01"]
     f.on_sender_report(ntp=0xAAAA_0000_0000_0000, rtp=1000)
     at = f.last_sr[2]
-    ntp, rtp = sender_report_timestamps(d, f, at + 0.5, now_ntp=42)
-    assert ntp == 42 and rtp == (sub.sent[0][1] + 24000) & 0xFFFFFFFF
+    ntp, rtp = sender_report_timestamps(d, f, at + 0.5)
+    # Passed through: the publisher's own NTP clock, half a second on.
+    assert ntp == 0xAAAA_0000_8000_0000 and rtp == (sub.sent[0][1] + 24000) & 0xFFFFFFFF
 
 
 
@@ -152,7 +153,7 @@ def test_no_sender_report_before_the_publisher_sent_one():
     d = DownTrack(sub, {})
     f.add(d)
     asyncio.run(f.on_packet(SourcePacket(sequence=1, timestamp=1000, marker=False, payload=b"\x01")))
-    assert sender_report_timestamps(d, f, 1.0, now_ntp=42) is None
+    assert sender_report_timestamps(d, f, 1.0) is None
 
 
 def test_a_scripted_publisher_that_fell_behind_reports_its_capture_clock():
@@ -176,7 +177,7 @@ def test_a_scripted_publisher_that_fell_behind_reports_its_capture_clock():
     async def record(sequence, timestamp, payload_type, payload, marker):  # type: ignore[no-untyped-def]
         sub.sent.append((sequence, timestamp, payload_type, payload, marker))
         if blocked["at"] is not None and len(reports) < 3:
-            stamps = sender_report_timestamps(d, f, time.monotonic(), 0)
+            stamps = sender_report_timestamps(d, f, time.monotonic())
             assert stamps is not None
             reports.append((stamps[1], len(sub.sent) - 1))
     sub._lk_send_forwarded = record
