@@ -5,6 +5,7 @@ server do in one room.
     room standup public          # the room (created if missing); public|private
     start first-join             # clock starts when the first real client joins (or: immediate)
     at 0s    join alice name="Alice Doe" metadata='{"accesses":["user"]}'
+    at 0s    join carol clock=+2s       # carol's device clock runs 2 s ahead (her sender reports)
     +1s      tone alice 440Hz 3s amplitude=0.3
     at 5s    say alice "Good morning"
     at 9s    chat alice "hello from alice"
@@ -52,7 +53,7 @@ TARGETED_EVENTS = ("deafen", "undeafen", "ask_unmute", "ask_camera")
 
 # command -> (minimum positional args, maximum positional args (-1 = rest joined), allowed options)
 COMMANDS: dict[str, tuple[int, int, tuple[str, ...]]] = {
-    "join": (1, 1, ("name", "metadata")),
+    "join": (1, 1, ("name", "metadata", "clock")),
     "leave": (1, 1, ()),
     "speak": (2, 2, ()),
     "tone": (3, 3, ("amplitude",)),
@@ -193,7 +194,7 @@ def _parse_step(at: float, lineno: int, words: list[str], fail, identities: set[
 
 def _usage(command: str) -> str:
     return {
-        "join": "join ID [name=NAME] [metadata=JSON]", "leave": "leave ID", "speak": "speak ID FILE",
+        "join": "join ID [name=NAME] [metadata=JSON] [clock=+DURATION|-DURATION]", "leave": "leave ID", "speak": "speak ID FILE",
         "tone": "tone ID FREQ DURATION [amplitude=0.3], e.g. tone bob 440Hz 2s",
         "say": "say ID TEXT [voice=en]", "mute": "mute ID", "unmute": "unmute ID", "dtx": "dtx ID",
         "silence": "silence ID", "chat": "chat ID TEXT", "camera": "camera ID",
@@ -214,6 +215,17 @@ def _check_step(step: Step, fail, identities: set[str]) -> None:  # type: ignore
         if a[0].startswith("$") or len(a[0]) > 256:
             raise fail("join: the identity must be a plain name")
         identities.add(a[0])
+        if "clock" in o:
+            sign = o["clock"][:1]
+            try:
+                if sign not in ("+", "-"):
+                    raise ValueError("a clock offset starts with + or -")
+                seconds = parse_duration(o["clock"][1:])
+                if seconds > 86400:
+                    raise ValueError("a clock offset is at most a day")
+            except ValueError as exc:
+                raise fail(f"join: clock={o['clock']}: {exc}") from None
+            step.options["_clock"] = str(seconds if sign == "+" else -seconds)
     elif c in scripted_commands and a[0] not in identities:
         raise fail(f"{c}: {a[0]!r} has not joined by this line")
     if c == "tone":
@@ -370,7 +382,8 @@ class ScenarioRunner:
             existing = room.participants.get(a[0])
             if existing is not None:
                 await room.remove(existing, lkm.DisconnectReason.DUPLICATE_IDENTITY)
-            ScriptedParticipant(room, a[0], o.get("name", a[0]), o.get("metadata", "")).join()
+            ScriptedParticipant(room, a[0], o.get("name", a[0]), o.get("metadata", ""),
+                                clock_offset=float(o.get("_clock", "0"))).join()
         elif c == "leave":
             await room.remove(scripted(a[0]), lkm.DisconnectReason.CLIENT_INITIATED)
         elif c in ("speak", "tone", "say"):

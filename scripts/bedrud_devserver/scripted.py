@@ -22,8 +22,11 @@ log = logging.getLogger("devserver.scripted")
 class ScriptedParticipant(Participant):
     scripted = True
 
-    def __init__(self, room: LKRoom, identity: str, name: str, metadata: str = "") -> None:
+    def __init__(self, room: LKRoom, identity: str, name: str, metadata: str = "", clock_offset: float = 0.0) -> None:
         super().__init__(room, identity, name, metadata, can_update_metadata=True)
+        # How far this participant's device clock (the NTP time of its sender reports) is
+        # ahead of the server's; LiveKit passes it through to subscribers as it is.
+        self.clock_offset = clock_offset
         self.state = lkm.ParticipantInfo.ACTIVE
         self.audio = ScriptedAudioTrack()
         self.track = PublishedTrack(self, "microphone", lkm.TrackSource.MICROPHONE, self.audio)
@@ -34,7 +37,7 @@ class ScriptedParticipant(Participant):
         self.room.publish(self, self.track)
         # A publisher sends whether or not anyone listens: keep the clock running.
         if self.room.sfu.config.media == "forward":
-            self._sink = asyncio.ensure_future(_publish(self.audio, self.track))
+            self._sink = asyncio.ensure_future(_publish(self.audio, self.track, self.clock_offset))
         else:
             self._sink = asyncio.ensure_future(_drain(self.track.subscribe()))
 
@@ -89,7 +92,7 @@ async def _drain(track) -> None:  # type: ignore[no-untyped-def]
 REPORT_INTERVAL = 5.0
 
 
-async def _publish(audio: ScriptedAudioTrack, track: PublishedTrack) -> None:
+async def _publish(audio: ScriptedAudioTrack, track: PublishedTrack, clock_offset: float = 0.0) -> None:
     """The scripted participant's own encoder: its packets and its sender reports go
     through the same forwarder as a real client's."""
     encoder = ScriptedEncoder()
@@ -103,7 +106,8 @@ async def _publish(audio: ScriptedAudioTrack, track: PublishedTrack) -> None:
             now = time.monotonic()
             if now >= next_report and audio.started_at is not None and track.forwarder.received:
                 # The timestamp this instant has on the capture clock, whatever was sent late.
-                track.forwarder.on_sender_report(clock.current_ntp_time(), encoder.timestamp_at(now - audio.started_at))
+                ntp = (clock.current_ntp_time() + int(clock_offset * (1 << 32))) & 0xFFFFFFFFFFFFFFFF
+                track.forwarder.on_sender_report(ntp, encoder.timestamp_at(now - audio.started_at))
                 next_report = now + REPORT_INTERVAL * random.uniform(0.5, 1.5)
     except (MediaStreamError, asyncio.CancelledError):
         pass

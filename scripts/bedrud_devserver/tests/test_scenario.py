@@ -65,6 +65,9 @@ def test_parse_times_and_commands():
     ("room abc\nhello", "t.scenario:2: unknown line 'hello'"),
     ("room abc\nat 1s", "t.scenario:2: expected a command after the time"),
     ("room abc\nat 1s drop $client never", "t.scenario:2: drop: bad duration 'never'"),
+    ("room abc\nat 1s join a clock=3s", "t.scenario:2: join: clock=3s: a clock offset starts with + or -"),
+    ("room abc\nat 1s join a clock=+25h", "t.scenario:2: join: clock=+25h: a clock offset is at most a day"),
+    ("room abc\nat 1s join a clock=+soon", "t.scenario:2: join: clock=+soon: bad duration 'soon'"),
 ])
 def test_parse_errors_name_file_and_line(text, message):
     if message is None:
@@ -73,6 +76,11 @@ def test_parse_errors_name_file_and_line(text, message):
     with pytest.raises(ScenarioError) as err:
         parse(text, "t.scenario")
     assert str(err.value).startswith(message) or message in str(err.value), str(err.value)
+
+
+def test_a_participants_clock_offset_is_signed_seconds():
+    sc = parse("room abc\nat 0s join a clock=+3s\nat 0s join b clock=-1.5s\nat 0s join c\n", "t.scenario")
+    assert [st.options.get("_clock") for st in sc.steps] == ["3.0", "-1.5", None]
 
 
 def test_bad_scenario_file_exits_2_before_serving(tmp_path):
