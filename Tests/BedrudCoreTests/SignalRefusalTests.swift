@@ -90,4 +90,24 @@ import TestSupport
         t.feed(.joinTokenReceived("fresh"))
         #expect(t.feed(.signalConnectFailed(.forbidden)).events == [.disconnected(.refused(status: 403))])
     }
+
+    /// A rejoin's fresh token refused as given (400, any 4xx but 401/403/404) ends the run
+    /// with the status, as a first join does; a 5xx (LiveKit failing) goes on rejoining.
+    @Test(arguments: [(400, true), (429, true), (503, false)])
+    func aRejoinRefusedOnItsFreshTokenEndsUnlessTheServerIsFailing(status: Int, ends: Bool) {
+        var t = RoomTranscript()
+        t.joinRoom()
+        t.feed(.signalClosed)
+        t.fireDueTimers()
+        #expect(t.feed(.signalConnectFailed(.forbidden)).events == [.reconnecting(.full)])
+        t.advance(to: 1_300)
+        #expect(t.fireDueTimers().effects == [.fetchJoinToken])
+        t.feed(.joinTokenReceived("fresh"))
+        let refused = t.feed(.signalConnectFailed(.rejected(status: status)))
+        if ends {
+            #expect(refused.events == [.disconnected(.refused(status: status))])
+        } else {
+            #expect(refused.events.isEmpty && !refused.startedTimers.isEmpty, "\(refused)")
+        }
+    }
 }

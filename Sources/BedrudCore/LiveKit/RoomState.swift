@@ -769,6 +769,11 @@ public struct RoomState: Sendable {
                 disconnect(.notAllowed, sendLeave: false)
             case .connect(.forbidden) where tokenIsFresh:
                 disconnect(.refused(status: 403), sendLeave: false)
+            case .connect(.rejected(let status)) where tokenIsFresh && !(500..<600).contains(status):
+                // Refused as given on a token Bedrud just issued: what a first join does
+                // (final); asking again until the outage limit would get the same answer.
+                // 5xx is LiveKit failing, which an outage may outlast: rejoins go on.
+                disconnect(.refused(status: status), sendLeave: false)
             case .connect(.roomNotFound):
                 disconnect(.roomNotFound, sendLeave: false)
             default:
