@@ -34,6 +34,9 @@ ATTACH = "https://files.example.org/chat/slide-3.png"
 # The second message: over 60,000 bytes with an inline image, so it goes in chunks.
 LONG_TEXT = "Grüße 😀 «سلام» 👩‍👩‍👧 " * 2000  # ~90 kB: one argument may be at most 128 kB
 IMAGE_BYTES = 200_000
+# The third: an image of 512,000 bytes or more, which Bedrud stores and answers with a
+# path on the server (storage/chat_upload.go), so the chat carries a relative URL.
+UPLOAD_BYTES = 600_000
 
 
 async def run(srv: DevServer, work: str) -> dict:
@@ -124,7 +127,12 @@ async def run(srv: DevServer, work: str) -> dict:
     image_path = os.path.join(work, "chart.png")
     with open(image_path, "wb") as fh:
         fh.write(pattern_png(IMAGE_BYTES))
-    for name, args in (("long", [LONG_TEXT, "--image", image_path]), ("react", ["--react", "👍", "--to", "first-message"])):
+    from .test_chat_upload import png as png_with_size  # a PNG whose IHDR Bedrud reads
+    upload_path = os.path.join(work, "poster.png")
+    with open(upload_path, "wb") as fh:
+        fh.write(png_with_size(800, 600, UPLOAD_BYTES))
+    for name, args in (("long", [LONG_TEXT, "--image", image_path]), ("upload", ["the poster", "--image", upload_path]),
+                       ("react", ["--react", "👍", "--to", "first-message"])):
         code, _, stderr = await run_bot(BOT, "say", f"{srv.url}/m/{ROOM}", *args, "--guest-name", "Announcer",
                                         env=env, cwd=home, timeout=60)
         report[name + "_exit"] = code
@@ -142,6 +150,8 @@ async def run(srv: DevServer, work: str) -> dict:
     report["received_long"] = [r for r in received if kind(r).startswith("chat_chunk")]
     report["received_react"] = [r for r in received if kind(r) == "reaction"]
     received[:] = [r for r in received if kind(r) == "chat"]
+    report["received_upload"] = [r for r in received if json.loads(r["payload"]).get("message") == "the poster"]
+    received[:] = [r for r in received if r not in report["received_upload"]]
     report["long_text"], report["image_sha256"] = LONG_TEXT, __import__("hashlib").sha256(pattern_png(IMAGE_BYTES)).hexdigest()
     report["sent_at"] = sent_at
     report["received"] = received

@@ -42,6 +42,32 @@ def test_the_payload_satisfies_the_web_clients_receiver_rules(report):
     assert chat["attachments"] == [{"kind": "image", "url": report["attach"], "mime": "image/png", "w": 0, "h": 0, "size": 0}]
 
 
+def _web_client_renders(url: str, origin: str) -> bool:
+    """The web client's test before it renders an attachment (v0.12.0
+    apps/web/src/components/meeting/chat/ChatMessageCluster.tsx:19-28): a `data:` URL, or
+    one that, resolved against the page's origin, is http or https."""
+    from urllib.parse import urljoin, urlsplit
+    if url.startswith("data:"):
+        return True
+    try:
+        return urlsplit(urljoin(origin + "/", url)).scheme in ("http", "https")
+    except ValueError:
+        return False
+
+
+def test_an_uploaded_image_arrives_as_a_path_the_web_client_renders(report):
+    """An image Bedrud stores is sent with the path the upload answered (relative to the
+    server); the web client resolves it against its own origin and renders it."""
+    assert report["upload_exit"] == 0, report["upload_stderr"]
+    [packet] = report["received_upload"]
+    chat = json.loads(packet["payload"])
+    [image] = chat["attachments"]
+    assert image["kind"] == "image" and image["mime"] == "image/png" and image["size"] == 600_000, image
+    assert image["url"].startswith("/uploads/chat/") and image["url"].endswith(".png"), image
+    assert _web_client_renders(image["url"], "https://meet.example.org")
+    assert not _web_client_renders("javascript:alert(1)", "https://meet.example.org")
+
+
 def _web_reassemble(packets: list[dict]) -> dict:
     """The web client's receiver (MeetingContext.tsx `chat_chunk_meta` / `chat_chunk`
     branches, chatDataChannel.ts `applyChatChunkPart`, `assembledChatFromChunks`)."""
