@@ -197,15 +197,14 @@ struct ParticipantTimeline {
     /// The first report of a stream is taken as it is. A later one that disagrees with the
     /// mapping in use is held until the next report: one bad report (an SFU that paired a
     /// stale timestamp with the time it sent it) would otherwise move every following
-    /// packet, and through the shared NTP offset every participant's, by its error, and
-    /// packets placed before what is already written are dropped.
+    /// packet by its error, and packets placed before what is already written are dropped.
     mutating func senderReport(ssrc: UInt32, rtpTimestamp: UInt32, ntpTimestamp: UInt64) {
         guard ssrc == self.ssrc || self.ssrc == nil else { return }
         let report = SenderReportMapping(rtp: rtpTimestamp, ntpTimestamp: ntpTimestamp)
         if let current = senderReport, !current.agrees(with: report) {
             if let held = unconfirmedReport, held.agrees(with: report) {
                 // Two reports in a row say the mapping moved: the offset is learned anew
-                // (kept, a mapping moved earlier would place every packet that much early).
+                // (the old one would place every packet early by as much as it moved back).
                 senderReport = report
                 unconfirmedReport = nil
                 ntpOffset = nil
