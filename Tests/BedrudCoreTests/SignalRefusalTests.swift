@@ -78,16 +78,22 @@ import TestSupport
         #expect(t.feed(.signalConnectFailed(failure)).events == [.disconnected(reason)])
     }
 
-    @Test func a403OnAResumeRejoinsAndOnTheFreshTokenEnds() {
+    /// A joined room whose resume was refused with 403 and that holds the fresh token of
+    /// its rejoin (the session's grants may have changed: Bedrud is asked for a new one).
+    static func rejoiningOnAFreshToken() -> RoomTranscript {
         var t = RoomTranscript()
         t.joinRoom()
         t.feed(.signalClosed)
         t.fireDueTimers()
-        // The session's grants may have changed: ask Bedrud for a fresh token.
         #expect(t.feed(.signalConnectFailed(.forbidden)).events == [.reconnecting(.full)])
         t.advance(to: 1_300)
         #expect(t.fireDueTimers().effects == [.fetchJoinToken])
         t.feed(.joinTokenReceived("fresh"))
+        return t
+    }
+
+    @Test func a403OnAResumeRejoinsAndOnTheFreshTokenEnds() {
+        var t = Self.rejoiningOnAFreshToken()
         #expect(t.feed(.signalConnectFailed(.forbidden)).events == [.disconnected(.refused(status: 403))])
     }
 
@@ -95,14 +101,7 @@ import TestSupport
     /// with the status, as a first join does; a 5xx (LiveKit failing) goes on rejoining.
     @Test(arguments: [(400, true), (429, true), (503, false)])
     func aRejoinRefusedOnItsFreshTokenEndsUnlessTheServerIsFailing(status: Int, ends: Bool) {
-        var t = RoomTranscript()
-        t.joinRoom()
-        t.feed(.signalClosed)
-        t.fireDueTimers()
-        #expect(t.feed(.signalConnectFailed(.forbidden)).events == [.reconnecting(.full)])
-        t.advance(to: 1_300)
-        #expect(t.fireDueTimers().effects == [.fetchJoinToken])
-        t.feed(.joinTokenReceived("fresh"))
+        var t = Self.rejoiningOnAFreshToken()
         let refused = t.feed(.signalConnectFailed(.rejected(status: status)))
         if ends {
             #expect(refused.events == [.disconnected(.refused(status: status))])

@@ -217,23 +217,24 @@ import Testing
         #expect(a.t.ntpOffset == 1_000_000_000 - Int64(ntpSeconds) * 1_000_000_000)
     }
 
+    /// An NTP timestamp (RFC 3550 §4) `ms` milliseconds after 3,900,000,000 s since 1900.
+    static func ntp(_ ms: UInt64) -> UInt64 { (UInt64(3_900_000_000) << 32) + (ms << 32) / 1000 }
+
     /// One bad report (an SFU that paired a timestamp from 2.5 s earlier with the time it
     /// sent the report, as a server does that falls behind and catches up) between two
     /// good ones: it is held, not used, so the packets after it stay where they belong.
     /// Used, it moved them 2.5 s back, onto audio already written, and every one was
     /// dropped until the end of the session.
     @Test func aSenderReportThatDisagreesWithTheMappingIsHeldUntilAnotherConfirmsIt() {
-        let n0: UInt64 = UInt64(3_900_000_000) << 32
-        func ntp(_ ms: UInt64) -> UInt64 { n0 + (ms << 32) / 1000 }
         var r = Transcript()
-        r.t.senderReport(ssrc: 1, rtpTimestamp: 1000, ntpTimestamp: ntp(1000))
+        r.t.senderReport(ssrc: 1, rtpTimestamp: 1000, ntpTimestamp: Self.ntp(1000))
         var actions: [TimelineAction] = []
         for k in 0..<50 { actions += r.packet(seq: 100 + UInt16(k), ts: 1000 + UInt32(k) * 960, ms: 1000 + UInt64(k) * 20) }
-        r.t.senderReport(ssrc: 1, rtpTimestamp: UInt32(1000 + 50 * 960) &- 120_000, ntpTimestamp: ntp(2000))
+        r.t.senderReport(ssrc: 1, rtpTimestamp: UInt32(1000 + 50 * 960) &- 120_000, ntpTimestamp: Self.ntp(2000))
         #expect(r.t.senderReportsHeld == 1)
         for k in 50..<60 { actions += r.packet(seq: 100 + UInt16(k), ts: 1000 + UInt32(k) * 960, ms: 1000 + UInt64(k) * 20) }
-        let good = SenderReportMapping(rtp: 1000 + 60 * 960, ntpTimestamp: ntp(2200))
-        r.t.senderReport(ssrc: 1, rtpTimestamp: good.rtp, ntpTimestamp: ntp(2200))
+        let good = SenderReportMapping(rtp: 1000 + 60 * 960, ntpTimestamp: Self.ntp(2200))
+        r.t.senderReport(ssrc: 1, rtpTimestamp: good.rtp, ntpTimestamp: Self.ntp(2200))
         #expect(r.t.senderReport == good && r.t.senderReportsHeld == 1)
         for k in 60..<70 { actions += r.packet(seq: 100 + UInt16(k), ts: 1000 + UInt32(k) * 960, ms: 1000 + UInt64(k) * 20) }
         let writes = actions.filter { if case .write = $0 { true } else { false } }
@@ -244,30 +245,28 @@ import Testing
     /// A mapping that really moved (two reports in a row agree on it) is taken; a report
     /// that agrees with neither the mapping nor the one held is held in its turn.
     @Test func twoReportsInARowThatAgreeMoveTheMapping() {
-        let n0: UInt64 = UInt64(3_900_000_000) << 32
-        func ntp(_ ms: UInt64) -> UInt64 { n0 + (ms << 32) / 1000 }
         var r = Transcript()
-        let first = SenderReportMapping(rtp: 1000, ntpTimestamp: ntp(1000))
-        r.t.senderReport(ssrc: 1, rtpTimestamp: 1000, ntpTimestamp: ntp(1000))
+        let first = SenderReportMapping(rtp: 1000, ntpTimestamp: Self.ntp(1000))
+        r.t.senderReport(ssrc: 1, rtpTimestamp: 1000, ntpTimestamp: Self.ntp(1000))
         _ = r.packet(seq: 1, ts: 1000, ms: 1000)
         // Within the tolerance (50 ms off): taken at once.
-        let close = SenderReportMapping(rtp: 1000 + 48000, ntpTimestamp: ntp(2050))
-        r.t.senderReport(ssrc: 1, rtpTimestamp: close.rtp, ntpTimestamp: ntp(2050))
+        let close = SenderReportMapping(rtp: 1000 + 48000, ntpTimestamp: Self.ntp(2050))
+        r.t.senderReport(ssrc: 1, rtpTimestamp: close.rtp, ntpTimestamp: Self.ntp(2050))
         #expect(r.t.senderReport == close && r.t.senderReportsHeld == 0)
         // 300 ms later than the mapping, then 900 ms: neither confirms the other.
-        r.t.senderReport(ssrc: 1, rtpTimestamp: 1000 + 96000, ntpTimestamp: ntp(3350))
-        r.t.senderReport(ssrc: 1, rtpTimestamp: 1000 + 144_000, ntpTimestamp: ntp(4950))
+        r.t.senderReport(ssrc: 1, rtpTimestamp: 1000 + 96000, ntpTimestamp: Self.ntp(3350))
+        r.t.senderReport(ssrc: 1, rtpTimestamp: 1000 + 144_000, ntpTimestamp: Self.ntp(4950))
         #expect(r.t.senderReport == close && r.t.senderReportsHeld == 2)
         // A second report 900 ms later confirms the one held.
-        let moved = SenderReportMapping(rtp: 1000 + 192_000, ntpTimestamp: ntp(5950))
-        r.t.senderReport(ssrc: 1, rtpTimestamp: moved.rtp, ntpTimestamp: ntp(5950))
+        let moved = SenderReportMapping(rtp: 1000 + 192_000, ntpTimestamp: Self.ntp(5950))
+        r.t.senderReport(ssrc: 1, rtpTimestamp: moved.rtp, ntpTimestamp: Self.ntp(5950))
         #expect(r.t.senderReport == moved && r.t.senderReportsHeld == 2)
         #expect(first.agrees(with: close) && !close.agrees(with: moved))
         // A confirmed move is learned anew: moved 1.5 s earlier, the offset the stream had
         // would place every packet 0.55 s onto audio already written.
         #expect(r.t.ntpOffset == nil)
-        r.t.senderReport(ssrc: 1, rtpTimestamp: 1000 + 240_000, ntpTimestamp: ntp(5450))
-        r.t.senderReport(ssrc: 1, rtpTimestamp: 1000 + 288_000, ntpTimestamp: ntp(6450))
+        r.t.senderReport(ssrc: 1, rtpTimestamp: 1000 + 240_000, ntpTimestamp: Self.ntp(5450))
+        r.t.senderReport(ssrc: 1, rtpTimestamp: 1000 + 288_000, ntpTimestamp: Self.ntp(6450))
         #expect(r.t.senderReport?.rtp == 1000 + 288_000 && r.t.senderReportsHeld == 3 && r.t.ntpOffset == nil)
         var actions: [TimelineAction] = []
         for k in 1..<20 { actions += r.packet(seq: 1 + UInt16(k), ts: 1000 + UInt32(k) * 960, ms: 1000 + UInt64(k) * 20) }
