@@ -90,6 +90,9 @@ struct ParticipantTimeline {
     /// Session sample where our connection was lost while reconnecting (the last moment
     /// the participant was known to be in the room); nil while in contact.
     private(set) var contactLostAt: Int64?
+    /// When our connection was lost (monotonic ns), until a packet that arrived after it is
+    /// placed: one the reorder window still held from before says nothing about the outage.
+    private var contactLostAtNanos: UInt64?
     private var lossSinceLastPacket = false
 
     // MARK: Gaps
@@ -241,6 +244,7 @@ struct ParticipantTimeline {
         case .connectionLost(let now):
             pendingCause = .reconnect
             if contactLostAt == nil { contactLostAt = max(writtenEnd, sessionSample(now)) }
+            if contactLostAtNanos == nil { contactLostAtNanos = now }
         case .contactRestored(let now, let fileWindowEmpty, let liveWindowEmpty):
             guard contactLostAt != nil else { return }
             contactLostAt = nil
@@ -300,8 +304,13 @@ struct ParticipantTimeline {
             return
         }
         closeGap(act)
-        pendingCause = nil
-        contactLostAt = nil
+        // A packet that arrived before our connection was lost (the window held it) is
+        // written where it belongs and leaves the outage's cause and state as they are.
+        if contactLostAtNanos.map({ arrivalNanos >= $0 }) ?? true {
+            pendingCause = nil
+            contactLostAt = nil
+            contactLostAtNanos = nil
+        }
         lossSinceLastPacket = false
         mutedSinceLastPacket = muted
         writtenEnd += Int64(samples)

@@ -172,6 +172,23 @@ import Testing
         #expect(r.t.gapMillis == [.reconnect: 3900])
     }
 
+    /// A packet the window still held when our connection was lost is written, and the
+    /// outage stays a reconnect: it used to end it, so the gap after read as loss (or, with
+    /// no loss, as DTX) and `ReportBrowserTests` found no reconnect gap on a loaded machine.
+    @Test func aPacketFromBeforeTheOutageDoesNotEndIt() {
+        var r = Transcript()
+        _ = r.fiveFrom1s()
+        let held = r.arrive(seq: 105, ts: 1000 + 5 * 960, ms: 1100)
+        #expect(r.send(.connectionLost(now: 1_200_000_000)) == [])
+        #expect(r.release(held, ms: 1100) == [.write(granule: 5760, samples: 960)])
+        #expect(r.t.contactLostAt != nil)
+        #expect(r.send(.fileLost) == [])
+        // Media is back at 4 s, before the signalling says so: the gap is the reconnect's.
+        let back = r.packet(seq: 250, ts: 1000 + 150 * 960, ms: 4000)
+        #expect(back.contains { if case .gap(_, _, .reconnect) = $0 { true } else { false } }, "\(back)")
+        #expect(r.t.contactLostAt == nil && r.t.gapMillis[.loss] == nil)
+    }
+
     @Test func endingFillsToTheEndAndEndsTheFileThere() {
         var r = Transcript()
         _ = r.fiveFrom1s()
