@@ -16,6 +16,10 @@ Applied once per process by `apply(ice_hosts)`; every patch is small and named:
   come from forward.sender_report_timestamps.
 - the DTLS transport hands protected RTP to a fault shaper when one is attached
   (loss, reorder, duplication, jitter, blackhole), after SRTP, like a real network.
+- ICE liveness is pion's, as LiveKit v1.10.1 configures it (`_patch_ice_liveness`):
+  a connection fails when nothing at all has come from the peer for 15 s, not when
+  six STUN consent checks in a row went unanswered within 0.5 s each (aioice's
+  RFC 7675 rule, which a busy peer flooding the data channel can break).
 """
 from __future__ import annotations
 
@@ -90,6 +94,57 @@ def apply(ice_hosts: Optional[list[str]] = None) -> None:
         shaper.submit(protected, self.transport._send)
 
     dtls_cls._send_rtp = send_rtp
+    _patch_ice_liveness()
+
+
+# LiveKit v1.10.1 pkg/rtc/transport.go:80-83 and :395 give pion 10 s to "disconnected",
+# 5 s more to "failed", and a 2 s keepalive. pion/ice v4.2.2 (LiveKit's go.mod) judges
+# the selected pair by the time since anything was last received from the remote
+# candidate (agent.go:885-899); every packet counts, STUN or not (candidate_base.go:332,
+# agent.go:1646-1652).
+ICE_DISCONNECTED_TIMEOUT = 10.0
+ICE_FAILED_TIMEOUT = 5.0
+ICE_KEEPALIVE_INTERVAL = 2.0
+
+
+def _patch_ice_liveness() -> None:
+    import asyncio
+    import time
+
+    import aioice.ice
+    from aioice import stun
+
+    protocol_cls = aioice.ice.StunProtocol
+    original_datagram_received = protocol_cls.datagram_received
+
+    def datagram_received(self, data, addr):  # type: ignore[no-untyped-def]
+        self.receiver._lk_last_received = time.monotonic()
+        original_datagram_received(self, data, addr)
+
+    async def query_consent(self) -> None:  # type: ignore[no-untyped-def]
+        """Replaces aioice's consent task: pings while the peer is quiet, and closes
+        the connection (as consent expiry did) once the peer has been silent for
+        pion's disconnected + failed timeouts."""
+        self._lk_last_received = max(getattr(self, "_lk_last_received", 0.0), time.monotonic())
+        while True:
+            await asyncio.sleep(ICE_KEEPALIVE_INTERVAL)
+            silent = time.monotonic() - self._lk_last_received
+            if silent > ICE_DISCONNECTED_TIMEOUT + ICE_FAILED_TIMEOUT:
+                self._query_consent_task = None
+                return await self.close()
+            if silent < ICE_KEEPALIVE_INTERVAL:
+                continue
+            for pair in list(self._nominated.values()):
+                request = self.build_request(pair, nominate=False)
+                try:
+                    await pair.protocol.request(request, pair.remote_addr,
+                                                integrity_key=self.remote_password.encode("utf8"),
+                                                retransmissions=0)
+                except (stun.TransactionError, ConnectionError, OSError):
+                    pass  # an unanswered keepalive is not a verdict: silence is
+
+    protocol_cls.datagram_received = datagram_received
+    aioice.ice.Connection.query_consent = query_consent
 
 
 def _patch_forwarding(sender_cls) -> None:  # type: ignore[no-untyped-def]
