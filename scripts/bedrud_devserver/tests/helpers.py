@@ -145,10 +145,31 @@ def python() -> str:
     return sys.executable
 
 
+# How long an SDK probe's own work may take (seconds), set by run_sdk_probe below its
+# own timeout, so a probe that is stuck (an SDK call that never returns) still stops its
+# bot and devserver and reports where it was.
+PROBE_DEADLINE_ENV = "SDK_PROBE_DEADLINE"
+PROBE_CLEANUP_SECONDS = 45
+
+
+async def within_probe_deadline(work: Any, default: float) -> Any:
+    """Awaits a probe's `work` for at most $SDK_PROBE_DEADLINE seconds (`default` when a
+    probe is run by hand); past that, it is cancelled (its `finally` blocks stop the bot)
+    and a TimeoutError says so."""
+    import asyncio
+    seconds = float(os.environ.get(PROBE_DEADLINE_ENV) or default)
+    try:
+        return await asyncio.wait_for(work, seconds)
+    except asyncio.TimeoutError:
+        raise TimeoutError(f"the probe did not finish within {seconds:.0f} s") from None
+
+
 def run_sdk_probe(module: str, tag: str, timeout: float) -> dict:
     """Runs `bedrud_devserver.tests.<module>` inside scripts/netns-run (the official SDK
     needs a network namespace of its own) and returns its `<tag> {json}` report; fails the
-    test with the probe's output when it cannot run or reports an error."""
+    test with the probe's output when it cannot run or reports an error. The probe has
+    `timeout` minus PROBE_CLEANUP_SECONDS for its work; if it is still running at
+    `timeout`, it is killed, and with it (netns-run's PID namespace) all it started."""
     import pytest
     bot = os.path.join(REPO, ".build", "release", "bedrud-bot")
     netns_run = os.path.join(REPO, "scripts", "netns-run")
@@ -157,9 +178,16 @@ def run_sdk_probe(module: str, tag: str, timeout: float) -> dict:
     check = subprocess.run([netns_run, "true"], capture_output=True, text=True, timeout=60)
     if check.returncode != 0:
         pytest.fail("scripts/netns-run cannot create a network namespace (run as root): " + check.stderr.strip())
-    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "scripts"))
-    proc = subprocess.run([netns_run, sys.executable, "-m", f"bedrud_devserver.tests.{module}"],
-                          capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO)
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "scripts"),
+               **{PROBE_DEADLINE_ENV: str(max(30, timeout - PROBE_CLEANUP_SECONDS))})
+    try:
+        proc = subprocess.run([netns_run, sys.executable, "-m", f"bedrud_devserver.tests.{module}"],
+                              capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO)
+    except subprocess.TimeoutExpired as exc:
+        def text(b: Any) -> str:
+            return b.decode(errors="replace") if isinstance(b, bytes) else (b or "")
+        pytest.fail(f"probe {module} killed after {timeout:.0f} s, past its own deadline:\n"
+                    f"{text(exc.stdout)[-3000:]}\n{text(exc.stderr)[-5000:]}")
     lines = [l for l in proc.stdout.splitlines() if l.startswith(tag + " ")]
     assert proc.returncode == 0 and lines, f"probe failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
     data = json.loads(lines[-1][len(tag) + 1:])

@@ -26,7 +26,7 @@ import time
 import traceback
 
 from ..chatwire import chat_packets as web_chat_packets, wire
-from .helpers import REPO, DevServer
+from .helpers import REPO, DevServer, within_probe_deadline
 from .lkclient import sdk_guest_join
 from .sdk_record_probe import wait_for
 
@@ -35,6 +35,7 @@ BOT = os.environ.get("BEDRUD_BOT") or os.path.join(REPO, ".build", "release", "b
 SAFE_BYTES = 60_000
 # Multibyte text (2-, 3-, 4-byte UTF-8, a ZWJ sequence) long enough to be cut.
 TEXT = "Grüße aus Köln — «سلام» 😀 👩‍👩‍👧 " * 2600
+PUBLISH_SECONDS = 120
 IMAGE_BYTES = 300_000  # under Bedrud's 512,000-byte inline limit (chat_upload.go)
 
 
@@ -72,6 +73,15 @@ async def run(srv: DevServer, work: str, report: dict) -> dict:
         wait_for(bot_active, 30, "the bot to be ACTIVE")
         room = await sdk_guest_join(srv, ROOM, "Sender", auto_subscribe=False)
         me = room.local_participant
+
+        async def publish(packet: bytes) -> None:
+            """One reliable packet on the chat topic; an SDK that cannot send it in
+            PUBLISH_SECONDS (its connection to the devserver failed) fails the probe here."""
+            try:
+                await asyncio.wait_for(me.publish_data(packet, reliable=True, topic="chat"), PUBLISH_SECONDS)
+            except asyncio.TimeoutError:
+                head = packet[:80].decode(errors="replace")
+                raise TimeoutError(f"the SDK did not send a packet within {PUBLISH_SECONDS} s: {head}…") from None
         picture = image()
         import base64
         data_url = "data:image/png;base64," + base64.b64encode(picture).decode()
@@ -83,9 +93,8 @@ async def run(srv: DevServer, work: str, report: dict) -> dict:
         report["packet_sizes_max"] = max(len(p) for p in packets)
         report["meta"] = json.loads(packets[0])
         for p in packets + packets:  # and a retry with the same id, as the web client does
-            await me.publish_data(p, reliable=True, topic="chat")
-        await me.publish_data(wire({"type": "reaction", "messageId": chat["id"], "emoji": "👍", "voterIdentity": me.identity}),
-                              reliable=True, topic="chat")
+            await publish(p)
+        await publish(wire({"type": "reaction", "messageId": chat["id"], "emoji": "👍", "voterIdentity": me.identity}))
         # Wait until the bot has written the chat, then take its memory high-water mark.
         folder = wait_for(lambda: next((os.path.join(out, ROOM, s) for s in os.listdir(os.path.join(out, ROOM))), None)
                           if os.path.isdir(os.path.join(out, ROOM)) else None, 20, "the session folder")
@@ -103,34 +112,29 @@ async def run(srv: DevServer, work: str, report: dict) -> dict:
         # past every limit; a chunked 100 MB data: URL; chunks with no meta at all.
         filler = "A" * (SAFE_BYTES - 200)
         flood_started = time.monotonic()
-        await me.publish_data(wire({"type": "chat_chunk_meta", "id": "never", "timestamp": 1, "senderName": "Sender",
-                                    "senderIdentity": me.identity, "messageChunks": 1000, "attachmentChunks": 0, "pollChunks": 0}),
-                              reliable=True, topic="chat")
-        await me.publish_data(wire({"type": "chat_chunk_meta", "id": "liar", "timestamp": 1, "senderName": "Sender",
-                                    "senderIdentity": me.identity, "messageChunks": 60, "attachmentChunks": 0, "pollChunks": 0}),
-                              reliable=True, topic="chat")
+        await publish(wire({"type": "chat_chunk_meta", "id": "never", "timestamp": 1, "senderName": "Sender",
+                            "senderIdentity": me.identity, "messageChunks": 1000, "attachmentChunks": 0, "pollChunks": 0}))
+        await publish(wire({"type": "chat_chunk_meta", "id": "liar", "timestamp": 1, "senderName": "Sender",
+                            "senderIdentity": me.identity, "messageChunks": 60, "attachmentChunks": 0, "pollChunks": 0}))
         for i in range(60):
-            await me.publish_data(wire({"type": "chat_chunk", "id": "liar", "kind": "message", "index": i, "part": filler}),
-                                  reliable=True, topic="chat")
+            await publish(wire({"type": "chat_chunk", "id": "liar", "kind": "message", "index": i, "part": filler}))
         huge = {"type": "chat", "id": "huge", "timestamp": 1, "senderName": "Sender", "senderIdentity": me.identity, "message": "",
                 "attachments": [{"kind": "image", "url": "data:image/png;base64," + "A" * (100 << 20), "mime": "image/png",
                                  "w": 1, "h": 1, "size": 75 << 20}]}
         attachments_json = json.dumps(huge["attachments"], separators=(",", ":"))
         step = SAFE_BYTES - 120  # ASCII: one byte per unit
         pieces = (len(attachments_json) + step - 1) // step
-        await me.publish_data(wire({"type": "chat_chunk_meta", "id": "huge", "timestamp": 1, "senderName": "Sender",
-                                    "senderIdentity": me.identity, "messageChunks": 0, "attachmentChunks": pieces, "pollChunks": 0}),
-                              reliable=True, topic="chat")
+        await publish(wire({"type": "chat_chunk_meta", "id": "huge", "timestamp": 1, "senderName": "Sender",
+                            "senderIdentity": me.identity, "messageChunks": 0, "attachmentChunks": pieces, "pollChunks": 0}))
         for i in range(pieces):
-            await me.publish_data(wire({"type": "chat_chunk", "id": "huge", "kind": "attachments", "index": i,
-                                        "part": attachments_json[i * step:(i + 1) * step]}), reliable=True, topic="chat")
+            await publish(wire({"type": "chat_chunk", "id": "huge", "kind": "attachments", "index": i,
+                                "part": attachments_json[i * step:(i + 1) * step]}))
         for i in range(300):
-            await me.publish_data(wire({"type": "chat_chunk", "id": f"orphan-{i}", "kind": "message", "index": 0, "part": filler}),
-                                  reliable=True, topic="chat")
+            await publish(wire({"type": "chat_chunk", "id": f"orphan-{i}", "kind": "message", "index": 0, "part": filler}))
         report["huge_chunks"] = pieces
         # The session goes on: a plain chat after the flood is recorded.
-        await me.publish_data(wire({"type": "chat", "id": "after", "timestamp": 2, "senderName": "Sender", "senderIdentity": me.identity,
-                                    "message": "still here", "attachments": []}), reliable=True, topic="chat")
+        await publish(wire({"type": "chat", "id": "after", "timestamp": 2, "senderName": "Sender", "senderIdentity": me.identity,
+                            "message": "still here", "attachments": []}))
         wait_for(lambda: any(e["type"] == "chat" and e["id"] == "after" for e in events()), 240, "the chat after the flood")
         report["flood_seconds"] = round(time.monotonic() - flood_started, 1)
         report["hwm_after_flood_kib"] = vm_hwm_kib(bot.pid)
@@ -178,7 +182,7 @@ async def main() -> int:
     work = tempfile.mkdtemp(prefix="sdk-chat-")
     report: dict = {}
     try:
-        await run(srv, work, report)
+        await within_probe_deadline(run(srv, work, report), 555)
     except BaseException as exc:  # noqa: BLE001 — the report carries the failure
         report["error"] = "".join(traceback.format_exception(exc))
     finally:

@@ -27,7 +27,7 @@ import traceback
 import numpy as np
 from livekit import rtc
 
-from .helpers import REPO, DevServer
+from .helpers import REPO, DevServer, within_probe_deadline
 from .lkclient import run_bot, sdk_guest_join
 from .sdk_record_probe import best_correlation, decode_file, segment_correlation
 
@@ -115,7 +115,7 @@ async def main() -> int:
     work = tempfile.mkdtemp(prefix="sdk-play-")
     report: dict = {}
     try:
-        report = await run(srv, work)
+        report = await within_probe_deadline(run(srv, work), 135)
     except BaseException as exc:  # noqa: BLE001 — the report carries the failure
         report["error"] = "".join(traceback.format_exception(exc))
     finally:

@@ -32,7 +32,7 @@ from livekit import rtc
 
 from ..forward import red_primary
 from ..media import speech_clip
-from .helpers import REPO, DevServer
+from .helpers import REPO, DevServer, within_probe_deadline
 from .lkclient import sdk_guest_join
 
 ROOM = "dtxroom"
@@ -403,7 +403,7 @@ async def main() -> int:
     work = tempfile.mkdtemp(prefix="sdk-record-")
     report: dict = {}
     try:
-        report = await run(srv, work)
+        report = await within_probe_deadline(run(srv, work), 135)
     except BaseException as exc:  # noqa: BLE001 — the report carries the failure
         report["error"] = "".join(traceback.format_exception(exc))
     finally:

@@ -23,7 +23,7 @@ import traceback
 from livekit import rtc
 from livekit.rtc._proto import room_pb2
 
-from .helpers import REPO, DevServer
+from .helpers import REPO, DevServer, within_probe_deadline
 from .lkclient import run_bot, sdk_guest_join
 
 ROOM = "sayroom"
@@ -165,7 +165,7 @@ async def main() -> int:
     work = tempfile.mkdtemp(prefix="sdk-say-")
     report: dict = {}
     try:
-        report = await run(srv, work)
+        report = await within_probe_deadline(run(srv, work), 105)
     except BaseException as exc:  # noqa: BLE001 — the report carries the failure
         report["error"] = "".join(traceback.format_exception(exc))
     finally:
