@@ -243,8 +243,10 @@ struct ParticipantTimeline {
             if everReceived && pendingCause == nil { pendingCause = gapCause(endedBy: .newStream) }
         case .connectionLost(let now):
             pendingCause = .reconnect
-            if contactLostAt == nil { contactLostAt = max(writtenEnd, sessionSample(now)) }
-            if contactLostAtNanos == nil { contactLostAtNanos = now }
+            if contactLostAt == nil {  // a new outage, timed from its own start
+                contactLostAt = max(writtenEnd, sessionSample(now))
+                contactLostAtNanos = now
+            }
         case .contactRestored(let now, let fileWindowEmpty, let liveWindowEmpty):
             guard contactLostAt != nil else { return }
             contactLostAt = nil

@@ -189,6 +189,20 @@ import Testing
         #expect(r.t.contactLostAt == nil && r.t.gapMillis[.loss] == nil)
     }
 
+    /// The same for a second outage that begins with no packet since the first ended: a
+    /// packet held from between the two is still from before this outage (the first
+    /// outage's start is not this one's).
+    @Test func aSecondOutageIsTimedFromItsOwnStart() {
+        var r = Transcript()
+        _ = r.fiveFrom1s()
+        #expect(r.send(.connectionLost(now: 1_200_000_000)) == [])
+        #expect(r.send(.contactRestored(now: 1_300_000_000, fileWindowEmpty: false, liveWindowEmpty: false)) == [])
+        let held = r.arrive(seq: 105, ts: 1000 + 5 * 960, ms: 1400)
+        #expect(r.send(.connectionLost(now: 1_500_000_000)) == [])
+        #expect(r.release(held, ms: 1400) == [.write(granule: 5760, samples: 960)])
+        #expect(r.t.contactLostAt != nil)
+    }
+
     @Test func endingFillsToTheEndAndEndsTheFileThere() {
         var r = Transcript()
         _ = r.fiveFrom1s()
