@@ -400,6 +400,11 @@ class Forwarder:
         self.last_sr = (ntp, self.ts.extend(rtp) if self.ts.highest is not None else rtp, time.monotonic())
 
 
+def ntp_plus(ntp: int, seconds: float) -> int:
+    """A 64-bit NTP timestamp moved by `seconds` (either way), wrapping as NTP does."""
+    return (ntp + int(seconds * (1 << 32))) & 0xFFFFFFFFFFFFFFFF
+
+
 def sender_report_timestamps(down: DownTrack, forwarder: Optional[Forwarder], now: float) -> Optional[tuple[int, int]]:
     """(NTP, RTP) of a subscriber's sender report, or None: LiveKit writes none for a
     downtrack until its publisher has sent a report of its own (livekit v1.10.1
@@ -417,7 +422,7 @@ def sender_report_timestamps(down: DownTrack, forwarder: Optional[Forwarder], no
     if base is None:
         return None
     elapsed = max(0.0, now - at)
-    return (ntp + int(elapsed * (1 << 32))) & 0xFFFFFFFFFFFFFFFF, (base + int(elapsed * munger.clock)) & 0xFFFFFFFF
+    return ntp_plus(ntp, elapsed), (base + int(elapsed * munger.clock)) & 0xFFFFFFFF
 
 
 def packet_log_json(forwarder: Forwarder) -> list[dict]:

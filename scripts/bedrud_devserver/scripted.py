@@ -12,7 +12,7 @@ from aiortc.mediastreams import MediaStreamError
 from livekit.protocol import models as lkm
 
 from .camera import CameraTrack
-from .forward import SourcePacket
+from .forward import SourcePacket, ntp_plus
 from .media import ScriptedAudioTrack, ScriptedEncoder
 from .sfu import LKRoom, Participant, PublishedTrack, chat_payload
 
@@ -106,8 +106,8 @@ async def _publish(audio: ScriptedAudioTrack, track: PublishedTrack, clock_offse
             now = time.monotonic()
             if now >= next_report and audio.started_at is not None and track.forwarder.received:
                 # The timestamp this instant has on the capture clock, whatever was sent late.
-                ntp = (clock.current_ntp_time() + int(clock_offset * (1 << 32))) & 0xFFFFFFFFFFFFFFFF
-                track.forwarder.on_sender_report(ntp, encoder.timestamp_at(now - audio.started_at))
+                track.forwarder.on_sender_report(ntp_plus(clock.current_ntp_time(), clock_offset),
+                                                 encoder.timestamp_at(now - audio.started_at))
                 next_report = now + REPORT_INTERVAL * random.uniform(0.5, 1.5)
     except (MediaStreamError, asyncio.CancelledError):
         pass
