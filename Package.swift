@@ -4,7 +4,7 @@
 // Layers, lowest first. A target imports only targets listed above it here.
 //   C shims           system libraries from Debian, one module.modulemap + shim.h each
 //   BedrudProtocol    pure values and codecs: protobuf, LiveKit messages, JWT, links, config syntax, rings
-//   BedrudNet         TCP, TLS (OpenSSL), HTTP/1.1 client, WebSocket client
+//   BedrudNet         TCP, TLS (OpenSSL), HTTP/1.1 client, WebSocket client, the listening port (libmicrohttpd)
 //   BedrudRTC         SDP, ICE (libnice), DTLS (OpenSSL), SRTP (libsrtp2), SCTP (usrsctp), RTP/RTCP
 //   BedrudMedia       jitter buffer, Opus, Ogg, mixer, levels, media and writer threads
 //   BedrudBench       the media benchmark (`bedrud-bot bench`), kept out of the library
@@ -34,10 +34,11 @@ let package = Package(
         shim("CSRTP", pkgConfig: "libsrtp2", apt: "libsrtp2-dev"),
         shim("CNice", pkgConfig: "nice", apt: "libnice-dev"),
         shim("CUsrsctp", pkgConfig: "usrsctp", apt: "libusrsctp-dev"),
+        shim("CMicroHTTPD", pkgConfig: "libmicrohttpd", apt: "libmicrohttpd-dev"),
 
         // MARK: - Layers
         .target(name: "BedrudProtocol", swiftSettings: swiftSettings),
-        .target(name: "BedrudNet", dependencies: ["BedrudProtocol", "COpenSSL"], swiftSettings: swiftSettings),
+        .target(name: "BedrudNet", dependencies: ["BedrudProtocol", "COpenSSL", "CMicroHTTPD"], swiftSettings: swiftSettings),
         .target(
             name: "BedrudRTC",
             dependencies: ["BedrudProtocol", "COpenSSL", "CSRTP", "CNice", "CUsrsctp"],

@@ -27,7 +27,7 @@ public enum BedrudBotCLI {
                 RoomCommands.spec, JoinCommand.spec, SayCommand.spec, SmokeCommand.spec, ConfigCommands.spec,
                 MediaCommands.verify, MediaCommands.repair, MediaCommands.bench, MediaCommands.devRecord, PlayCommand.spec,
                 CompletionCommands.spec, CompletionCommands.manpage,
-                ReportCommand.spec, RecordingsCommand.spec, StatusCommand.spec,
+                ReportCommand.spec, RecordingsCommand.spec, StatusCommand.spec, ServeCommand.spec, WebhooksCommand.spec,
                 CommandSpec("version", summary: "print the version", action: { inv in
                     inv.console.out("bedrud-bot \(BedrudBotVersion.string)")
                     return .success

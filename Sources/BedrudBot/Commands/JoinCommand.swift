@@ -163,6 +163,7 @@ enum JoinCommand {
         options.filter = ParticipantFilter(include: inv.arguments.all("include").flatMap(ConfigValues.list),
                                            exclude: inv.arguments.all("exclude").flatMap(ConfigValues.list))
         options.json = inv.flag("json")
+        options.announce = try config.value(R.announce)
         options.entry = try entryRules(inv, config, record: options.record)
         return options
     }

@@ -105,6 +105,19 @@ public enum Settings {
         public static let botNames = Setting.text("record", "bot_names")
         public static let jitterWait = Setting.milliseconds("record", "jitter_wait")
         public static let fileJitterWait = Setting.milliseconds("record", "file_jitter_wait")
+        /// The chat posted when recording starts; nil when set to `no` (or empty).
+        public static let announce = Setting<String?>("record", "announce") { v in
+            (v.isEmpty || ConfigValues.bool(v) == false) ? String?.none : v
+        }
+    }
+
+    public enum Serve {
+        public static let listen = Setting<ListenAddress>("serve", "listen") { ListenAddress($0) }
+        public static let secretFile = Setting.text("serve", "secret_file")
+        public static let rooms = Setting.text("serve", "rooms")
+        public static let maxMeetings = Setting.number("serve", "max_meetings")
+        public static let shard = Setting<ServeShard>("serve", "shard") { ServeShard($0) }
+        public static let reconcileInterval = Setting.seconds("serve", "reconcile_interval")
     }
 
     public enum Smoke {

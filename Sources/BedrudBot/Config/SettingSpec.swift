@@ -21,6 +21,12 @@ public struct SettingSpec: Sendable {
         case bitrate
         /// Octal permissions such as `0640`.
         case mode
+        /// A whole number within the range.
+        case count(ClosedRange<Int>)
+        /// `K/N`: shard K of N (``ServeShard``).
+        case shard
+        /// `HOST:PORT` to listen on (``ListenAddress``).
+        case listen
     }
 
     /// "" for top-level keys, `network`, `instance`, ...
@@ -74,7 +80,8 @@ public struct SettingSpec: Sendable {
         case .path: 4096  // PATH_MAX
         case .string: 1024
         case .fingerprints: 1024
-        case .duration, .size, .bool, .choice, .mode, .bitrate: 64
+        case .duration, .size, .bool, .choice, .mode, .bitrate, .count, .shard: 64
+        case .listen: 300
         }
     }
 
@@ -128,6 +135,15 @@ public struct SettingSpec: Sendable {
             return Self.fileMode(value) == nil ? "expected octal permissions like 0640 or 0600, got '\(TerminalText.quoted(value))'" : nil
         case .choice(let options):
             return options.contains(value.lowercased()) ? nil : "expected one of \(options.joined(separator: ", ")), got '\(TerminalText.quoted(value))'"
+        case .count(let range):
+            guard let v = Int(value), range.contains(v) else {
+                return "expected a whole number from \(range.lowerBound) to \(range.upperBound), got '\(TerminalText.quoted(value))'"
+            }
+            return nil
+        case .shard:
+            return ServeShard(value) == nil ? "expected a shard K/N with 0 <= K < N <= 1000, like 0/1 or 2/3, got '\(TerminalText.quoted(value))'" : nil
+        case .listen:
+            return ListenAddress(value) == nil ? "expected HOST:PORT to listen on, like 127.0.0.1:8095, 0.0.0.0:8095 or [::]:8095, got '\(TerminalText.quoted(value))'" : nil
         }
     }
 
@@ -226,6 +242,27 @@ public struct SettingSpec: Sendable {
         SettingSpec(section: "record", key: "file_jitter_wait", kind: .duration, defaultValue: "\(media.fileJitterWaitMillis)ms",
                     help: "How long each participant's file waits for a missing packet (a NACK retransmission) before it counts as lost; at most 1s, never shorter than jitter_wait.", example: "600ms", maximum: "1s"),
 
+        SettingSpec(section: "record", key: "announce", kind: .string, defaultValue: "This meeting is being recorded.",
+                    help: "A chat message the bot posts when it starts recording, so the people in the room know (Bedrud shows them nothing else); no turns it off.",
+                    example: "\"Recording for the minutes.\""),
+
+        SettingSpec(section: "serve", key: "listen", kind: .listen, defaultValue: "127.0.0.1:8095",
+                    help: "serve: where the webhook endpoint, /healthz, /readyz and /metrics listen. --listen overrides it.", example: "0.0.0.0:8095"),
+        SettingSpec(section: "serve", key: "secret_file", kind: .path, defaultValue: nil,
+                    help: "serve: the file (mode 0600, first line) holding the webhook secret Bedrud signs with ('bedrud-bot webhooks add' writes it). Default: $CREDENTIALS_DIRECTORY/webhook-secret under systemd. Never a config value. --secret-file overrides it.",
+                    example: "/etc/bedrud-bot/webhook-secret"),
+        SettingSpec(section: "serve", key: "rooms", kind: .string, defaultValue: "*",
+                    help: "serve: which rooms to record, shell globs matched against the room's name, comma-separated. --rooms overrides it.",
+                    example: "\"standup, team-*\""),
+        SettingSpec(section: "serve", key: "max_meetings", kind: .count(1...1000), defaultValue: "50",
+                    help: "serve: the most meetings recorded at once; more wait for a free slot (the next reconcile picks them up).", example: "200"),
+        SettingSpec(section: "serve", key: "shard", kind: .shard, defaultValue: "0/1",
+                    help: "serve: K/N records only the rooms whose id hashes to K of N, so N replicas that all get every webhook record each meeting once. --shard overrides it.",
+                    example: "1/3"),
+        SettingSpec(section: "serve", key: "reconcile_interval", kind: .duration, defaultValue: "1m",
+                    help: "serve: how often a superadmin account lists the active rooms and joins those it missed (webhooks are sent once and may be lost); 0 turns it off.",
+                    example: "30s", maximum: "1h"),
+
         SettingSpec(section: "smoke", key: "max_latency", kind: .duration, defaultValue: "500ms",
                     help: "smoke: the worst burst latency allowed.", example: "300ms", maximum: "1m"),
         SettingSpec(section: "smoke", key: "max_loss", kind: .string, defaultValue: "5%",
@@ -255,7 +292,7 @@ public struct SettingSpec: Sendable {
                     example: "yes"),
     ]
 
-    public static let sections: [String] = ["", "network", "record", "instance", "smoke"]
+    public static let sections: [String] = ["", "network", "record", "serve", "instance", "smoke"]
 
     public static func spec(section: String, key: String) -> SettingSpec? {
         all.first { $0.section == section && $0.key == key }

@@ -55,6 +55,11 @@ struct RoomRunOptions: Sendable {
     var signalLink: RoomSignalLink?
     /// Ended meetings, missing rooms, rooms that forbid recording (``RoomEntry``).
     var entry = RoomEntry.Rules()
+    /// With `record`: the chat posted once the bot is in the room (`record.announce`);
+    /// nil posts nothing.
+    var announce: String? = Settings.Record.announce.builtIn
+    /// Whether this run posts the notice: only a recording tells the room.
+    var announces: Bool { record && announce != nil }
 }
 
 /// One joined room with media: the RoomManager (signalling), the WebRTC transport, the
@@ -79,6 +84,8 @@ final class RoomRun: Sendable {
     private var logger: Logger { Logger("session", room: console.label) }
     /// The session folder and the end reason, once known (read by ``MultiRoomRun``).
     let ended = Mutex<(folder: String?, reason: EndReason?, detail: String)>((nil, nil, ""))
+    /// What the finished run received and wrote (read by ``ServeRun`` for /metrics).
+    let totals = Mutex<(packets: Int, lost: Int, bytes: Int)>((0, 0, 0))
 
     struct Book: Sendable {
         var lifecycle: SessionLifecycle
@@ -201,7 +208,8 @@ final class RoomRun: Sendable {
         let transcript = try TranscriptWriter.make(directory: directory, json: options.json ? console : nil, startUnixNanos: startUnixNanos,
                                                    startMonotonicNanos: pipeline.startNanos, mode: options.fileMode)
         let router = MediaRouter(pipeline: pipeline, filter: options.filter, logRoom: console.label)
-        let transport = RoomSession.makeTransport(livekitHost: join.livekitHost, publishData: false, router: router, logRoom: console.label)
+        // A recording that tells the room opens the publisher connection for its one chat.
+        let transport = RoomSession.makeTransport(livekitHost: join.livekitHost, publishData: options.announces, router: router, logRoom: console.label)
         let plan = self.plan
         var roomOptions = RoomManagerOptions()
         roomOptions.state.maxOutageMs = Int64(options.maxOutage * 1000)
@@ -281,6 +289,9 @@ final class RoomRun: Sendable {
         if let full = disk.finalMessage(pipeline: pipeline) { message = full }
         ended.withLock { ($0.reason, $0.detail) = (ending.reason, message) }
         let media = pipeline.stats
+        totals.withLock {
+            $0 = (media.participants.reduce(0) { $0 + $1.packets }, media.participants.reduce(0) { $0 + $1.lost }, media.pageBytesWritten)
+        }
         transcript?.write(.sessionEnded(.init(reason: reason.description, endReason: ending.reason.rawValue, exitCode: Int(code.rawValue),
                                               detail: message, durationMs: transcript?.offsetNow() ?? 0)))
         if let folder, let transcript {
@@ -360,9 +371,26 @@ final class RoomRun: Sendable {
         var formatter = RoomEventFormatter()
         for await event in session.events {
             if let line = formatter.text(event), !options.json { console.event(JoinCommand.stamp(Date()) + " " + line) }
-            if case .roomJoined = event { await session.room.send(BotRecognition.markerRequest) }
+            if case .roomJoined = event {
+                await session.room.send(BotRecognition.markerRequest)
+                if options.announces, let text = options.announce { Task { await self.announce(text, session: session) } }
+            }
             handle(event, pipeline: pipeline)
             if let transcript { TranscriptEvents.write(event, to: transcript, formatter: formatter) }
+        }
+    }
+
+    /// Posts the recording notice as an ordinary chat, as the web client sends one: said
+    /// on stderr when it went out, warned when the data channel did not open.
+    private func announce(_ text: String, session: RoomSession) async {
+        guard await session.waitForDataChannel(timeout: 15) else {
+            logger.warning("could not tell the room it is recorded: the data channel did not open")
+            return
+        }
+        guard let who = session.joined else { return }
+        let sent = await ChatPost.send(text, as: who, over: session)
+        if sent { console.note("Told the room it is being recorded (record.announce).") } else {
+            logger.warning("could not tell the room it is recorded: the chat could not be sent")
         }
     }
 
