@@ -86,6 +86,10 @@ enum ServeCommand {
         var record = try JoinCommand.roomRunOptions(inv, ctx.config)
         record.record = true
         record.entry.record = true
+        // Bedrud lists a room as occupied from its creator's row on (room_repository.go
+        // counts participant rows, not LiveKit): a meeting nobody comes to is left after
+        // alone_timeout instead of being waited in for ever.
+        if record.waitForParticipants == nil, record.aloneTimeout > 0 { record.waitForParticipants = record.aloneTimeout }
         return try await ServeRun(ctx: ctx, record: record, serve: serve, secret: secret, console: inv.console).run()
     }
 }

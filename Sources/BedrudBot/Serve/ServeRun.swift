@@ -38,6 +38,8 @@ final class ServeRun: Sendable {
     private let meetings = Mutex<[String: (link: RoomSignalLink, task: Task<Void, Never>?)]>([:])
     private let stopped = AsyncStream<Void>.makeStream()
     private let logger = Logger("serve")
+    /// Whether the account may use the admin API (rooms list, room settings).
+    private let superadmin = Atomic<Bool>(false)
 
     init(ctx: BotContext, record: RoomRunOptions, serve: ServeOptions, secret: String, console: Console) {
         self.ctx = ctx
@@ -59,6 +61,7 @@ final class ServeRun: Sendable {
         if let u = await auth.currentUser { me = u } else { me = try await auth.me() }
         feed(.loggedIn(userID: me.id))
         let superadmin = me.accesses.contains("superadmin")
+        self.superadmin.store(superadmin, ordering: .relaxed)
 
         let pool = MediaThreadPool(threads: MultiRoomRun.mediaThreads(rooms: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
         defer { pool.shutdown() }
@@ -159,6 +162,13 @@ final class ServeRun: Sendable {
         plan.entryRules = entry
         var run: RoomRun?
         do {
+            // A superadmin looks before it joins: a room whose owner does not allow
+            // recording is not even asked for a token (a join would add the bot to it).
+            if m.cause == .webhook, superadmin.load(ordering: .relaxed),
+               let room = try? await AdminAPI(auth: auth).room(id: m.roomID, name: m.roomName), room.settings?.recordingsAllowed == false {
+                roomConsole.note("Not recording '\(TerminalText.sanitize(m.roomName))': its owner does not allow recording (recordingsAllowed is off).")
+                return .refused(reason: "not_allowed")
+            }
             let (join, line) = try await JoinCommand.requestToken(plan, console: roomConsole)
             roomConsole.note(line)
             var o = record

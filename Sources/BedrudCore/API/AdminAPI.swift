@@ -96,6 +96,15 @@ public struct AdminAPI: Sendable {
         return rooms
     }
 
+    /// The room with this id, found by its name (`q` searches names, room.go:2068); nil
+    /// when the list does not have it.
+    public func room(id: String, name: String) async throws -> AdminRoom? {
+        let api = self.api
+        let path = "/admin/rooms?limit=100&q=\(PercentEncoding.encodeQueryComponent(name))"
+        let p = try await auth.authorized { try await api.request(AdminRoomPage.self, "GET", path, bearer: $0) }
+        return p.rooms.first { $0.id == id }
+    }
+
     // MARK: - Webhooks
 
     public func webhooks() async throws -> [WebhookEndpoint] {
