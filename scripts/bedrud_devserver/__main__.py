@@ -14,6 +14,7 @@ from typing import Optional
 from .config import ServerConfig
 from .durations import parse_duration
 from .faults import FaultConfig
+from .store import WEBHOOK_EVENTS as WEBHOOK_EVENTS_ALL
 
 DESCRIPTION = """\
 Development server for bedrud-bot: Bedrud's REST API (/api) and its embedded
@@ -50,6 +51,7 @@ EPILOG = """\
   POST /_dev/rooms/ROOM/system {event, target, actor, toTargetOnly}
   POST /_dev/rooms/ROOM/faults {loss, reorder, duplicate, jitter, seed}
   POST /_dev/rooms/ROOM/scenario  (body: scenario text)
+  GET  /_dev/webhooks                           webhook endpoints (with secrets), deliveries made or queued
 
 Scenario files (plain text; see docs/DEVSERVER.md and samples/scenarios/):
   room NAME [public|private]          required once; the room is created if missing
@@ -82,6 +84,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--seed-room", action="append", default=[], metavar="NAME[:public|private][:norecord][:owner=EMAIL]",
                    help="create a room (repeatable; default public, recordingsAllowed true, owned by the first "
                         "--seed-user or else owner@devserver.local)")
+    p.add_argument("--superadmin", action="append", default=[], metavar="EMAIL",
+                   help="give this --seed-user Bedrud's superadmin role, accesses [\"superadmin\", \"user\"] "
+                        "(repeatable; as `bedrud user promote`)")
+    p.add_argument("--webhook", action="append", default=[], metavar="URL",
+                   help="devserver convenience: register an outbound webhook endpoint for URL at start, active, "
+                        "subscribed to every event (repeatable); prints webhook=ID secret=S url=URL")
+    p.add_argument("--webhook-secret-file", metavar="FILE",
+                   help="the secret of every --webhook: read from FILE, or generated as Bedrud does and written "
+                        "there (0600) when FILE does not exist (default: a new secret per endpoint)")
+    p.add_argument("--webhook-events", default=",".join(WEBHOOK_EVENTS_ALL), metavar="LIST",
+                   help="comma-separated events of every --webhook (default: all five)")
     p.add_argument("--scenario", action="append", default=[], metavar="FILE", help="run a scenario file (repeatable)")
     p.add_argument("--scenario-start", choices=["file", "immediate", "first-join"], default="file",
                    help="when scenario clocks start: as the file says (default), at once, or when the first real client joins")
@@ -225,6 +238,47 @@ def parse_seed_user(spec: str) -> tuple[str, str, str]:
     return email, password, name
 
 
+def check_webhook_flags(args: argparse.Namespace) -> list[str]:
+    """Usage errors of --superadmin and --webhook*; returns the events list."""
+    from .webhooks import url_problem
+    seeded = {parse_seed_user(spec)[0] for spec in args.seed_user}
+    for email in args.superadmin:
+        if email not in seeded:
+            raise ValueError(f"--superadmin {email}: no --seed-user {email}")
+    for url in args.webhook:
+        if url_problem(url) is not None:
+            raise ValueError(f"--webhook {url!r}: expected an absolute http:// or https:// URL")
+    events = [e.strip() for e in args.webhook_events.split(",") if e.strip()]
+    bad = [e for e in events if e not in WEBHOOK_EVENTS_ALL]
+    if not events or bad:
+        raise ValueError(f"--webhook-events: expected some of {', '.join(WEBHOOK_EVENTS_ALL)}")
+    if args.webhook_secret_file and not args.webhook:
+        raise ValueError("--webhook-secret-file needs --webhook")
+    return events
+
+
+def webhook_secret(path: Optional[str]) -> str:
+    """--webhook-secret-file: the file's content (surrounding white space dropped), or a new
+    secret (32 hex digits, as CreateWebhook makes them) written to it."""
+    from .store import new_webhook_secret
+    if not path:
+        return new_webhook_secret()
+    try:
+        with open(path, encoding="utf-8") as f:
+            secret = f.read().strip()
+    except FileNotFoundError:
+        secret = new_webhook_secret()
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(secret + "\n")
+        return secret
+    except OSError as exc:
+        raise ValueError(f"--webhook-secret-file {path}: cannot read: {exc.strerror}") from None
+    if not secret:
+        raise ValueError(f"--webhook-secret-file {path}: the file is empty")
+    return secret
+
+
 def out(line: str) -> None:
     sys.stdout.write(line + "\n")
     sys.stdout.flush()
@@ -245,6 +299,11 @@ async def serve(args: argparse.Namespace) -> int:
         email, password, name = parse_seed_user(spec)
         if store.user_by_email(email) is None:
             store.add_user(email, name, password, "local", ["user"], __import__("time").time())
+    for email in args.superadmin:
+        # usercli.PromoteUser with roleAccessSlice("superadmin") (usercli/usercli.go:26-41, 88-91).
+        store.user_by_email(email).accesses = ["superadmin", "user"]
+    events = check_webhook_flags(args)
+    hook_secret = webhook_secret(args.webhook_secret_file) if args.webhook else ""
 
     ssl_ctx = None
     tls_dir: Optional[str] = None
@@ -268,6 +327,16 @@ async def serve(args: argparse.Namespace) -> int:
         out(f"ca_file={material.ca_file}")
         out(f"pin_sha256={material.pin_sha256}")
     out(f"livekit_host={cfg.livekit_host}")
+    from .store import Webhook
+    creator = next((store.user_by_email(e) for e in args.superadmin), None) or next(iter(store.users.values()), None)
+    for n, url in enumerate(args.webhook, 1):
+        # What POST /api/admin/webhooks stores (admin_handler.go:1385-1396), without the request.
+        now = __import__("time").time()
+        hook = Webhook(id=str(__import__("uuid").uuid4()), name=f"devserver --webhook {n}", url=url,
+                       secret=hook_secret if args.webhook_secret_file else webhook_secret(None),
+                       events=list(events), created_by=creator.id if creator else "", created_at=now, updated_at=now)
+        store.webhooks[hook.id] = hook
+        out(f"webhook={hook.id} secret={hook.secret} url={url}")
 
     import time as _time
     default_owner = next(iter(store.users.values()), None)
@@ -317,6 +386,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             parse_seed_user(spec)
         for spec in args.seed_room:
             parse_seed_room(spec)
+        check_webhook_flags(args)
         from .scenario import ScenarioError, parse
         for path in args.scenario:
             try:

@@ -104,7 +104,9 @@ def build(config: ServerConfig, store: Optional[Store] = None, sfu: Optional[SFU
         middlewares.append(request_logger(config.request_log))
     app = web.Application(middlewares=middlewares, client_max_size=BODY_LIMIT)
     server = Server(config=config, store=store, sfu=sfu, app=app)
-    rest = RestAPI(config, store, sfu)
+    from .webhooks import Dispatcher
+    webhooks = Dispatcher(store)
+    rest = RestAPI(config, store, sfu, webhooks=webhooks)
     app.add_routes(rest.routes())
     from .devapi import DevAPI
     from .signalling import SignalService
@@ -112,7 +114,7 @@ def build(config: ServerConfig, store: Optional[Store] = None, sfu: Optional[SFU
     app.add_routes(signal.routes())
     dev = DevAPI(server)
     app.add_routes(dev.routes())
-    server.extras.update({"rest": rest, "signal": signal, "dev": dev})
+    server.extras.update({"rest": rest, "signal": signal, "dev": dev, "webhooks": webhooks})
     from .lifecycle import attach
     start_sweep = attach(server)
 
@@ -135,4 +137,5 @@ def _shutdown(server: Server):  # type: ignore[no-untyped-def]
         for room in list(server.sfu.rooms.values()):
             await room.close(lkm.DisconnectReason.SERVER_SHUTDOWN)
         server.sfu.rooms.clear()
+        await server.extras["webhooks"].close()  # jobs still queued are dropped
     return close

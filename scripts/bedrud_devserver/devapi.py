@@ -56,6 +56,7 @@ class DevAPI:
             web.post("/_dev/rooms/{room}/faults", self.faults),
             web.post("/_dev/rooms/{room}/scenario", self.scenario),
             web.get("/_dev/rooms/{room}/packets/{track}", self.packets),
+            web.get("/_dev/webhooks", self.webhooks),
         ]
 
     async def _json(self, request: web.Request) -> dict:
@@ -97,6 +98,11 @@ class DevAPI:
         runner = self.server.extras.get("scenarios")
         out["scenarios"] = runner.dev_state() if runner is not None else []
         return json_response(out)
+
+    async def webhooks(self, request: web.Request) -> web.Response:
+        """Every webhook endpoint with its secret, every delivery made or queued (event, URL,
+        exact body, signature, HTTP status or error) and how many are waiting."""
+        return json_response(self.server.extras["webhooks"].dev_state())
 
     async def packets(self, request: web.Request) -> web.Response:
         """The RTP packets the server received for one track (forwarding mode), as sent."""
@@ -206,6 +212,8 @@ class DevAPI:
         room = store.add_room(old.name, old.created_by, old.is_public, old.mode, dict(old.settings), time.time())
         room.max_participants = old.max_participants
         self.server.sfu.create_room(room.name, room.max_participants)
+        # It stands for the creator's POST /room/create, which fires room.created (room.go:392).
+        self.server.extras["webhooks"].dispatch_room_event("room.created", room.id, room.name, room.created_by)
         return json_response({"ok": True, "room": room.to_json()})
 
     async def room_settings(self, request: web.Request) -> web.Response:

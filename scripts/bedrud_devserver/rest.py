@@ -30,8 +30,9 @@ from . import jwt_hs256
 from .binding import BindError, bind, parse_json_body
 from .config import ServerConfig
 from .ratelimit import RateLimiter
-from .store import (Room, Store, User, generate_room_name, settings_from_request, token_hash,
-                    validate_room_name)
+from .store import (WEBHOOK_EVENTS, Room, Store, User, Webhook, generate_room_name, new_webhook_secret, rfc3339,
+                    settings_from_request, token_hash, validate_room_name)
+from .webhooks import Dispatcher, url_problem
 
 if TYPE_CHECKING:
     from .sfu import SFU
@@ -92,11 +93,13 @@ class RestAPI:
     """Handlers for every `/api` route. Owns nothing but references: the store,
     the SFU (Bedrud's LiveKit), the config and a clock."""
 
-    def __init__(self, config: ServerConfig, store: Store, sfu: "SFU", clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, config: ServerConfig, store: Store, sfu: "SFU", clock: Callable[[], float] = time.time,
+                 webhooks: Optional[Dispatcher] = None) -> None:
         self.config = config
         self.store = store
         self.sfu = sfu
         self.clock = clock
+        self.webhooks = webhooks or Dispatcher(store)
         # One limiter per route, as server.go:414-417 builds a fresh limiter.New for each.
         self.limiters: dict[str, RateLimiter] = {}
 
@@ -143,6 +146,14 @@ class RestAPI:
             r.get("/api/room/{roomId}/participant/{identity}/info", self.participant_info),
             r.post("/api/room/{roomId}/chat/upload", self.chat_upload),
             r.get("/uploads/chat/{path:.+}", self.serve_upload),
+            # The superadmin group (server.go:555-558, 568, 619-624).
+            r.get("/api/admin/rooms", self.admin_list_rooms),
+            r.get("/api/admin/webhooks", self.admin_list_webhooks),
+            r.post("/api/admin/webhooks", self.admin_create_webhook),
+            r.put("/api/admin/webhooks/{id}", self.admin_update_webhook),
+            r.delete("/api/admin/webhooks/{id}", self.admin_delete_webhook),
+            r.post("/api/admin/webhooks/{id}/rotate-secret", self.admin_rotate_webhook_secret),
+            r.post("/api/admin/webhooks/{id}/test", self.admin_test_webhook),
         ]
 
     # MARK: - tokens
@@ -556,6 +567,7 @@ class RestAPI:
             return error(409, "a room with this name already exists")
         room = self.store.add_room(name, claims["userId"], body.get("isPublic", False), mode, settings, self.clock())
         room.max_participants = max_participants
+        self.webhooks.dispatch_room_event("room.created", room.id, room.name, claims["userId"])  # room.go:392
         resp = json_response({"id": room.id, "name": room.name, "createdBy": room.created_by,
                               "isActive": room.is_active, "isPublic": room.is_public,
                               "maxParticipants": room.max_participants, "settings": dict(room.settings),
@@ -589,6 +601,7 @@ class RestAPI:
         problem = self.store.enrol(room, user_id, self.clock())
         if problem is not None:
             return error(403, problem)
+        self.webhooks.dispatch_room_event("participant.joined", room.id, room.name, user_id)  # room.go:476
         self.sfu.create_room(room.name, room.max_participants)
         out = room.to_json()
         for key in ("createdAt", "updatedAt", "lastActivityAt", "deletedAt"):
@@ -657,6 +670,7 @@ class RestAPI:
         problem = self.store.enrol(room, identity, now)
         if problem is not None:
             return error(403, problem)
+        self.webhooks.dispatch_room_event("participant.joined", room.id, room.name, identity)  # room.go:665
         self.sfu.create_room(room.name, room.max_participants)
         token = self._livekit_token(room, identity, guest_name, None, True)
         access, refresh = self._token_pair(user)
@@ -742,7 +756,259 @@ class RestAPI:
                                       "system", [])
             await self.sfu.delete_room(room.name)
             self.store.archive_room(room.id, self.clock())
+        # room.go:1752: after the job is queued, whether or not the room was archived already.
+        self.webhooks.dispatch_room_event("room.ended", room.id, room.name, claims["userId"])
         return json_response({"message": "Room deletion queued"}, 202)
+
+    # MARK: - admin (superadmin only)
+
+    def _admin(self, request: web.Request) -> tuple[Optional[dict], Optional[web.Response]]:
+        """The admin group's middleware (server.go:555-558): Protected, RequireBearerForMutations,
+        RequireEmailVerified, then RequireAccess(superadmin) (middleware/auth.go:95-122), which
+        looks at the *token's* `accesses` claim: an account made superadmin after its token
+        was issued needs a new token. Anyone else gets 403 "Insufficient access rights"."""
+        claims, failure = self._authenticate(request, mutation=request.method in ("POST", "PUT", "DELETE", "PATCH"),
+                                             verified=True)
+        if failure:
+            return None, failure
+        if not self._is_superadmin(claims):  # weight 4 is superadmin's alone (auth.go:84-91)
+            return None, error(403, "Insufficient access rights")
+        return claims, None
+
+    def _webhook_events(self, events: Any) -> Optional[str]:
+        """validateEvents (admin_handler.go:1276-1286)."""
+        if not events:
+            return "at least one event must be specified"
+        for e in events:
+            if e not in WEBHOOK_EVENTS:
+                return f"unknown event type: {json.dumps(e, ensure_ascii=False)}"
+        return None
+
+    @staticmethod
+    def _bind_webhook(body: Any, spec: dict) -> dict:
+        """BodyParser into createWebhookRequest / updateWebhookRequest: `events` is a
+        []string (a null element decodes as "")."""
+        out = bind(body, spec)
+        if "events" in out:
+            if any(e is not None and not isinstance(e, str) for e in out["events"]):
+                raise BindError("events must be strings")
+            out["events"] = [e if e is not None else "" for e in out["events"]]
+        return out
+
+    async def admin_list_webhooks(self, request: web.Request) -> web.Response:
+        """ListWebhooks (admin_handler.go:1303-1328) with ListPaginated (webhook_repository.go:
+        44-64): newest first, masked secrets; the answer echoes `page` and `limit` as sent
+        (the clamping to 1 and 50 happens in the repository only)."""
+        _, failure = self._admin(request)
+        if failure:
+            return failure
+        page, limit = _query_int(request, "page", 1), _query_int(request, "limit", 50)
+        size = limit if 0 < limit <= 100 else 50
+        offset = min(((page if page > 0 else 1) - 1) * size, 10000)
+        hooks = list(reversed(list(self.store.webhooks.values())))
+        return json_response({"webhooks": [w.to_json() for w in hooks[offset:offset + size]],
+                              "total": len(hooks), "page": page, "limit": limit})
+
+    async def admin_create_webhook(self, request: web.Request) -> web.Response:
+        """CreateWebhook (admin_handler.go:1351-1414): 201 with the secret in plain text, the
+        only answer that carries it whole (list, update: masked; rotate: the new one)."""
+        claims, failure = self._admin(request)
+        if failure:
+            return failure
+        try:
+            body = self._bind_webhook(await self._body(request), {"name": str, "url": str, "events": list})
+        except BindError:
+            return error(400, "Invalid request body")
+        if not body.get("name"):
+            return error(400, "name is required")
+        if not body.get("url"):
+            return error(400, "url is required")
+        problem = self._webhook_events(body.get("events"))
+        if problem:
+            return error(400, problem)
+        bad_url = url_problem(body["url"])
+        if bad_url in ("parse", "relative"):
+            return error(400, "Invalid URL: must be absolute http:// or https:// URL")
+        if bad_url == "scheme":
+            return error(400, "URL scheme must be http:// or https://")
+        now = self.clock()
+        hook = Webhook(id=str(uuid.uuid4()), name=body["name"], url=body["url"], secret=new_webhook_secret(),
+                       events=list(body["events"]), created_by=claims["userId"], created_at=now, updated_at=now)
+        self.store.webhooks[hook.id] = hook
+        return json_response(hook.to_json(secret=hook.secret), 201)
+
+    async def admin_update_webhook(self, request: web.Request) -> web.Response:
+        """UpdateWebhook (admin_handler.go:1440-1498): 404 before the body is read; each
+        field sent replaces the stored one; nothing is saved when one is refused."""
+        _, failure = self._admin(request)
+        if failure:
+            return failure
+        hook = self.store.webhooks.get(request.match_info["id"])
+        if hook is None:
+            return error(404, "Webhook not found")
+        try:
+            body = self._bind_webhook(await self._body(request),
+                                      {"name": str, "url": str, "events": list, "isActive": bool})
+        except BindError:
+            return error(400, "Invalid request body")
+        if "name" in body and not body["name"]:
+            return error(400, "name cannot be empty")
+        if "url" in body:
+            if not body["url"]:
+                return error(400, "url cannot be empty")
+            bad_url = url_problem(body["url"])
+            if bad_url in ("parse", "relative"):
+                return error(400, "Invalid URL")
+            if bad_url == "scheme":
+                return error(400, "URL scheme must be http:// or https://")
+        if "events" in body:
+            problem = self._webhook_events(body["events"])
+            if problem:
+                return error(400, problem)
+        hook.name = body.get("name", hook.name)
+        hook.url = body.get("url", hook.url)
+        hook.events = list(body.get("events", hook.events))
+        hook.is_active = body.get("isActive", hook.is_active)
+        hook.updated_at = self.clock()  # gorm's Save sets UpdatedAt
+        return json_response(hook.to_json())
+
+    async def admin_delete_webhook(self, request: web.Request) -> web.Response:
+        """DeleteWebhook (admin_handler.go:1515-1525); jobs already queued still go out."""
+        _, failure = self._admin(request)
+        if failure:
+            return failure
+        if self.store.webhooks.pop(request.match_info["id"], None) is None:
+            return error(404, "Webhook not found")
+        return json_response({"status": "deleted"})
+
+    async def admin_rotate_webhook_secret(self, request: web.Request) -> web.Response:
+        """RotateWebhookSecret (admin_handler.go:1542-1563): `{secret}`, the new one in plain
+        text; jobs already queued keep the old one (queue/job.go:48)."""
+        _, failure = self._admin(request)
+        if failure:
+            return failure
+        hook = self.store.webhooks.get(request.match_info["id"])
+        if hook is None:
+            return error(404, "Webhook not found")
+        hook.secret, hook.updated_at = new_webhook_secret(), self.clock()
+        return json_response({"secret": hook.secret})
+
+    async def admin_test_webhook(self, request: web.Request) -> web.Response:
+        """TestWebhook (admin_handler.go:1579-1632): a `ping` now, whether or not the
+        endpoint is active or subscribed to ping; always 200 once the webhook exists."""
+        _, failure = self._admin(request)
+        if failure:
+            return failure
+        hook = self.store.webhooks.get(request.match_info["id"])
+        if hook is None:
+            return error(404, "Webhook not found")
+        return json_response(await self.webhooks.test(hook.id, hook.url, hook.secret))
+
+    async def admin_list_rooms(self, request: web.Request) -> web.Response:
+        """AdminListRooms (room.go:2064-2164) with GetAllRoomsFiltered and
+        EnrichAdminRoomDetails (room_repository.go:555-826). Every room, archived ones too;
+        `participantsCount` is the room's active, non-banned participant rows (a row is active
+        from /room/join, or a scripted participant's join, until that identity leaves LiveKit
+        or the room ends); `lastActivityAt` the newest `joined_at` of its active rows, or null."""
+        _, failure = self._admin(request)
+        if failure:
+            return failure
+        q = request.query
+        page, limit = _query_int(request, "page", 1), _query_int(request, "limit", 50)
+        visibility = q.get("visibility", "").split(",") if q.get("visibility") else []
+        for v in visibility:
+            if v not in ("public", "private"):
+                return error(400, "Invalid visibility: " + v)
+        status = q.get("status", "").split(",") if q.get("status") else []
+        for v in status:
+            if v not in ("active", "suspended", "archived"):
+                return error(400, "Invalid status: " + v)
+        buckets = ("empty", "1-5", "6-20", "20+")
+        occupancy = q.get("occupancy", "")
+        if occupancy and occupancy not in buckets:
+            return error(400, "Invalid occupancy filter")
+        capacity = "" if occupancy else q.get("capacity", "")
+        if capacity and capacity not in buckets:
+            return error(400, "Invalid capacity filter")
+        created = q.get("created", "")
+        if created and created not in ("today", "7d", "30d"):
+            return error(400, "Invalid created filter")
+        sort, order = q.get("sort") or "createdAt", q.get("order") or "desc"
+        if sort not in ("name", "createdAt", "maxParticipants", "participantsCount", "lastActivityAt", "createdBy"):
+            return error(400, "Invalid sort field")
+        if order not in ("asc", "desc"):
+            return error(400, "Invalid order, must be asc or desc")
+        limit = limit if 0 < limit <= 100 else 50
+        page = page if page > 0 else 1
+
+        store, now = self.store, self.clock()
+
+        def count(room: Room) -> int:
+            return store.capacity_count(room.id)
+
+        def last_joined(room: Room) -> Optional[float]:
+            times = [p.joined_at for p in store.participants if p.room_id == room.id and p.is_active]
+            return max(times) if times else None
+
+        def in_bucket(n: int, bucket: str) -> bool:
+            return {"empty": n == 0, "1-5": 1 <= n <= 5, "6-20": 6 <= n <= 20, "20+": n > 20}[bucket]
+
+        rooms = list(store.rooms.values())
+        if q.get("q"):  # the handler reads `q`, not the `search` its annotation names (room.go:2068)
+            rooms = [r for r in rooms if _like(q["q"], r.name)]
+        if visibility:
+            rooms = [r for r in rooms if ("public" if r.is_public else "private") in visibility]
+        if len(set(status)) == 1:  # a mix of statuses filters nothing (room_repository.go:577-594)
+            want = status[0]
+            rooms = [r for r in rooms if (want == "archived" and r.deleted_at is not None) or
+                     (want != "archived" and r.deleted_at is None and r.is_active == (want == "active"))]
+        if occupancy:
+            rooms = [r for r in rooms if in_bucket(count(r), occupancy)]
+        elif capacity:
+            rooms = [r for r in rooms if in_bucket(r.max_participants, capacity)]
+        if q.get("owner"):
+            def owner_matches(r: Room) -> bool:
+                u = store.users.get(r.created_by)
+                return u is not None and (_like(q["owner"], u.name) or _like(q["owner"], u.email))
+            rooms = [r for r in rooms if owner_matches(r)]
+        date_from, date_to = _rfc3339_arg(q.get("dateFrom", "")), _rfc3339_arg(q.get("dateTo", ""))
+        if date_from is not None:
+            rooms = [r for r in rooms if r.created_at >= date_from]
+        if date_to is not None:
+            rooms = [r for r in rooms if r.created_at <= date_to]
+        for key, keep in (("lastActivityFrom", lambda t, bound: t >= bound), ("lastActivityTo", lambda t, bound: t <= bound)):
+            bound = _rfc3339_arg(q.get(key, ""))
+            if bound is not None:
+                rooms = [r for r in rooms if keep(last_joined(r) or 0.0, bound)]
+        if not q.get("dateFrom") and not q.get("dateTo") and created:
+            start = {"today": now - now % 86400, "7d": now - 7 * 86400, "30d": now - 30 * 86400}[created]
+            rooms = [r for r in rooms if r.created_at >= start]
+
+        def owner_name(r: Room) -> str:
+            u = store.users.get(r.created_by)
+            return u.name if u is not None else ""
+        keys: dict[str, Callable[[Room], Any]] = {
+            "name": lambda r: r.name, "createdAt": lambda r: r.created_at,
+            "maxParticipants": lambda r: r.max_participants, "participantsCount": count,
+            "lastActivityAt": lambda r: last_joined(r) or r.created_at, "createdBy": owner_name}
+        rooms.sort(key=keys[sort], reverse=order == "desc")
+        total = len(rooms)
+        shown = rooms[(page - 1) * limit:(page - 1) * limit + limit]
+
+        def detail(r: Room) -> dict:
+            """repository.AdminRoomDetail (room_repository.go:519-537)."""
+            owner = store.users.get(r.created_by)
+            joined = last_joined(r)
+            out = {"id": r.id, "name": r.name, "createdBy": r.created_by, "isActive": r.is_active,
+                   "maxParticipants": r.max_participants, "createdAt": rfc3339(r.created_at),
+                   "updatedAt": rfc3339(r.updated_at), "expiresAt": rfc3339(r.expires_at), "adminId": r.admin_id,
+                   "isPublic": r.is_public, "settings": dict(r.settings), "mode": r.mode,
+                   "participantsCount": count(r), "lastActivityAt": rfc3339(joined) if joined is not None else None,
+                   "ownerName": owner.name if owner else "", "ownerEmail": owner.email if owner else ""}
+            if r.deleted_at is not None:
+                out["deletedAt"] = rfc3339(r.deleted_at)
+            return out
+        return json_response({"rooms": [detail(r) for r in shown], "total": total, "page": page, "limit": limit})
 
     # MARK: - moderation
 
@@ -1045,3 +1311,32 @@ def _jpeg_size(data: bytes) -> tuple[int, int]:
             return 0, 0
         i += 2 + seg_len
     return 0, 0
+
+
+def _query_int(request: web.Request, name: str, default: int) -> int:
+    """Fiber's c.QueryInt: the default when absent, empty or not a whole number."""
+    try:
+        return int(request.query.get(name, ""), 10)
+    except ValueError:
+        return default
+
+
+def _like(pattern: str, value: str) -> bool:
+    """`value LIKE '%pattern%'` as SQLite (Bedrud's default database) does it: ASCII
+    case-insensitive, `%` and `_` in the pattern are wildcards too."""
+    import re
+    rx = "".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern)
+    return re.search(rx, value, re.IGNORECASE | re.DOTALL) is not None
+
+
+def _rfc3339_arg(text: str) -> Optional[float]:
+    """time.Parse(time.RFC3339, text) as a Unix time, None when it does not parse (the
+    filter is then skipped, room_repository.go:637-648)."""
+    import re
+    from datetime import datetime
+    if not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)", text):
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None

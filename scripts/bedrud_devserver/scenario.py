@@ -326,7 +326,9 @@ class ScenarioRunner:
             owner = store.user_by_email("scenario@devserver.local")
             if owner is None:
                 owner = store.add_user("scenario@devserver.local", "Scenario", "", "local", ["user"], time.time())
-            store.add_room(sc.room, owner.id, sc.public, "", default_settings(), time.time())
+            room = store.add_room(sc.room, owner.id, sc.public, "", default_settings(), time.time())
+            # As if its owner had called POST /room/create (room.go:392).
+            self.server.extras["webhooks"].dispatch_room_event("room.created", room.id, room.name, owner.id)
         self.server.sfu.create_room(sc.room)
 
     async def _run(self, run: ScenarioRun) -> None:
@@ -384,6 +386,7 @@ class ScenarioRunner:
                 await room.remove(existing, lkm.DisconnectReason.DUPLICATE_IDENTITY)
             ScriptedParticipant(room, a[0], o.get("name", a[0]), o.get("metadata", ""),
                                 clock_offset=float(o.get("_clock", "0"))).join()
+            self._enrol(room.name, a[0])
         elif c == "leave":
             await room.remove(scripted(a[0]), lkm.DisconnectReason.CLIENT_INITIATED)
         elif c in ("speak", "tone", "say"):
@@ -437,6 +440,16 @@ class ScenarioRunner:
                 self.server.store.delete_room(bedrud.id)
         elif c == "faults":
             room.faults.update(dict(o))
+
+    def _enrol(self, room_name: str, identity: str) -> None:
+        """A scripted participant joins as if it had called /room/join: an active participant
+        row (no capacity, ban or private-room check) and `participant.joined` with its
+        identity as `userId` (room.go:462-476). Nothing when the Bedrud room is not active."""
+        bedrud = self.server.store.room_by_name(room_name)
+        if bedrud is None or not bedrud.is_active:
+            return
+        self.server.store.activate_row(bedrud, identity, time.time())
+        self.server.extras["webhooks"].dispatch_room_event("participant.joined", bedrud.id, bedrud.name, identity)
 
     def _chat_wire(self, sc: Scenario, step: Step, p: "ScriptedParticipant") -> None:
         """Sends what Bedrud's web client sends for one chat-wire command (chatwire.py)."""

@@ -229,7 +229,8 @@ class LKRoom:
         await p.shutdown(reason, action)
         if reason != lkm.DisconnectReason.DUPLICATE_IDENTITY:
             self.broadcast_update(p)
-            if not p.scripted and self.sfu.on_participant_left is not None:
+            # Scripted participants have rows too (their join enrols them as /room/join would).
+            if self.sfu.on_participant_left is not None:
                 self.sfu.on_participant_left(self.name, p.identity)
         self.broadcast_room_update()
         log.info("room %s: %s left (%s)", self.name, p.identity, lkm.DisconnectReason.Name(reason))

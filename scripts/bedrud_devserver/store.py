@@ -146,6 +146,51 @@ class ParticipantRow:
     is_banned: bool = False
     is_moderator: bool = False
     is_active: bool = True
+    # JoinedAt, set again on every re-activation (room_repository.go:267, 286); the
+    # admin list's lastActivityAt is the newest of a room's active rows (room_repository.go:743-758).
+    joined_at: float = 0.0
+
+
+# Outbound webhook events (models/webhook.go:6-13); all five pass the admin API's
+# validator (admin_handler.go:1266-1272), recording.completed included.
+WEBHOOK_EVENTS = ("room.created", "room.ended", "participant.joined", "recording.completed", "ping")
+
+
+@dataclass
+class Webhook:
+    """models.Webhook (models/webhook.go:16-28). `last_seen` stays None: v0.12.0 never
+    calls WebhookRepository.UpdateLastSeen."""
+    id: str
+    name: str
+    url: str
+    secret: str
+    events: list[str]
+    created_by: str
+    created_at: float
+    updated_at: float
+    is_active: bool = True
+    last_seen: Optional[float] = None
+
+    def masked_secret(self) -> str:
+        """MaskedSecret (models/webhook.go:31-36): "••••" and the last four characters."""
+        return "••••" + self.secret[-4:] if len(self.secret) > 4 else "••••"
+
+    def to_json(self, secret: Optional[str] = None) -> dict:
+        """handlers.webhookDTO (admin_handler.go:1252-1263): `secret` is whatever the
+        handler puts there (plaintext on create, masked elsewhere), `lastSeen` omitempty."""
+        out = {"id": self.id, "name": self.name, "url": self.url,
+               "secret": self.masked_secret() if secret is None else secret,
+               "events": list(self.events), "isActive": self.is_active}
+        if self.last_seen is not None:
+            out["lastSeen"] = rfc3339(self.last_seen)
+        out.update({"createdBy": self.created_by, "createdAt": rfc3339(self.created_at),
+                    "updatedAt": rfc3339(self.updated_at)})
+        return out
+
+
+def new_webhook_secret() -> str:
+    """16 crypto-random bytes as 32 hex digits (admin_handler.go:1377-1382, 1546-1551)."""
+    return secrets.token_hex(16)
 
 
 def validate_room_name(name: str) -> Optional[str]:
@@ -177,6 +222,7 @@ class Store:
         self.blocked_refresh: set[str] = set()
         self.revoked_access: set[str] = set()
         self.uploads: dict[str, tuple[str, bytes]] = {}  # "<roomID>/<userID>/<sha256>.<ext>" -> (mime, bytes)
+        self.webhooks: dict[str, Webhook] = {}  # insertion order = creation order
 
     # MARK: users
     def user_by_email(self, email: str) -> Optional[User]:
@@ -224,7 +270,7 @@ class Store:
             last_activity_at=now,
         )
         self.rooms[room.id] = room
-        self.participants.append(ParticipantRow(room_id=room.id, user_id=owner_id))
+        self.participants.append(ParticipantRow(room_id=room.id, user_id=owner_id, joined_at=now))
         return room
 
     def delete_room(self, room_id: str) -> None:
@@ -281,9 +327,15 @@ class Store:
         row = self.participant_row(room.id, user_id)
         if row is not None and row.is_banned:
             return "you are banned from this room"
-        if row is None:
-            self.participants.append(ParticipantRow(room_id=room.id, user_id=user_id))
-        else:
-            row.is_active = True
-        room.last_activity_at = now
+        self.activate_row(room, user_id, now)
         return None
+
+    def activate_row(self, room: Room, user_id: str, now: float) -> None:
+        """The row-writing half of AddParticipantWithCapacityCheck (room_repository.go:254-296):
+        a new active row, or the old one active again with a fresh joined_at."""
+        row = self.participant_row(room.id, user_id)
+        if row is None:
+            self.participants.append(ParticipantRow(room_id=room.id, user_id=user_id, joined_at=now))
+        else:
+            row.is_active, row.joined_at = True, now
+        room.last_activity_at = now

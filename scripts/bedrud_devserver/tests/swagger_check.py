@@ -43,7 +43,18 @@ DEFINITION_DIFFERENCES: dict[str, dict] = {
                     "why": "*time.Time without omitempty marshals as null (models/user.go:92-93)"},
     "models.Room": {"nullable": ["lastActivityAt"], "optional": ["deletedAt"],
                     "why": "LastActivityAt *time.Time (null), DeletedAt omitempty (models/room.go:93-94)"},
+    "handlers.webhookDTO": {"optional": ["lastSeen"],
+                            "why": "LastSeen *time.Time with omitempty, never set in v0.12.0 (admin_handler.go:1259; "
+                                   "UpdateLastSeen has no caller)"},
 }
+
+WEBHOOK = {"$ref": "#/definitions/handlers.webhookDTO"}
+NULLABLE_S = {"type": "string", "x-nullable": True}
+_ADMIN_ROOM = dict(id=S, name=S, createdBy=S, isActive=B, maxParticipants=I, createdAt=S, updatedAt=S, expiresAt=S,
+                   adminId=S, isPublic=B, settings=SETTINGS, mode=S, participantsCount=I, lastActivityAt=NULLABLE_S,
+                   ownerName=S, ownerEmail=S)
+# repository.AdminRoomDetail (room_repository.go:519-537): deletedAt omitempty, so two shapes.
+ADMIN_ROOM = {"oneOf": [obj(**_ADMIN_ROOM), obj(**_ADMIN_ROOM, deletedAt=S)]}
 
 # (method, swagger path, status) -> (schema the code answers, why). An entry replaces the
 # swagger answer or adds one the swagger file does not list.
@@ -114,6 +125,19 @@ ANSWER_DIFFERENCES: dict[tuple[str, str, str], tuple[dict, str]] = {
     ("put", "/room/{roomId}/settings", "200"): (ROOM, "swagger: {message}; code: the whole room (room.go:2061)"),
     ("delete", "/room/{roomId}", "202"): (obj(message=S), "swagger: untyped object; room.go:1756"),
     ("delete", "/room/{roomId}", "401"): (ERROR, "undocumented; Protected middleware"),
+    # admin (superadmin group, server.go:555-558, 568, 619-624)
+    ("get", "/admin/webhooks", "200"): (obj(webhooks={"type": "array", "items": WEBHOOK}, total=I, page=I, limit=I),
+                                        "swagger: untyped object; admin_handler.go:1327"),
+    ("delete", "/admin/webhooks/{id}", "200"): (obj(status=S), "swagger: map of strings; admin_handler.go:1524"),
+    ("post", "/admin/webhooks/{id}/rotate-secret", "200"): (obj(secret=S),
+                                                            "swagger: map of strings; admin_handler.go:1562"),
+    ("post", "/admin/webhooks/{id}/test", "200"): ({"oneOf": [obj(status=S, httpStatus=I, latencyMs=I),
+                                                              obj(status=S, error=S, latencyMs=I),
+                                                              obj(status=S, error=S)]},
+                                                   "swagger: untyped object; admin_handler.go:1603-1631"),
+    ("get", "/admin/rooms", "200"): (obj(rooms={"type": "array", "items": ADMIN_ROOM}, total=I, page=I, limit=I),
+                                     "swagger: untyped object; room.go:2164 with repository.AdminRoomDetail; the "
+                                     "search parameter is `q`, not `search` (room.go:2068)"),
     ("post", "/room/{roomId}/chat/upload", "200"): (obj(kind=S, url=S, mime=S, size=I, w=I, h=I),
                                                     "swagger: untyped object; storage.ChatAttachment "
                                                     "(storage/chat_upload.go:38-48; name is omitempty)"),
@@ -275,4 +299,10 @@ def swagger_path(url_path: str) -> Optional[str]:
         return "/room/{roomId}/settings"
     if len(parts) == 5 and parts[1] == "room" and parts[3:] == ["chat", "upload"]:
         return "/room/{roomId}/chat/upload"
+    if rest in ("/admin/webhooks", "/admin/rooms"):
+        return rest
+    if len(parts) == 4 and parts[1:3] == ["admin", "webhooks"]:
+        return "/admin/webhooks/{id}"
+    if len(parts) == 5 and parts[1:3] == ["admin", "webhooks"] and parts[4] in ("rotate-secret", "test"):
+        return "/admin/webhooks/{id}/" + parts[4]
     return None

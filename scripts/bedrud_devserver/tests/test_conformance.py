@@ -25,7 +25,12 @@ BOT_ROUTES = [
     ("post", "/room/create"), ("post", "/room/join"), ("post", "/room/refresh-token"), ("post", "/room/guest-join"),
     ("get", "/room/list"), ("put", "/room/{roomId}/settings"), ("delete", "/room/{roomId}"),
     ("post", "/room/{roomId}/chat/upload"),
+    # `bedrud-bot webhooks` and `serve` (superadmin routes)
+    ("get", "/admin/webhooks"), ("post", "/admin/webhooks"), ("put", "/admin/webhooks/{id}"),
+    ("delete", "/admin/webhooks/{id}"), ("post", "/admin/webhooks/{id}/rotate-secret"),
+    ("post", "/admin/webhooks/{id}/test"), ("get", "/admin/rooms"),
 ]
+ROOT, ROOT_PW = "root@example.com", "root-password-12"
 
 NOT_PRODUCIBLE = {
     ("post", "/room/create", "201"): "swagger says 201; the handler answers 200 (c.JSON, room.go:410)",
@@ -71,6 +76,16 @@ class Ctx:
             return call(token)
         finally:
             self.config(requireEmailVerification=False)
+
+    def root(self) -> str:
+        """A superadmin's access token (--superadmin)."""
+        return self.srv.login(ROOT, ROOT_PW)["tokens"]["accessToken"]
+
+    def webhook(self) -> dict:
+        r = self.srv.request("POST", "/api/admin/webhooks", {"name": "c", "url": "http://127.0.0.1:9/",
+                                                             "events": ["ping"]}, token=self.root())
+        assert r.status == 201, r
+        return r.json()
 
     def guest(self) -> str:
         return self.srv.request("POST", "/api/auth/guest-login", {"name": "Guest"}).json()["tokens"]["accessToken"]
@@ -407,6 +422,58 @@ case("post", "/room/{roomId}/chat/upload", 404, "upload to a missing room")(
     lambda c: _upload(c, PNG_1x1, room_id=str(uuid.uuid4())))
 
 
+# MARK: - admin
+
+WH = "/api/admin/webhooks"
+for _m, _p, _path in (("get", "/admin/webhooks", WH), ("post", "/admin/webhooks", WH),
+                      ("put", "/admin/webhooks/{id}", WH + "/x"), ("delete", "/admin/webhooks/{id}", WH + "/x"),
+                      ("post", "/admin/webhooks/{id}/rotate-secret", WH + "/x/rotate-secret"),
+                      ("post", "/admin/webhooks/{id}/test", WH + "/x/test"), ("get", "/admin/rooms", "/api/admin/rooms")):
+    case(_m, _p, 401, f"{_m} {_p} without a token")(
+        lambda c, m=_m, path=_path: c.srv.request(m.upper(), path, {} if m in ("post", "put") else None))
+    case(_m, _p, 403, f"{_m} {_p} by a non-superadmin")(
+        lambda c, m=_m, path=_path: c.srv.request(m.upper(), path, {} if m in ("post", "put") else None,
+                                                  token=c.user()[1]))
+case("get", "/admin/webhooks", 200, "list webhooks")(lambda c: (c.webhook(), c.srv.request("GET", WH, token=c.root()))[1])
+case("post", "/admin/webhooks", 201, "create webhook")(
+    lambda c: post(c, WH, {"name": "c", "url": "http://127.0.0.1:9/", "events": ["room.created"]}, token=c.root()))
+case("post", "/admin/webhooks", 400, "create webhook with an unknown event")(
+    lambda c: post(c, WH, {"name": "c", "url": "http://127.0.0.1:9/", "events": ["nope"]}, token=c.root()))
+case("put", "/admin/webhooks/{id}", 200, "update webhook")(
+    lambda c: c.srv.request("PUT", f"{WH}/{c.webhook()['id']}", {"isActive": False}, token=c.root()))
+case("put", "/admin/webhooks/{id}", 400, "update webhook with an empty name")(
+    lambda c: c.srv.request("PUT", f"{WH}/{c.webhook()['id']}", {"name": ""}, token=c.root()))
+case("put", "/admin/webhooks/{id}", 404, "update a missing webhook")(
+    lambda c: c.srv.request("PUT", f"{WH}/{uuid.uuid4()}", {}, token=c.root()))
+case("delete", "/admin/webhooks/{id}", 200, "delete webhook")(
+    lambda c: c.srv.request("DELETE", f"{WH}/{c.webhook()['id']}", token=c.root()))
+case("delete", "/admin/webhooks/{id}", 404, "delete a missing webhook")(
+    lambda c: c.srv.request("DELETE", f"{WH}/{uuid.uuid4()}", token=c.root()))
+case("post", "/admin/webhooks/{id}/rotate-secret", 200, "rotate secret")(
+    lambda c: post(c, f"{WH}/{c.webhook()['id']}/rotate-secret", token=c.root()))
+case("post", "/admin/webhooks/{id}/rotate-secret", 404, "rotate a missing webhook's secret")(
+    lambda c: post(c, f"{WH}/{uuid.uuid4()}/rotate-secret", token=c.root()))
+case("post", "/admin/webhooks/{id}/test", 200, "test webhook (nobody listens)")(
+    lambda c: post(c, f"{WH}/{c.webhook()['id']}/test", token=c.root()))
+case("post", "/admin/webhooks/{id}/test", 404, "test a missing webhook")(
+    lambda c: post(c, f"{WH}/{uuid.uuid4()}/test", token=c.root()))
+
+
+@case("get", "/admin/rooms", 200, "admin rooms")
+def _admin_rooms(c: Ctx) -> Reply:
+    owner = c.user()[1]
+    c.room(owner)
+    gone = c.room(owner)
+    assert c.srv.request("DELETE", f"/api/room/{gone['id']}", token=owner).status == 202
+    reply = c.srv.request("GET", "/api/admin/rooms", token=c.root())
+    assert any("deletedAt" in r for r in reply.json()["rooms"]) and any("deletedAt" not in r for r in reply.json()["rooms"])
+    return reply
+
+
+case("get", "/admin/rooms", 400, "admin rooms with a bad filter")(
+    lambda c: c.srv.request("GET", "/api/admin/rooms?status=live", token=c.root()))
+
+
 # MARK: - the tests
 
 @pytest.fixture(scope="module")
@@ -416,7 +483,7 @@ def spec() -> Spec:
 
 @pytest.fixture(scope="module")
 def ctx():
-    s = DevServer()
+    s = DevServer("--seed-user", f"{ROOT}:{ROOT_PW}:Root", "--superadmin", ROOT)
     yield Ctx(s)
     s.stop()
 
