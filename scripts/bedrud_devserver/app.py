@@ -106,6 +106,8 @@ def build(config: ServerConfig, store: Optional[Store] = None, sfu: Optional[SFU
     server = Server(config=config, store=store, sfu=sfu, app=app)
     rest = RestAPI(config, store, sfu)
     app.add_routes(rest.routes())
+    from .upstream import routes as upstream_routes
+    app.add_routes(upstream_routes(rest))
     from .devapi import DevAPI
     from .signalling import SignalService
     signal = SignalService(config, store, sfu)
