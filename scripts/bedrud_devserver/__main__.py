@@ -47,6 +47,7 @@ EPILOG = """\
   POST /_dev/users/EMAIL/verify                 mark the account's email verified
   POST /_dev/users/EMAIL/deactivate             isActive=false (login 401, API 403 "Account is deactivated")
   POST /_dev/users/EMAIL/delete                 remove the account (/auth/me 401 "User not found")
+  POST /_dev/users/EMAIL/accesses {accesses}    set the account's accesses (e.g. ["user","superadmin"]) for tokens issued later
   POST /_dev/rooms/ROOM/chat {from, message}    chat as a participant (topic "chat")
   POST /_dev/rooms/ROOM/system {event, target, actor, toTargetOnly}
   POST /_dev/rooms/ROOM/faults {loss, reorder, duplicate, jitter, seed}
@@ -146,6 +147,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="a TURN server for ice_servers, e.g. turn:127.0.0.1:3478?transport=udp (repeatable; needs --turn-secret)")
     p.add_argument("--turn-secret", default="", help="coturn's static-auth-secret: credentials are time-limited (use-auth-secret)")
     p.add_argument("--turn-ttl", default="300s", help="lifetime of each TURN credential handed out (default 300s, as LiveKit 1.12)")
+    # Bedrud after v0.12.0 (docs/DEVSERVER.md "After v0.12.0"): each switch names the commit it follows.
+    p.add_argument("--room-delete-dedupe", choices=["off", "7ac5f0b"], default="off",
+                   help="7ac5f0b (Bedrud PR #107): a second DELETE /api/room/ID while the first deletion is "
+                        "queued is 409 \"Deletion already in progress\" (default off, as v0.12.0)")
+    p.add_argument("--room-delete-delay", default="0.5", metavar="SECONDS",
+                   help="with --room-delete-dedupe: how long a queued room deletion waits to run (default 0.5, "
+                        "the queue's poll interval)")
+    p.add_argument("--admin-set-password", choices=["off", "ff4c0a8"], default="off",
+                   help="ff4c0a8: PUT /api/admin/users/ID/password {password} for superadmins, which clears the "
+                        "user's refresh token (default off)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     return p.parse_args(argv)
 
@@ -168,6 +179,9 @@ def build_config(args: argparse.Namespace) -> tuple[ServerConfig, FaultConfig]:
         refresh_latency=_seconds(args.refresh_latency, "--refresh-latency"),
         request_log=args.request_log,
     )
+    cfg.room_delete_dedupe = "" if args.room_delete_dedupe == "off" else args.room_delete_dedupe
+    cfg.room_delete_delay = _seconds(args.room_delete_delay, "--room-delete-delay")
+    cfg.admin_set_password = "" if args.admin_set_password == "off" else args.admin_set_password
     defaults = (10, 30, 5) if args.rate_limits == "v0.12" else (0, 0, 0)
     for attr, flag, value, default in (("auth_rate_limit", "--auth-rate-limit", args.auth_rate_limit, defaults[0]),
                                        ("api_rate_limit", "--api-rate-limit", args.api_rate_limit, defaults[1]),

@@ -108,6 +108,8 @@ def build(config: ServerConfig, store: Optional[Store] = None, sfu: Optional[SFU
     webhooks = Dispatcher(store)
     rest = RestAPI(config, store, sfu, webhooks=webhooks)
     app.add_routes(rest.routes())
+    from .upstream import routes as upstream_routes
+    app.add_routes(upstream_routes(rest))
     from .devapi import DevAPI
     from .signalling import SignalService
     signal = SignalService(config, store, sfu)

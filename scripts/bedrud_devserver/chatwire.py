@@ -10,8 +10,12 @@ longest prefix whose packet, sized with index 0, fits in 60,000 bytes.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+import math
 import re
+import struct
+import zlib
 
 SAFE_BYTES = 60_000
 INLINE_MAX_BYTES = 512_000  # server/internal/storage/chat_upload.go: smaller uploads become data: URLs
@@ -98,7 +102,43 @@ def inline_image(data: bytes, mime: str, w: int = 0, h: int = 0) -> dict:
             "size": len(data)}
 
 
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_PAD_KEYWORD = b"Comment\0"
+
+
 def pattern_png(size: int) -> bytes:
-    """`size` bytes: a PNG signature, then byte i = (i * 131 + (i >> 8)) & 0xFF (a test can rebuild it)."""
-    head = bytes.fromhex("89504e470d0a1a0a")
-    return head + bytes(((i * 131 + (i >> 8)) & 0xFF) for i in range(len(head), size))
+    """A valid PNG of exactly `size` bytes (below 89 bytes, the smallest: 69), the same bytes
+    for the same size: 8-bit RGB noise from SHAKE-256 of the size, so it does not
+    compress away, in one IDAT; a `tEXt` chunk pads it to the byte. Decoders, `file` and a
+    browser (report.html) see a picture."""
+    def build(width: int, height: int, pad: int) -> bytes:
+        row = 1 + 3 * width
+        noise = hashlib.shake_256(b"bedrud-devserver chat-image %d" % size).digest(row * height)
+        # Filter type 0 (None) on every row: the first byte of each row is 0.
+        raw = b"".join(b"\0" + noise[y * row + 1:(y + 1) * row] for y in range(height))
+        out = PNG_SIGNATURE + _png_chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+        out += _png_chunk(b"IDAT", zlib.compress(raw, 9))
+        if pad >= 0:
+            out += _png_chunk(b"tEXt", _PAD_KEYWORD + (b"bedrud-devserver chat-image " * (pad // 28 + 1))[:pad])
+        return out + _png_chunk(b"IEND", b"")
+
+    pad_chunk = 12 + len(_PAD_KEYWORD)
+    # Noise barely compresses: a first guess at the pixel count, then fewer rows (or columns)
+    # until the picture leaves room for the padding chunk.
+    width = max(1, math.isqrt(max(0, size - 100 - pad_chunk) // 3))
+    height = max(1, (size - 100 - pad_chunk) // (1 + 3 * width))
+    while True:
+        bare = len(build(width, height, -1))
+        if bare + pad_chunk <= size or (width, height) == (1, 1):
+            break
+        over = bare + pad_chunk - size
+        row = 1 + 3 * width
+        if height > 1:
+            height = max(1, height - max(1, -(-over // row)))
+        else:
+            width = max(1, width - max(1, -(-over // 3)))
+    return build(width, height, size - bare - pad_chunk if bare + pad_chunk <= size else -1)

@@ -72,6 +72,15 @@ class ServerConfig:
     turn_urls: list[str] = field(default_factory=list)
     turn_secret: str = ""
     turn_ttl: float = 300.0
+    # Bedrud behaviours newer than v0.12.0, each named by the commit it follows
+    # (docs/DEVSERVER.md "After v0.12.0"; upstream.py). "" = off, as v0.12.0.
+    # room_delete_dedupe "7ac5f0b": PR #107's queue refuses a second DELETE /api/room/:id
+    # with 409 while the first room_delete job is unfinished; the job runs
+    # room_delete_delay seconds after it is queued (the queue worker's poll, default 0.5).
+    room_delete_dedupe: str = ""
+    room_delete_delay: float = 0.5
+    # admin_set_password "ff4c0a8": PUT /api/admin/users/:id/password (superadmin).
+    admin_set_password: str = ""
     # Filled in once the listening socket is bound.
     base_url: str = ""
 

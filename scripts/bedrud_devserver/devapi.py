@@ -50,6 +50,7 @@ class DevAPI:
             web.post("/_dev/users/{email}/verify", self.verify_user),
             web.post("/_dev/users/{email}/deactivate", self.deactivate_user),
             web.post("/_dev/users/{email}/delete", self.delete_user),
+            web.post("/_dev/users/{email}/accesses", self.user_accesses),
             web.post("/_dev/rooms/{room}/chat", self.chat),
             web.post("/_dev/rooms/{room}/data-track/{identity}", self.data_track),
             web.post("/_dev/rooms/{room}/system", self.system),
@@ -255,6 +256,18 @@ class DevAPI:
             return error(404, "no such user")
         self.server.store.users.pop(user.id, None)
         return json_response({"ok": True, "email": user.email})
+
+    async def user_accesses(self, request: web.Request) -> web.Response:
+        """Set the account's accesses, e.g. {"accesses": ["user", "superadmin"]} (as
+        PUT /admin/users/:id/accesses); tokens issued from then on carry them."""
+        user = self._user(request)
+        if user is None:
+            return error(404, "no such user")
+        accesses = (await self._json(request)).get("accesses")
+        if not isinstance(accesses, list) or not all(isinstance(a, str) for a in accesses):
+            return error(400, "accesses must be a list of strings")
+        user.accesses = list(accesses)
+        return json_response({"ok": True, "email": user.email, "accesses": user.accesses})
 
     async def chat(self, request: web.Request) -> web.Response:
         room = self._room(request)

@@ -749,6 +749,9 @@ class RestAPI:
             return error(404, "Room not found")
         if not (self._is_superadmin(claims) or claims["userId"] == room.created_by):
             return error(403, "Only the room creator can delete this room")
+        if self.config.room_delete_dedupe:  # --room-delete-dedupe 7ac5f0b: Bedrud PR #107 (upstream.py)
+            from .upstream import queue_room_delete
+            return queue_room_delete(self, room)
         if room.is_active or room.deleted_at is None:
             # services/room_cleanup.go:80-86 and lkutil.go:52-68: the system message, then DeleteRoom.
             self.sfu.send_server_data(room.name, {"type": "system", "event": "room_ended",

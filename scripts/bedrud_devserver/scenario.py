@@ -65,7 +65,7 @@ COMMANDS: dict[str, tuple[int, int, tuple[str, ...]]] = {
     "chat": (2, -1, ()),
     "camera": (1, 1, ()),
     # Bedrud web v0.12's chat wire (chatwire.py): a chunked chat with an inline image
-    # (SIZE like 300kB: a pattern image; else a file), a reaction to the last chat, a
+    # (SIZE like 300kB: a PNG of noise; else a file), a reaction to the last chat, a
     # poll, a vote for option N of the last poll, presence packets.
     "chat-image": (2, 2, ("text",)),
     "react": (2, 2, ()),
