@@ -18,6 +18,20 @@ import TestSupport
         return try await offPool { try Subprocess.run(Repo.python, args, timeout: 30).exitCode == 0 }
     }
 
+    /// Writes the devserver's `pattern_png(size)`, a real PNG of exactly `size` bytes, to
+    /// `path` and returns its bytes.
+    static func patternPNG(_ size: Int, at path: String) async throws -> [UInt8] {
+        let args = ["-c", """
+            import sys
+            sys.path.insert(0, sys.argv[1])
+            from bedrud_devserver.chatwire import pattern_png
+            open(sys.argv[3], "wb").write(pattern_png(int(sys.argv[2])))
+            """, Repo.root.appendingPathComponent("scripts").path, String(size), path]
+        let r = try await offPool { try Subprocess.run(Repo.python, args, timeout: 30) }
+        #expect(r.exitCode == 0, "\(r.stderr)")
+        return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
     @Test func recordsTheMeetingWireAndEndsWhenTheServerEndsTheMeeting() async throws {
         let server = try await DevServer.start(scenario: "meeting-wire")
         let user = try CLIUser()

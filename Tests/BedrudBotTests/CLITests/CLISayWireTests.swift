@@ -14,9 +14,8 @@ import TestSupport
         let out = listener.home.appendingPathComponent("rec").path
         async let heard = listener.run(["join", link, "--record", "--output", out, "--duration", "20s", "--guest-name", "Listener"], timeout: 90)
         try await server.waitForParticipants(in: "wired")
-        let image = CLIMeetingWireTests.patternPNG(200_000)
         let imagePath = speaker.home.appendingPathComponent("chart.png").path
-        try Data(image).write(to: URL(fileURLWithPath: imagePath))
+        let image = try await CLIMeetingWireTests.patternPNG(200_000, at: imagePath)
         let text = String(repeating: "Grüße 😀 «سلام» ", count: 5000)
         let said = try await speaker.expect(0, ["say", link, text, "--image", imagePath, "--guest-name", "Speaker"], timeout: 60)
         #expect(said.stderr.contains("with an image in 'wired'") && said.stderr.contains(" packets."), "\(said.stderr)")
