@@ -185,7 +185,7 @@ struct ServeState: Sendable {
                 guard recording[room.id] == nil, policy.shard.owns(roomID: room.id), policy.matches(roomName: room.name) else { continue }
                 counts.notAllowed += 1
                 if notAllowedSaid.insert(room.id).inserted {
-                    actions.append(.note("not recording '\(room.name)': its owner does not allow recording (recordingsAllowed is off)"))
+                    actions.append(.note("Not recording '\(room.name)': its owner does not allow recording (recordingsAllowed is off)."))
                 }
                 continue
             }
@@ -219,7 +219,7 @@ struct ServeState: Sendable {
         guard recording.count < policy.maxMeetings else {
             counts.atCapacity += 1
             return capacitySaid.insert(id).inserted
-                ? [.note("not recording '\(name)' yet: \(policy.maxMeetings) meetings are being recorded (serve.max_meetings)")] : []
+                ? [.note("Not recording '\(name)' yet: \(policy.maxMeetings) meetings are being recorded (serve.max_meetings).")] : []
         }
         let meeting = Meeting(roomID: id, roomName: name, cause: cause)
         recording[id] = meeting

@@ -70,7 +70,7 @@ import Testing
                      Self.room("r4", "secret", people: 4, allowed: false)]
         #expect(s.handle(.reconciled(rooms), at: 60) == [
             .record(.init(roomID: "r2", roomName: "retro", cause: .reconcile)),
-            .note("not recording 'secret': its owner does not allow recording (recordingsAllowed is off)"),
+            .note("Not recording 'secret': its owner does not allow recording (recordingsAllowed is off)."),
         ])
         #expect(s.handle(.reconciled(rooms), at: 120) == [], "said once per meeting, and nothing is started twice")
         #expect(s.counts.notAllowed == 2)
@@ -110,7 +110,7 @@ import Testing
     @Test func atCapacityMoreMeetingsWaitAndAreSaidOnce() {
         var s = Self.serving(S.Policy(rooms: ["*"], shard: ServeShard("0/1")!, maxMeetings: 1))
         _ = s.handle(Self.joined("r1", "a"), at: 1)
-        #expect(s.handle(Self.joined("r2", "b"), at: 2) == [.note("not recording 'b' yet: 1 meetings are being recorded (serve.max_meetings)")])
+        #expect(s.handle(Self.joined("r2", "b"), at: 2) == [.note("Not recording 'b' yet: 1 meetings are being recorded (serve.max_meetings).")])
         #expect(s.handle(Self.joined("r2", "b"), at: 3) == [])
         _ = s.handle(.recordingEnded(roomID: "r1", .finished(reason: "alone")), at: 4)
         #expect(s.handle(.reconciled([Self.room("r2", "b", people: 2)]), at: 60) == [.record(.init(roomID: "r2", roomName: "b", cause: .reconcile))])
