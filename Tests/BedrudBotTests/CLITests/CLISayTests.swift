@@ -6,11 +6,14 @@ import TestSupport
 /// client's receiver rules (bedrud-api.md §3.1), and a listening bot shows it.
 @Suite struct CLISayTests {
     /// The room's data log (what the server received and forwarded), from /_dev/state.
+    /// The data packets the server forwarded in `room`, less the recording notice a
+    /// recording bot in the room posts (record.announce): these tests look at what `say` sent.
     static func dataLog(_ server: DevServer, room: String) throws -> [[String: Any]] {
         let state = try #require(try server.dev("GET", "/_dev/state") as? [String: Any])
         let rooms = try #require(state["rooms"] as? [[String: Any]])
         let r = try #require(rooms.first { $0["name"] as? String == room })
-        return r["data"] as? [[String: Any]] ?? []
+        let notice = "This meeting is being recorded."
+        return (r["data"] as? [[String: Any]] ?? []).filter { ($0["json"] as? [String: Any])?["message"] as? String != notice }
     }
 
     /// The web client's receiver rules for one forwarded packet.

@@ -18,7 +18,7 @@ extension SettingSpecTests {
     /// The rows of the key tables, by the section heading above them.
     static func documentedRows() throws -> [DocRow] {
         let doc = try String(contentsOf: Repo.root.appendingPathComponent("docs/CONFIG.md"), encoding: .utf8)
-        let headings = ["## Top-level keys": "", "## `[network]`": "network", "## `[record]`": "record", "## `[smoke]`": "smoke",
+        let headings = ["## Top-level keys": "", "## `[network]`": "network", "## `[record]`": "record", "## `[serve]`": "serve", "## `[smoke]`": "smoke",
                         "## `[instance NAME]`": "instance"]
         var section: String?
         var rows: [DocRow] = []
