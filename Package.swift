@@ -4,7 +4,9 @@
 // Layers, lowest first. A target imports only targets listed above it here.
 //   C shims           system libraries from Debian, one module.modulemap + shim.h each
 //   BedrudProtocol    pure values and codecs: protobuf, LiveKit messages, JWT, links, config syntax, rings
-//   BedrudNet         TCP, TLS (OpenSSL), HTTP/1.1 client, WebSocket client, the listening port (libmicrohttpd)
+//   BedrudNet         TCP, TLS (OpenSSL), HTTP/1.1 client, WebSocket client, HMAC-SHA256
+//   BedrudListener    serve's one listening port (libmicrohttpd); its own target, so that no other
+//                     module's compile sees libmicrohttpd's copy of the socket headers
 //   BedrudRTC         SDP, ICE (libnice), DTLS (OpenSSL), SRTP (libsrtp2), SCTP (usrsctp), RTP/RTCP
 //   BedrudMedia       jitter buffer, Opus, Ogg, mixer, levels, media and writer threads
 //   BedrudBench       the media benchmark (`bedrud-bot bench`), kept out of the library
@@ -38,7 +40,8 @@ let package = Package(
 
         // MARK: - Layers
         .target(name: "BedrudProtocol", swiftSettings: swiftSettings),
-        .target(name: "BedrudNet", dependencies: ["BedrudProtocol", "COpenSSL", "CMicroHTTPD"], swiftSettings: swiftSettings),
+        .target(name: "BedrudNet", dependencies: ["BedrudProtocol", "COpenSSL"], swiftSettings: swiftSettings),
+        .target(name: "BedrudListener", dependencies: ["BedrudNet", "CMicroHTTPD"], swiftSettings: swiftSettings),
         .target(
             name: "BedrudRTC",
             dependencies: ["BedrudProtocol", "COpenSSL", "CSRTP", "CNice", "CUsrsctp"],
@@ -53,7 +56,7 @@ let package = Package(
         ),
         .target(
             name: "BedrudBot",
-            dependencies: ["BedrudProtocol", "BedrudNet", "BedrudRTC", "BedrudMedia", "BedrudBench", "BedrudCore"],
+            dependencies: ["BedrudProtocol", "BedrudNet", "BedrudListener", "BedrudRTC", "BedrudMedia", "BedrudBench", "BedrudCore"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(name: "bedrud-bot", dependencies: ["BedrudBot"], swiftSettings: swiftSettings),

@@ -40,7 +40,18 @@ public struct BotContext: Sendable {
     }
 
     public func apiClient(for inst: ResolvedInstance) throws -> APIClient {
-        APIClient(server: inst.url, http: try httpClient(for: inst))
+        let console = self.console
+        let notice: @Sendable (APIClient.RateLimitNotice) -> Void = { n in
+            let seconds = ConfigValues.formatDuration(max(1, n.seconds.rounded()))
+            if n.first {
+                console.warning("\(n.call): the server's rate limit refused it (HTTP 429); waiting \(seconds), then trying again "
+                    + "(at most \(ConfigValues.formatDuration(n.limit)) in all, network.rate_limit_wait)")
+            } else if console.stderrIsTerminal {
+                console.note("Still rate limited: waiting \(seconds) more.")
+            }
+        }
+        return APIClient(server: inst.url, http: try httpClient(for: inst), rateLimitWait: try config.value(Settings.Network.rateLimitWait),
+                         onRateLimited: notice)
     }
 
     /// The password for unattended login, in precedence order: `--password-file` /

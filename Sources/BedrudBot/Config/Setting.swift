@@ -78,6 +78,7 @@ public enum Settings {
         public static let readTimeout = Setting.seconds("network", "read_timeout")
         public static let requestTimeout = Setting.seconds("network", "request_timeout")
         public static let maxResponseSize = Setting.bytes("network", "max_response_size")
+        public static let rateLimitWait = Setting.seconds("network", "rate_limit_wait")
     }
 
     public enum Record {

@@ -179,6 +179,9 @@ public struct SettingSpec: Sendable {
                     help: "Longest wait for the next byte of an answer.", example: "15s", maximum: "1h"),
         SettingSpec(section: "network", key: "request_timeout", kind: .duration, defaultValue: "60s",
                     help: "Longest time one REST request may take in all.", example: "2m", maximum: "1h"),
+        SettingSpec(section: "network", key: "rate_limit_wait", kind: .duration, defaultValue: "2m",
+                    help: "How long one call waits out the server's rate limit (HTTP 429, as Retry-After says, else backing off) before it fails with exit 12; 0 fails at once.",
+                    example: "10m", maximum: "1h"),
         SettingSpec(section: "network", key: "max_response_size", kind: .size, defaultValue: "16MiB",
                     help: "Largest REST answer accepted.", example: "4MiB", maximum: "1GiB"),
 

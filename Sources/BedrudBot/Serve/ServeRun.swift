@@ -3,6 +3,7 @@ import Glibc
 #endif
 import BedrudCore
 import BedrudMedia
+import BedrudListener
 import BedrudNet
 import BedrudProtocol
 import FoundationEssentials

@@ -1,6 +1,7 @@
 import BedrudNet
 import BedrudProtocol
 import FoundationEssentials
+import Synchronization
 
 /// JSON over HTTP to one Bedrud server: `<server>/api` + endpoint.
 ///
@@ -12,13 +13,32 @@ public final class APIClient: Sendable {
     public let server: WebURL
     public let http: HTTPClient
     private let logger = Logger("api")
+    /// Seconds a call may wait out 429s in all (`network.rate_limit_wait`); 0 fails at the first.
+    public let rateLimitWait: Double
+    /// Told before each wait out of a 429, on the calling task.
+    private let onRateLimited: (@Sendable (RateLimitNotice) -> Void)?
+    /// Unix seconds now, for a `Retry-After` given as an HTTP date.
+    private let wallClock: @Sendable () -> Double
 
-    public init(server: WebURL, http: HTTPClient) {
+    /// One wait out of a 429: which call, how long, and whether it is this client's first.
+    public struct RateLimitNotice: Sendable {
+        public var call: String
+        public var seconds: Double
+        public var first: Bool
+        public var limit: Double
+    }
+    private let waitedBefore = Mutex(false)
+
+    public init(server: WebURL, http: HTTPClient, rateLimitWait: Double = 0, onRateLimited: (@Sendable (RateLimitNotice) -> Void)? = nil,
+                wallClock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         var s = server
         if s.path.hasSuffix("/") && s.path.count > 1 { s.path.removeLast() }
         s.query = nil
         self.server = s
         self.http = http
+        self.rateLimitWait = rateLimitWait
+        self.onRateLimited = onRateLimited
+        self.wallClock = wallClock
     }
 
     /// `https://host[:port][/prefix]` without a trailing slash.
@@ -54,8 +74,27 @@ public final class APIClient: Sendable {
         return try await send(req, bearer: bearer)
     }
 
-    /// Sends a prepared request (used for multipart uploads).
+    /// Sends a prepared request (used for multipart uploads). A 429 is waited out as the
+    /// server asks (``RateLimitWait``), within ``rateLimitWait`` seconds in all: Bedrud's
+    /// limiter refuses before the handler runs, so asking again is safe for every call.
     public func send(_ request: HTTPRequest, bearer: String? = nil) async throws -> HTTPResponse {
+        var wait = RateLimitWait(maxTotal: rateLimitWait)
+        while true {
+            do {
+                return try await sendOnce(request, bearer: bearer)
+            } catch var e as APIError where e.code == .rateLimited {
+                guard let seconds = wait.next(retryAfter: e.retryAfter, random: Double.random(in: 0..<1)) else {
+                    if wait.waited > 0 { e.rateLimitWaited = wait.waited }
+                    throw e
+                }
+                let first = waitedBefore.withLock { w in defer { w = true }; return !w }
+                onRateLimited?(RateLimitNotice(call: e.call, seconds: seconds, first: first, limit: rateLimitWait))
+                try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+            }
+        }
+    }
+
+    private func sendOnce(_ request: HTTPRequest, bearer: String?) async throws -> HTTPResponse {
         var req = request
         if let bearer { req.headers.set("Authorization", "Bearer \(bearer)") }
         let call = callName(req.method, req.url.path)
@@ -68,7 +107,7 @@ public final class APIClient: Sendable {
         logger.debug("\(call) → \(resp.status)")
         guard resp.isSuccess else {
             var error = APIError(APIError.code(for: resp.status), status: resp.status, message: Self.errorMessage(resp), call: call)
-            if resp.status == 429 { error.retryAfter = Self.retryAfter(resp.headers["Retry-After"]) }
+            if resp.status == 429 { error.retryAfter = RetryAfter.seconds(resp.headers["Retry-After"], now: wallClock()) }
             if case .object(let obj)? = try? JSONDecoder().decode(JSONValue.self, from: Data(resp.body)), obj["requiresVerification"]?.bool == true {
                 error.requiresVerification = true
             }
@@ -112,13 +151,6 @@ public final class APIClient: Sendable {
         if looksLikeHTML(text) { return "the server answered with an HTML page" }
         let oneLine = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
         return oneLine.count > 200 ? String(oneLine.prefix(200)) + "…" : oneLine
-    }
-
-    /// `Retry-After` in its delta-seconds form (RFC 9110 §10.2.3), capped at an hour; an
-    /// HTTP date or garbage gives nil (the caller backs off on its own schedule).
-    static func retryAfter(_ value: String?) -> Double? {
-        guard let v = value?.trimmingWhitespaceScalars(), let n = Int(v), n >= 0 else { return nil }
-        return Double(min(n, 3600))
     }
 
     static func looksLikeHTML(_ text: String) -> Bool {

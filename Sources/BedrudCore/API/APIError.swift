@@ -45,6 +45,8 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     /// The body said `requiresVerification: true` (v0.12.0's login 403 when the account's
     /// email is not verified, auth_handler.go:325-333).
     public var requiresVerification = false
+    /// Seconds spent waiting out 429s before this one ended the call.
+    public var rateLimitWaited: Double?
 
     public init(_ code: Code, status: Int? = nil, message: String, call: String, network: NetworkError? = nil) {
         self.code = code
@@ -68,6 +70,9 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         case .invalidURL: return "Invalid server URL: \(message)."
         case .notLoggedIn: return message
         case .badResponse: return "Unexpected answer to \(call): \(message). Is this a Bedrud server?"
+        case .rateLimited:
+            let waited = rateLimitWaited.map { " after waiting \(Int($0.rounded())) s in all (network.rate_limit_wait)" } ?? ""
+            return "\(call) was refused by the server's rate limit (HTTP 429 Too Many Requests)\(waited): \(message)."
         default:
             let s = status.map { "HTTP \($0)" } ?? "error"
             return "\(call) failed with \(s): \(message)."
