@@ -164,7 +164,14 @@ enum RoomCommands {
         let ctx = try BotContext(inv)
         let (api, inst) = try roomAPI(ctx)
         let room = try await managing(inst) { try await findRoom(api, inv.positionals[0], to: "delete it") }
-        try await managing(inst) { try await api.delete(roomID: room.id) }
+        do {
+            try await managing(inst) { try await api.delete(roomID: room.id) }
+        } catch let e as APIError where e.status == 409 && e.message.lowercased().contains("deletion already in progress") {
+            // Bedrud after PR #107 (room.go, --room-delete-dedupe in the devserver): an
+            // earlier delete of the room is queued. The room goes all the same.
+            inv.console.out("Room '\(room.name)' is being deleted already (an earlier delete is queued).")
+            return .success
+        }
         inv.console.out("Deleted room '\(room.name)'.")
         return .success
     }

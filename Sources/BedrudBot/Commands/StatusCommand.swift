@@ -84,6 +84,9 @@ enum StatusCommand {
         var rooms: [RoomLine]?
         var roomsError: String?
         var recordings: [RecordingsCommand.Entry]
+        /// The instance's password file is one others may read: nothing was sent to the
+        /// server, and the run ends with exit 3 after what is known locally (not encoded).
+        var unsafeCredentials: String?
 
         enum CodingKeys: String, CodingKey {
             case state, instance, instances, problem, server, user, rooms, recordings
@@ -201,6 +204,8 @@ enum StatusCommand {
         } else {
             for line in lines(report) { inv.console.out(line) }
         }
+        // As every other command: a password file others may read is refused (exit 3).
+        if let unsafe = report.unsafeCredentials { throw CommandFailure(.config, unsafe) }
         return .success
     }
 
@@ -208,6 +213,16 @@ enum StatusCommand {
     /// the rooms, each with the configured HTTP timeouts.
     static func fill(_ r: inout Report, _ ctx: BotContext, _ inst: ResolvedInstance) async throws {
         let api = try ctx.apiClient(for: inst)
+        var unsafe: String?
+        if let file = inst.passwordFile {
+            do {
+                try SecureFiles.checkPasswordFile(file, credentialsDirectory: ctx.invocation.environment["CREDENTIALS_DIRECTORY"])
+            } catch {
+                unsafe = ErrorReporting.message(for: error)
+                r.unsafeCredentials = unsafe
+                r.problem = unsafe
+            }
+        }
         var stored: StoredSession?
         do {
             stored = try ctx.credentialStore.load(inst.name)
@@ -216,6 +231,7 @@ enum StatusCommand {
         }
         guard let stored, stored.server == inst.server || stored.server.isEmpty else {
             r.state = .loggedOut
+            if unsafe != nil { return }
             do {
                 let v = try await api.request(JSONValue.self, "GET", "/auth/settings")
                 let o = v.object ?? [:]
@@ -234,6 +250,10 @@ enum StatusCommand {
         r.tokenValidSeconds = left.map { Int(max(0, $0.rounded())) }
         if let left, left <= 0 {
             r.roomsError = "not fetched: the access token has expired (bedrud-bot rooms refreshes it)"
+            return
+        }
+        if unsafe != nil {
+            r.roomsError = "not fetched: the password file is refused (above)"
             return
         }
         do {

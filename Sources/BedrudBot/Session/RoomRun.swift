@@ -278,6 +278,7 @@ final class RoomRun: Sendable {
         reserve?.release()
         pipeline.retryWritesNow()
         await pipeline.stop()
+        watcher.filesFinished()
         await mediaEvents.value
         let rtcStats = await transport.stats()
         await transport.shutdown()

@@ -34,12 +34,16 @@ final class RoomSignalLink: Sendable {
     private struct Detach: SignalSubscription {
         let link: RoomSignalLink
         func cancel() { link.handlers.withLock { $0 = nil } }
+        func filesFinished() {}
     }
 }
 
 /// What a room's run holds while it takes signals: its own watcher or a link's attachment.
 protocol SignalSubscription: Sendable {
     func cancel()
+    /// The run's files are finished; a second signal must not change its outcome. A
+    /// room of several in one process leaves that to the process's watcher.
+    func filesFinished()
 }
 
 extension SignalWatcher: SignalSubscription {}

@@ -33,7 +33,9 @@ public final class SignalWatcher: @unchecked Sendable {
             s.setEventHandler {
                 // Signals that arrive together are delivered as one event: count them all,
                 // so a quick double Ctrl-C still stops at once (files are left for repair).
-                if counter.increment(by: max(1, Int(s.data))) > 1 { _exit(ExitCode.interrupted.rawValue) }
+                // Once the files are finished (``filesFinished()``) there is nothing left to
+                // abandon: a second signal no longer changes the outcome.
+                if counter.increment(by: max(1, Int(s.data))) > 1 && !counter.finished { _exit(ExitCode.interrupted.rawValue) }
                 onSignal(sig)
             }
             s.resume()
@@ -43,6 +45,10 @@ public final class SignalWatcher: @unchecked Sendable {
 
     /// Number of signals received.
     public var received: Int { counter.value }
+
+    /// The run's files are finished: from now on a second SIGINT/SIGTERM is ignored, so
+    /// the report is written and the exit code agrees with summary.json.
+    public func filesFinished() { counter.markFinished() }
 
     public func cancel() {
         lock.withLock { _ in
@@ -60,6 +66,9 @@ public final class SignalWatcher: @unchecked Sendable {
 
 final class SignalCounter: Sendable {
     private let count = Atomic<Int>(0)
+    private let done = Atomic<Bool>(false)
+    func markFinished() { done.store(true, ordering: .releasing) }
+    var finished: Bool { done.load(ordering: .acquiring) }
     func increment(by n: Int = 1) -> Int { count.add(n, ordering: .relaxed).newValue }
     var value: Int { count.load(ordering: .relaxed) }
 }

@@ -112,6 +112,20 @@ public actor AuthManager {
         return r.user
     }
 
+    /// The server refused the stored session's refresh token, so the session was revoked
+    /// (a logout elsewhere, or an admin who set a new password: v0.12.0 `PUT
+    /// /admin/users/:id/password` clears it). Logs in again unattended; when the stored
+    /// password is refused too, says both in one error instead of two failures in a row.
+    private func loginAfterRevocation() async throws {
+        do {
+            try await loginUnattended()
+        } catch let e as APIError where e.code == .unauthorized {
+            throw APIError(.unauthorized, status: e.status, message: "the session was revoked (the server refused its refresh token) and the stored password no longer works "
+                + "(the login with it was refused: \(e.message)). Was the password changed or reset? Put the new one in the password file, or run 'bedrud-bot login'",
+                call: e.call)
+        }
+    }
+
     /// Logs in with the unattended method, if one was configured.
     private func loginUnattended() async throws {
         switch fallbackLogin {
@@ -223,6 +237,9 @@ public actor AuthManager {
                 return try await refresh().accessToken
             } catch let e as APIError where e.code == .unauthorized || e.code == .notLoggedIn {
                 guard fallbackLogin != nil else { throw e }
+                try await loginAfterRevocation()
+                guard let token = session?.tokens.accessToken else { throw e }
+                return token
             }
         }
         try await loginUnattended()
@@ -253,7 +270,7 @@ public actor AuthManager {
                 fresh = try await refresh().accessToken
             } catch let r as APIError where r.code == .unauthorized || r.code == .notLoggedIn {
                 guard fallbackLogin != nil else { throw e }
-                try await loginUnattended()
+                try await loginAfterRevocation()
                 guard let t = session?.tokens.accessToken else { throw e }
                 fresh = t
             }

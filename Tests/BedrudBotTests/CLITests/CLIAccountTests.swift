@@ -72,6 +72,50 @@ import TestSupport
         #expect(!user.transcript.contains("eyJ"))  // no JWT anywhere
     }
 
+    /// An admin sets a new password (v0.12.0 `PUT /api/admin/users/:id/password`), which
+    /// clears the stored refresh token: the next refresh is refused and the stored password
+    /// no longer works. One line says both, exit 4; no chain of retries.
+    @Test func aPasswordResetByAnAdminIsOneLineAndExitFour() async throws {
+        let server = try await DevServer.start(["--seed-user", "bot@example.com:\(Self.password):Bot", "--seed-user", "admin@example.com:\(Self.password):Admin",
+                                                "--superadmin", "admin@example.com", "--admin-set-password", "ff4c0a8", "--access-ttl", "2s"])
+        defer { server.stop() }
+        let user = try CLIUser()
+        let pw = try user.writeFile("password", Self.password)
+        try await user.expect(0, ["instance", "add", server.baseURL, "--name", "dev", "--email", "bot@example.com", "--password-file", pw])
+        let who = try await user.expect(0, ["whoami", "--json"])
+        let me = try #require(try JSONSerialization.jsonObject(with: Data(who.stdout.utf8)) as? [String: Any])
+        let id = try #require((me["user"] as? [String: Any])?["id"] as? String)
+        let reset = try Subprocess.run(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", """
+            import json, sys, urllib.request
+            base, uid, pw = sys.argv[1], sys.argv[2], sys.argv[3]
+            login = urllib.request.Request(base + "/api/auth/login", data=json.dumps({"email": "admin@example.com", "password": pw}).encode(),
+                                           headers={"Content-Type": "application/json"})
+            token = json.load(urllib.request.urlopen(login))["tokens"]["accessToken"]
+            put = urllib.request.Request(base + "/api/admin/users/" + uid + "/password", method="PUT", data=json.dumps({"password": "a brand new password 42"}).encode(),
+                                         headers={"Content-Type": "application/json", "Authorization": "Bearer " + token})
+            print(urllib.request.urlopen(put).status)
+            """, server.baseURL, id, Self.password], timeout: 30)
+        #expect(reset.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "200", "\(reset.stdout)\(reset.stderr)")
+        try await Task.sleep(for: .seconds(2.5))  // the access token (2 s) expires: the next call refreshes
+        let r = try await user.expect(4, ["rooms", "list"])
+        #expect(r.stderr.contains("the session was revoked (the server refused its refresh token) and the stored password no longer works"), "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1, "one line: \(r.stderr)")
+    }
+
+    /// Bedrud after PR #107 answers a second delete of a room whose deletion is queued
+    /// with 409 "Deletion already in progress": `rooms delete` takes that as done.
+    @Test func aDeleteThatIsQueuedAlreadyIsDone() async throws {
+        let server = try await DevServer.start(["--seed-user", "bot@example.com:\(Self.password):Bot", "--seed-room", "going:owner=bot@example.com",
+                                                "--room-delete-dedupe", "7ac5f0b", "--room-delete-delay", "10"])
+        defer { server.stop() }
+        let user = try CLIUser()
+        let pw = try user.writeFile("password", Self.password)
+        try await user.expect(0, ["instance", "add", server.baseURL, "--name", "dev", "--email", "bot@example.com", "--password-file", pw])
+        try await user.expect(0, ["rooms", "delete", "going"])
+        let again = try await user.expect(0, ["rooms", "delete", "going"])
+        #expect(again.stdout == "Room 'going' is being deleted already (an earlier delete is queued).\n", "\(again.stdout)\(again.stderr)")
+    }
+
     @Test func wrongPasswordIsAnAuthFailure() async throws {
         let server = try await DevServer.start(["--seed-user", "rec@example.com:\(Self.password)"])
         let user = try CLIUser()

@@ -72,6 +72,29 @@ import TestSupport
         #expect(s3["end_reason"] as? String == "disk_low" && s3["exit_code"] as? Int == 15, "\(s3)")
     }
 
+    /// A second SIGINT once the files are finished (summary.json is written, the report is
+    /// being made) changes nothing: the report is written and the exit code is the summary's.
+    @Test func aSecondSignalAfterTheFilesAreFinishedChangesNothing() async throws {
+        let server = try await DevServer.start(scenario: "two-person-standup")
+        let user = try CLIUser()
+        let out = user.home.appendingPathComponent("rec").path
+        let p = try user.start(["join", server.baseURL + "/m/standup", "--record", "--output", out])
+        defer { _ = p.stop(grace: 0) }
+        try await p.line(timeout: 60, "Alice speaks") { $0.contains("speaking: Alice Martin") }
+        p.signal(SIGINT)
+        let summary = try await waitFor("summary.json", timeout: 60, every: 0.002) { () -> String? in
+            let sessions = (try? FileManager.default.contentsOfDirectory(atPath: out + "/standup")) ?? []
+            return sessions.map { out + "/standup/" + $0 + "/summary.json" }.first { FileManager.default.fileExists(atPath: $0) }
+        }
+        p.signal(SIGINT)
+        let end = await p.exit(timeout: 60)
+        #expect(end?.code == 0, "\(String(describing: end))\n\(p.stderr)")
+        let dir = (summary as NSString).deletingLastPathComponent
+        #expect(FileManager.default.fileExists(atPath: dir + "/report.html"), "the report is written")
+        let s = try Self.summary(dir)
+        #expect(s["exit_code"] as? Int == 0, "\(s)")
+    }
+
     @Test func sigtermIncludeAndTheSummaryFigures() async throws {
         let server = try await DevServer.start(scenario: "two-person-standup")
         let user = try CLIUser()

@@ -83,6 +83,22 @@ import TestSupport
         #expect(!j.stdout.contains("access_token") && !j.stdout.contains("refresh"))
     }
 
+    /// A password file others may read: status says so with exit 3, as every other
+    /// command does, after what it knows locally, and sends the server nothing.
+    @Test func aWorldReadablePasswordFileIsRefusedAfterWhatIsKnownLocally() async throws {
+        let server = try await DevServer.start(["--seed-user", "rec@example.com:\(Self.password):Recorder", "--seed-room", "standup:public", "--access-ttl", "2h"])
+        let user = try CLIUser()
+        let pw = try user.writeFile("secrets/pw", Self.password + "\n")
+        try await user.expect(0, ["instance", "add", server.baseURL, "--name", "dev", "--email", "rec@example.com", "--password-file", pw])
+        try await user.expect(0, ["login"])
+        chmod(pw, 0o644)
+        let r = try await user.expect(3, ["status"])
+        #expect(r.stdout.contains("Logged in as Recorder <rec@example.com>"), "\(r.stdout)")
+        #expect(r.stdout.contains("not fetched: the password file is refused"), "\(r.stdout)")
+        #expect(r.stderr.contains("chmod 600"), "\(r.stderr)")
+        #expect(try await user.run(["rooms", "list"]).exitCode == 3, "as every other command")
+    }
+
     @Test func bareBedrudBotInAPipeStillPrintsHelp() async throws {
         let user = try CLIUser()
         let r = try await user.expect(0, [])
