@@ -42,6 +42,7 @@ class DevAPI:
             web.post("/_dev/config", self.set_config),
             web.post("/_dev/rooms/{room}/kick/{identity}", self.kick),
             web.post("/_dev/rooms/{room}/drop/{identity}", self.drop),
+            web.post("/_dev/rooms/{room}/trickle-flood/{identity}", self.trickle_flood),
             web.post("/_dev/rooms/{room}/mute/{identity}", self.mute),
             web.post("/_dev/rooms/{room}/delete", self.delete),
             web.post("/_dev/rooms/{room}/deactivate", self.deactivate),
@@ -175,6 +176,24 @@ class DevAPI:
         if not self.server.sfu.drop(room.name, request.match_info["identity"], seconds):
             return error(404, "no such client participant")
         return json_response({"ok": True, "seconds": seconds})
+
+    async def trickle_flood(self, request: web.Request) -> web.Response:
+        """A hostile LiveKit: sends a client `count` trickle messages for its subscriber
+        connection at once, every `garbage`-th one not a candidate at all (query
+        `count`, default 10000; `garbage`, default 3). No LiveKit does this; the bot must
+        stay quiet and end with one line, not one warning per dropped call."""
+        room = self._room(request)
+        p = room.participants.get(request.match_info["identity"])
+        if p is None or p.scripted:
+            return error(404, "no such client participant")
+        try:
+            count = int(request.query.get("count", "10000"))
+            garbage = int(request.query.get("garbage", "3"))
+        except ValueError:
+            return error(400, "count and garbage are whole numbers")
+        if not 1 <= count <= 100_000 or garbage < 0:
+            return error(400, "count is 1..100000, garbage >= 0")
+        return json_response({"ok": True, "sent": p.flood_trickles(count, garbage)})
 
     async def mute(self, request: web.Request) -> web.Response:
         room = self._room(request)

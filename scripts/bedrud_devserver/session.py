@@ -466,6 +466,20 @@ class ClientParticipant(Participant):
             self.send_signal(lkr.SignalResponse(trickle=lkr.TrickleRequest(
                 candidateInit=init, target=target, final=(i == len(candidates) - 1))))
 
+    def flood_trickles(self, count: int, garbage: int) -> int:
+        """`/_dev/rooms/ROOM/trickle-flood/ID`: `count` subscriber trickles at once, every
+        `garbage`-th one not JSON (0: none), the rest host candidates on ports nobody
+        listens on. Returns how many were queued."""
+        for i in range(count):
+            if garbage and i % garbage == 0:
+                init = "not a candidate %d" % i
+            else:
+                init = json.dumps({"candidate": "candidate:%d 1 udp 2122260223 127.0.0.1 %d typ host" % (i, 20000 + i % 40000),
+                                   "sdpMid": "0", "sdpMLineIndex": 0, "usernameFragment": None})
+            self.stats["trickles_out"] += 1
+            self.send_signal(lkr.SignalResponse(trickle=lkr.TrickleRequest(candidateInit=init, target=lkr.SignalTarget.SUBSCRIBER)))
+        return count
+
     def _on_negotiation_timeout(self) -> None:
         if not self.closed and self.offer_outstanding:
             log.info("%s: re-offer unanswered: leave RECONNECT", self.identity)

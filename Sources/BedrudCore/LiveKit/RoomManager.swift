@@ -178,7 +178,9 @@ public actor RoomManager {
             if let outbox {
                 if case .dropped = outbox.yield(request.protobufBytes()) {
                     droppedRequests += 1
-                    logger.warning("dropped a request: the signalling writer is \(Self.queueLimit) requests behind (\(droppedRequests) so far)")
+                    if droppedRequestLog.allows(nowMs: Self.now().milliseconds).write {
+                        logger.warning("dropped requests: the signalling writer is \(Self.queueLimit) requests behind (\(droppedRequests) dropped so far)")
+                    }
                 }
             } else {
                 logger.debug("dropped a request with no open socket")
@@ -312,19 +314,12 @@ public actor RoomManager {
         }
     }
 
-    /// Messages logged as undecodable so far, and when the last line was written: the
-    /// first few are logged each, then one line per interval with the running count.
-    private var undecodableLogged = 0
-    private var undecodableLastLogMs: Int64 = 0
-    static let undecodableLogBurst = 3
-    static let undecodableLogIntervalMs: Int64 = 10_000
+    /// Undecodable messages get a few lines, then one per 10 s with the running count.
+    private var undecodableLog = LogBudget()
 
     private func noteUndecodable(_ bytes: [UInt8]) {
         let total = state.stats.undecodableSignalMessages
-        let nowMs = Self.now().milliseconds
-        guard undecodableLogged < Self.undecodableLogBurst || nowMs - undecodableLastLogMs >= Self.undecodableLogIntervalMs else { return }
-        undecodableLogged += 1
-        undecodableLastLogMs = nowMs
+        guard undecodableLog.allows(nowMs: Self.now().milliseconds).write else { return }
         let head = bytes.prefix(8).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: " ")
         logger.info("dropped a signalling message that is not LiveKit protobuf (\(bytes.count) bytes, starting \(head)); \(total) so far")
     }
@@ -417,13 +412,20 @@ public actor RoomManager {
         }
     }
 
+    /// Lines a server can trigger in a loop: a few each, then one per 10 s.
+    private var droppedCallLog = LogBudget()
+    private var droppedRequestLog = LogBudget()
+    private var offerFailureLog = LogBudget()
+
     /// Queues a call on the transport; calls run one at a time, in order.
     private func enqueueTransport(_ body: @escaping @Sendable (any RoomTransport, Int) async -> Void) {
         guard let transport else { return }
         let g = transportGeneration
         if case .dropped = transportCommands?.yield({ await body(transport, g) }) {
             droppedTransportCommands += 1
-            logger.warning("dropped a WebRTC call: the transport is \(Self.queueLimit) calls behind (\(droppedTransportCommands) so far)")
+            // A server can cause this in a loop (a flood of trickles): a few lines, then one per 10 s.
+            let (write, _) = droppedCallLog.allows(nowMs: Self.now().milliseconds)
+            if write { logger.warning("dropped WebRTC calls: the transport is \(Self.queueLimit) calls behind (\(droppedTransportCommands) dropped so far)") }
         }
     }
 
@@ -474,7 +476,8 @@ public actor RoomManager {
 
     private func offerFailed(_ why: String, generation: Int, target: LiveKit.SignalTarget) {
         guard generation == transportGeneration, finishedReason == nil else { return }
-        logger.warning("could not answer the server's offer: \(why.prefix(300))")
+        let (write, leftOut) = offerFailureLog.allows(nowMs: Self.now().milliseconds)
+        if write { logger.warning("could not answer the server's offer: \(why.prefix(300))" + (leftOut > 0 ? " (\(leftOut) more like it not shown)" : "")) }
         apply(.offerUnanswerable(target, reason: why))
     }
 

@@ -134,4 +134,28 @@ import TestSupport
         let state = try server.dev("GET", "/_dev/state") as? [String: Any]
         return try #require(state?["blockedRefreshTokens"] as? Int)
     }
+
+    /// A LiveKit that sends 10,000 trickle candidates at once, a third of them garbage
+    /// (the devserver's /_dev trickle-flood): the transport falls behind and drops calls,
+    /// which is said in a few lines, not one per call (it was 270 lines, 27 kB), and the
+    /// recording ends as it would have.
+    @Test func aTrickleFloodIsSaidInAFewLines() async throws {
+        let server = try await DevServer.start(scenario: "two-person-standup")
+        defer { server.stop() }
+        let user = try CLIUser()
+        let out = user.home.appendingPathComponent("rec").path
+        let p = try user.start(["join", server.baseURL + "/m/standup", "--record", "--output", out, "--duration", "12s", "--guest-name", "Rec"])
+        defer { _ = p.stop(grace: 0) }
+        try await p.line(timeout: 60, "Alice speaks") { $0.contains("speaking: Alice Martin") }
+        let state = try #require(try server.dev("GET", "/_dev/state") as? [String: Any])
+        let rooms = try #require(state["rooms"] as? [[String: Any]])
+        let me = try #require(rooms.flatMap { ($0["participants"] as? [[String: Any]]) ?? [] }.first { $0["client"] as? Bool == true }?["identity"] as? String)
+        _ = try server.dev("POST", "/_dev/rooms/standup/trickle-flood/\(me)?count=10000&garbage=3")
+        let end = await p.exit(timeout: 60)
+        #expect(end?.code == 0, "\(String(describing: end))\n\(p.stderr.suffix(3000))")
+        #expect(p.stderr.utf8.count < 10_000, "\(p.stderr.utf8.count) bytes of stderr")
+        #expect(p.stderr.hasSuffix("Left the room: duration of 12s reached.\n"), "\(p.stderr.suffix(500))")
+        let drops = p.lines(.stderr).filter { $0.contains("dropped WebRTC calls") }
+        #expect(drops.count <= 5, "\(drops)")
+    }
 }
