@@ -48,6 +48,32 @@ import TestSupport
         "\(String(describing: o.reason)) / \(o.state.serverProblem ?? "no problem noted")"
     }
 
+    /// A server that answers the upgrade and then sends text, not protobuf: the join times
+    /// out, and the reason says what the server sent instead of a bare "timed out".
+    @Test func textInsteadOfProtobufIsWhatTheTimedOutJoinRanInto() async throws {
+        let text = WebSocketFrame(opcode: .text, payload: Array(#"{"error":"this is not LiveKit"}"#.utf8)).encode(maskKey: nil)
+        let server = try HostileSignalServer(onJoin: .init(frames: [text], holdSeconds: 20))
+        let options = RoomManagerOptions()
+        var o = options
+        o.signalConnectTimeout = 3
+        o.state.firstMessageTimeoutMs = 1_500
+        o.state.maxOutageMs = 0
+        let room = RoomManager(livekitHost: server.livekitHost, tls: .system, clientVersion: "test", options: o,
+                               transport: nil, tokenProvider: { "fresh-token" })
+        let drain = Task { for await _ in room.events {} }
+        await room.connect(token: "t0k")
+        let reason = await room.waitUntilFinished(timeout: 60)
+        if reason == nil { await room.leave(timeout: 1) }
+        await drain.value
+        server.stop()
+        guard case .network(.timeout)? = reason else {
+            Issue.record("ended with \(String(describing: reason))")
+            return
+        }
+        let why = await room.lastConnectError
+        #expect(why == #"the server sent a text message instead of LiveKit's protobuf: '{"error":"this is not LiveKit"}'"#, "\(String(describing: why))")
+    }
+
     /// A join, then this offer.
     static func joinThenOffer(_ sdp: String) throws -> HostileSignalServer {
         try HostileSignalServer(onJoin: .init(frames: [HostileSignalServer.frame(HostileSignalServer.join()),

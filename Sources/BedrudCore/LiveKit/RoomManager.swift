@@ -288,7 +288,8 @@ public actor RoomManager {
                 for try await message in ws.messages {
                     switch message {
                     case .data(let bytes): await self?.signalInput(.signalData(bytes), generation: generation)
-                    case .close, .ping, .pong, .text: break
+                    case .text(let text): await self?.signalText(text, generation: generation)
+                    case .close, .ping, .pong: break
                     }
                 }
             } catch {
@@ -313,6 +314,20 @@ public actor RoomManager {
             noteUndecodable(bytes)
         }
     }
+
+    /// LiveKit speaks binary protobuf only: a text message is dropped, and until the
+    /// join it is what a join that then times out is said to have run into.
+    private func signalText(_ text: String, generation: Int) {
+        guard generation == socketGeneration, finishedReason == nil else { return }
+        let shown = TerminalText.quoted(String(text.prefix(120)), limit: 120)
+        if !state.everConnected {
+            lastConnectError = "the server sent a text message instead of LiveKit's protobuf: '\(shown)'"
+        }
+        textMessages += 1
+        let (write, _) = undecodableLog.allows(nowMs: Self.now().milliseconds)
+        if write { logger.info("dropped a signalling message sent as text, not LiveKit protobuf: '\(shown)' (\(textMessages) so far)") }
+    }
+    private var textMessages = 0
 
     /// Undecodable messages get a few lines, then one per 10 s with the running count.
     private var undecodableLog = LogBudget()
