@@ -109,6 +109,9 @@ import Testing
         #expect(run.events.filter(Self.isConnectionEvent) == [.reconnecting(.resume), .reconnecting(.full), .reconnected(.rejoined)])
         #expect(run.t.state.connectionState == .connected)
         #expect(run.t.state.timers[.outage] == nil && run.t.state.timers[.retry] == nil)
+        // One outage (summary.json's `reconnects`), however it ended, and its 18 attempts.
+        #expect(run.t.state.stats.outages == 1)
+        #expect(run.t.state.stats.reconnectAttempts == 18)
     }
 
     @Test func anOutageLongerThanMaxOutageEndsWithTheLastCause() {

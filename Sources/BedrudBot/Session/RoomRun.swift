@@ -93,7 +93,6 @@ final class RoomRun: Sendable {
         var bridge: RoomMediaBridge
         var media = SessionSummary.MediaLog()
         var chatCount = 0
-        var reconnects = 0
         /// The bot started a new meeting for the rejoin under way (``meetingRestarted()``).
         var restartPending = false
     }
@@ -307,7 +306,7 @@ final class RoomRun: Sendable {
             }
             var summary = makeSummary(directory: folder.path, sinks: folder, media: media, rtc: rtcStats, ending: ending, code: code,
                                       message: message, startUnixNanos: startUnixNanos, durationMs: durationMs, router: router,
-                                      flappingReconnects: await room.current.stats.flappingReconnects, chat: await room.current.stats.chat)
+                                      stats: await room.current.stats)
             summary.storage = disk.summary(pipeline: pipeline, transcript: transcript)
             if let command = options.onFinish { summary.onFinish = Nullable(.init(command: command, exitCode: Nullable(nil), signal: Nullable(nil), timedOut: false, durationMs: 0)) }
             do {
@@ -407,8 +406,6 @@ final class RoomRun: Sendable {
             feed(.participantUpdated(identity: p.identity, isBot: options.bots.isBot(p)))
         case .participantLeft(let p, _):
             feed(.participantLeft(identity: p.identity))
-        case .reconnecting:
-            book.withLock { $0.reconnects += 1 }
         case .reconnected:
             let restarted = book.withLock { b in
                 defer { b.restartPending = false }
@@ -449,13 +446,13 @@ final class RoomRun: Sendable {
 
     private func makeSummary(directory: String, sinks: SessionFolder, media: MediaStats, rtc: PeerConnectionStats?, ending: SessionLifecycle.Ending,
                              code: ExitCode, message: String, startUnixNanos: Int64, durationMs: Int64, router: MediaRouter,
-                             flappingReconnects: Int, chat: ChatAssembler.Stats) -> SessionSummary {
+                             stats: RoomStateStats) -> SessionSummary {
         let b = book.withLock { $0 }
         return SessionSummary(SessionSummary.Facts(
             room: join.room.name, server: plan.instance.server, startUnixNanos: startUnixNanos, durationMs: durationMs,
             endReason: ending.reason, exitCode: Int(code.rawValue), message: message, names: b.bridge.names, media: media, log: b.media,
             madePaths: sinks.madePaths, folderFiles: (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [],
-            reconnects: b.reconnects, chatMessages: b.chatCount, chat: chat,
-            network: rtc.map { SessionSummary.Network($0, identities: router.identitiesBySid, flappingReconnects: flappingReconnects) }))
+            reconnects: stats.outages, reconnectAttempts: stats.reconnectAttempts, chatMessages: b.chatCount, chat: stats.chat,
+            network: rtc.map { SessionSummary.Network($0, identities: router.identitiesBySid, flappingReconnects: stats.flappingReconnects) }))
     }
 }

@@ -47,6 +47,7 @@ enum SessionRepair {
         var chats: [(offsetMs: Int64, name: String, text: String)] = []
         /// Reactions and polls: transcript.vtt's NOTE blocks, as the live writer makes them.
         var notes: [(offsetMs: Int64, text: String)] = []
+        var inOutage = false
         var gaps: [(identity: String, startMs: Int64, durationMs: Int64, cause: String)] = []
         var names: [String: String] = [:]
         /// Speaking that the server announced and never said stopped: identity → since.
@@ -110,7 +111,12 @@ enum SessionRepair {
                     notes.append((offset, TranscriptEvents.reactionNote(by: who, emoji: e.emoji)))
                 }
             case .reconnecting:
-                summary.reconnects += 1
+                // One outage, however many reconnecting lines it wrote (a resume that
+                // became a rejoin writes two); attempts are not in events.jsonl.
+                if !inOutage { summary.reconnects += 1 }
+                inOutage = true
+            case .reconnected:
+                inOutage = false
             case .sessionEnded(let e):
                 // The session did end, only its last files were not written.
                 summary.endReason = e.endReason ?? (e.reason.isEmpty ? "crashed" : e.reason)

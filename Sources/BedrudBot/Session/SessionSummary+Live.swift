@@ -60,6 +60,7 @@ extension SessionSummary {
         /// The names in the session folder when the summary is written.
         var folderFiles: [String]
         var reconnects: Int
+        var reconnectAttempts = 0
         var chatMessages: Int
         var chat: ChatAssembler.Stats
         var network: Network?
@@ -77,7 +78,7 @@ extension SessionSummary {
             endReason: f.endReason.rawValue, exitCode: Nullable(f.exitCode), message: f.message,
             participants: Self.participants(f), files: Set(f.folderFiles.filter { !$0.hasSuffix(".part") } + ["summary.json"]).sorted(),
             roomFile: Nullable(f.madePaths[.room]?.first.map { PathText.lastComponent($0) }),
-            reconnects: f.reconnects, chatMessages: f.chatMessages, chat: Nullable(Chat(f.chat)),
+            reconnects: f.reconnects, reconnectAttempts: f.reconnectAttempts, chatMessages: f.chatMessages, chat: Nullable(Chat(f.chat)),
             network: Nullable(f.network), onFinish: Nullable(nil))
     }
 

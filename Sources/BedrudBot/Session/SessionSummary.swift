@@ -153,7 +153,10 @@ struct SessionSummary: Encodable, Equatable {
     var participants: [Participant]
     var files: [String]
     var roomFile: Nullable<String>
+    /// Outages: times the connection was lost (a resume that became a rejoin is one).
     var reconnects: Int
+    /// Reconnect attempts (resumes and rejoins) over all outages.
+    var reconnectAttempts = 0
     var chatMessages: Int
     var chat: Nullable<Chat> = Nullable(nil)
     var network: Nullable<Network>
@@ -164,7 +167,7 @@ struct SessionSummary: Encodable, Equatable {
     enum CodingKeys: String, CodingKey {
         case room, server, started, ended, message, participants, files, reconnects, network, chat, storage, repaired
         case durationMs = "duration_ms", endReason = "end_reason", exitCode = "exit_code", roomFile = "room_file"
-        case chatMessages = "chat_messages", onFinish = "on_finish"
+        case chatMessages = "chat_messages", onFinish = "on_finish", reconnectAttempts = "reconnect_attempts"
     }
 
     /// Pretty, sorted, with control characters escaped for terminals (`cat summary.json`).

@@ -460,6 +460,11 @@ public struct RoomStateStats: Sendable, Equatable {
     /// Reconnects that began less than `stableConnectionMs` after the previous one
     /// completed (a flapping connection).
     public var flappingReconnects = 0
+    /// Times the connection was lost and the bot set out to get it back: one per outage,
+    /// however it ended (a resume that turns into a full rejoin is one outage).
+    public var outages = 0
+    /// Reconnect attempts (resumes and rejoins) over all outages.
+    public var reconnectAttempts = 0
     /// Participants not added because the room held `maxParticipants` already.
     public var droppedParticipants = 0
     /// Tracks beyond `maxTracksPerParticipant` left out of a participant.

@@ -552,6 +552,7 @@ public struct RoomState: Sendable {
         reconnectedAt = nil
         consecutiveFlaps = flapping ? consecutiveFlaps + 1 : 0
         if flapping { stats.flappingReconnects += 1 }
+        stats.outages += 1
         if configuration.maxOutageMs > 0 { arm(.outage, afterMs: configuration.maxOutageMs) }
         emit(.reconnecting(mode))
         if mode == .full {
@@ -582,6 +583,7 @@ public struct RoomState: Sendable {
 
     mutating func scheduleAttempt(_ mode: ReconnectMode, number: Int, immediate: Bool) {
         let attempt = Attempt(reconnect: true, number: number, step: .waiting)
+        stats.reconnectAttempts += 1
         phase = mode == .resume ? .resuming(attempt) : .joining(attempt)
         let delay = immediate ? 0 : retryDelayMs(attempt: number)
         let jitter = !immediate && number >= configuration.jitterFromAttempt ? configuration.maxJitterMs : 0

@@ -67,6 +67,9 @@ import TestSupport
         let alice = (summary?["participants"] as? [[String: Any]])?.first
         // The outage is the gap, not loss (the rejoin's new track starts its own numbering).
         #expect((alice?["lost"] as? Int ?? -1) < 25, "\(alice ?? [:])")
+        // It began as resumes and ended as a full rejoin: one outage, several attempts.
+        #expect(summary?["reconnects"] as? Int == 1, "\(summary ?? [:])")
+        #expect((summary?["reconnect_attempts"] as? Int ?? 0) > 10, "\(summary ?? [:])")
     }
 
     @Test func aServerDownForTwoMinutesIsRejoinedOnTheSamePort() async throws {

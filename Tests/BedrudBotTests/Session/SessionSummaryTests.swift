@@ -17,7 +17,7 @@ import Testing
         let text = s.json()
         let o = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         #expect(Set(o.keys) == ["room", "server", "started", "ended", "duration_ms", "end_reason", "exit_code", "message", "participants",
-                                "files", "room_file", "reconnects", "chat_messages", "chat", "network", "on_finish", "storage"])
+                                "files", "room_file", "reconnects", "reconnect_attempts", "chat_messages", "chat", "network", "on_finish", "storage"])
         #expect(o["end_reason"] as? String == "nobody_came")
         #expect(o["room_file"] is NSNull && o["network"] is NSNull && o["storage"] is NSNull && o["chat"] is NSNull)
         #expect(o["repaired"] == nil, "only a summary repair rebuilt says what repair did")
