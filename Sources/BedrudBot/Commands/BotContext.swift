@@ -51,7 +51,7 @@ public struct BotContext: Sendable {
             }
         }
         return APIClient(server: inst.url, http: try httpClient(for: inst), rateLimitWait: try config.value(Settings.Network.rateLimitWait),
-                         onRateLimited: notice)
+                         onRateLimited: notice, wallClock: { Date().timeIntervalSince1970 })
     }
 
     /// The password for unattended login, in precedence order: `--password-file` /

@@ -17,8 +17,9 @@ public final class APIClient: Sendable {
     public let rateLimitWait: Double
     /// Told before each wait out of a 429, on the calling task.
     private let onRateLimited: (@Sendable (RateLimitNotice) -> Void)?
-    /// Unix seconds now, for a `Retry-After` given as an HTTP date.
-    private let wallClock: @Sendable () -> Double
+    /// Unix seconds now, for a `Retry-After` given as an HTTP date (the bot layer passes
+    /// the wall clock; without one such a date is read as no advice).
+    private let wallClock: (@Sendable () -> Double)?
 
     /// One wait out of a 429: which call, how long, and whether it is this client's first.
     public struct RateLimitNotice: Sendable {
@@ -30,7 +31,7 @@ public final class APIClient: Sendable {
     private let waitedBefore = Mutex(false)
 
     public init(server: WebURL, http: HTTPClient, rateLimitWait: Double = 0, onRateLimited: (@Sendable (RateLimitNotice) -> Void)? = nil,
-                wallClock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+                wallClock: (@Sendable () -> Double)? = nil) {
         var s = server
         if s.path.hasSuffix("/") && s.path.count > 1 { s.path.removeLast() }
         s.query = nil
@@ -107,7 +108,14 @@ public final class APIClient: Sendable {
         logger.debug("\(call) → \(resp.status)")
         guard resp.isSuccess else {
             var error = APIError(APIError.code(for: resp.status), status: resp.status, message: Self.errorMessage(resp), call: call)
-            if resp.status == 429 { error.retryAfter = RetryAfter.seconds(resp.headers["Retry-After"], now: wallClock()) }
+            if resp.status == 429 {
+                let header = resp.headers["Retry-After"]
+                if let now = wallClock?() {
+                    error.retryAfter = RetryAfter.seconds(header, now: now)
+                } else if let v = header?.trimmingWhitespaceScalars(), Int(v) != nil {
+                    error.retryAfter = RetryAfter.seconds(v, now: 0)  // seconds need no clock
+                }
+            }
             if case .object(let obj)? = try? JSONDecoder().decode(JSONValue.self, from: Data(resp.body)), obj["requiresVerification"]?.bool == true {
                 error.requiresVerification = true
             }
