@@ -76,6 +76,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "BedrudNetTests", dependencies: ["BedrudNet", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "BedrudListenerTests", dependencies: ["BedrudListener"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudRTCTests", dependencies: ["BedrudRTC", "TestSupport", "COpus"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudMediaTests", dependencies: ["BedrudMedia", "BedrudBench", "TestSupport", "COpus", "COgg"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudCoreTests", dependencies: ["BedrudCore", "TestSupport"], swiftSettings: swiftSettings),

@@ -186,6 +186,40 @@ import TestSupport
         }
     }
 
+    /// A webhook body for `room`, signed with `secret` as Bedrud signs (HMAC-SHA256, hex).
+    static func signed(_ secret: String, room: String) throws -> (body: String, signature: String) {
+        let body = "{\"data\":{\"roomId\":\"id-\(room)\",\"roomName\":\"\(room)\",\"userId\":\"u\"},\"event\":\"ping\",\"timestamp\":\"\(Self.nowRFC3339())\"}"
+        let r = try Subprocess.run(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", """
+            import hashlib, hmac, sys
+            print("sha256=" + hmac.new(sys.argv[1].encode(), sys.argv[2].encode(), hashlib.sha256).hexdigest())
+            """, secret, body], timeout: 20)
+        return (body, r.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// SIGHUP reads a rotated secret: the old one is refused from then on, the new one
+    /// accepted, and serve goes on; the secret is never printed.
+    @Test func sighupReadsARotatedSecret() async throws {
+        let (server, user) = try await Self.setUp(rooms: ["alpha"])
+        defer { server.stop() }
+        user.extraEnvironment["BEDRUD_BOT_SERVE_RECONCILE_INTERVAL"] = "0"
+        let port = try Self.freePort()
+        let secretFile = try user.writeFile("secret", "first-secret-0123456789abcdef\n")
+        let p = try await Self.serve(user, port: port, secret: secretFile, out: user.home.appendingPathComponent("rec").path)
+        defer { _ = p.stop(grace: 0) }
+        let one = try Self.signed("first-secret-0123456789abcdef", room: "alpha")
+        #expect(try Self.post(port: port, body: one.body, signature: one.signature) == 200)
+        _ = try user.writeFile("secret", "second-secret-0123456789abcdef\n")
+        p.signal(SIGHUP)
+        try await p.line(on: .stderr, timeout: 20, "reloaded") { $0.contains("Reloaded the configuration and the webhook secret (SIGHUP).") }
+        let old = try Self.signed("first-secret-0123456789abcdef", room: "alpha")
+        #expect(try Self.post(port: port, body: old.body, signature: old.signature) == 401)
+        let new = try Self.signed("second-secret-0123456789abcdef", room: "alpha")
+        #expect(try Self.post(port: port, body: new.body, signature: new.signature) == 200)
+        p.signal(SIGTERM)
+        #expect(await p.exit(timeout: 30)?.code == 0)
+        #expect(!p.stderr.contains("secret-0123456789abcdef"))
+    }
+
     static func nowRFC3339() -> String {
         let f = ISO8601DateFormatter()
         f.formatOptions = [.withInternetDateTime]
