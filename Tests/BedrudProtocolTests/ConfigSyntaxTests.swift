@@ -1,5 +1,6 @@
 @testable import BedrudProtocol
 import Testing
+import TestSupport
 
 @Suite struct ConfigSyntaxTests {
     func parse(_ text: String, env: [String: String] = [:]) throws(ConfigSyntax.Error) -> ConfigSyntax.Document {
@@ -144,8 +145,9 @@ import Testing
         #expect(Suggest.closest(to: "zzzzzz", in: ["connect_timeout"]) == nil)
     }
 
-    @Test func randomTextNeverCrashes() {
-        var rng = SystemRandomNumberGenerator()
+    /// Seeded (``FuzzSeeds``: replay one with `BEDRUD_FUZZ_SEED`).
+    @Test(arguments: FuzzSeeds.all) func randomTextNeverCrashes(seed: UInt64) {
+        var rng = SeededGenerator(seed: seed)
         let alphabet = Array("ab=[]#\"'\\${}:- \n\tinstance")
         for _ in 0..<3000 {
             let text = String((0..<Int.random(in: 0..<80, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })

@@ -1,5 +1,6 @@
 import BedrudProtocol
 import Testing
+import TestSupport
 
 /// Numbers in config values: read strictly, with arithmetic that cannot overflow.
 @Suite struct ConfigValuesTests {
@@ -40,9 +41,10 @@ import Testing
         #expect(ConfigValues.size("1.5KiB") == 1536 && ConfigValues.size("0") == 0)
     }
 
-    /// Every reading of every value is total: random text never traps.
-    @Test func randomNumbersNeverTrap() {
-        var rng = SystemRandomNumberGenerator()
+    /// Every reading of every value is total: random text never traps. Seeded
+    /// (``FuzzSeeds``: replay one with `BEDRUD_FUZZ_SEED`).
+    @Test(arguments: FuzzSeeds.all) func randomNumbersNeverTrap(seed: UInt64) {
+        var rng = SeededGenerator(seed: seed)
         let alphabet = Array("0123456789.9999e+-kmgibpsdhKMG x/")
         for _ in 0..<20000 {
             let text = String((0..<Int.random(in: 0..<70, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
