@@ -72,6 +72,64 @@ import TestSupport
         #expect((summary?["reconnect_attempts"] as? Int ?? 0) > 10, "\(summary ?? [:])")
     }
 
+    /// room.opus across a reconnect, in the meeting of the round-3 report screenshot (a
+    /// late joiner, a mute, a 3 s drop), where room.opus once looked silent after the drop
+    /// while both files held tones: the mix follows the files there, second by second, and
+    /// lines up with them placed at their START_OFFSET_MS.
+    @Test func theMixFollowsTheFilesAcrossAReconnect() async throws {
+        let file = try scenario("""
+            room mixdrop public
+            start first-join
+            at 0s    join alice name="Alice"
+            at 0.5s  tone alice 440Hz 3s amplitude=0.3
+            at 4s    join bob name="Bob"
+            at 4.5s  tone bob 660Hz 2s amplitude=0.3
+            at 7s    mute bob
+            at 9s    unmute bob
+            at 10s   drop $client 3s
+            at 15s   tone alice 330Hz 2s amplitude=0.3
+            at 15.5s tone bob 550Hz 2s amplitude=0.3
+            """)
+        let server = try await Self.devServer(["--scenario", file])
+        let user = try CLIUser()
+        let out = user.home.appendingPathComponent("rec").path
+        try await user.expect(0, ["join", server.baseURL + "/m/mixdrop", "--record", "--output", out, "--duration", "21s"], timeout: 120)
+        let dir = try sessionDir(out, room: "mixdrop")
+        #expect(try events(dir).contains { $0["type"] as? String == "gap" && $0["cause"] as? String == "reconnect" }, "the drop was a reconnect")
+        let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/summary.json"))) as? [String: Any]
+        let starts = Dictionary(uniqueKeysWithValues: ((summary?["participants"] as? [[String: Any]]) ?? []).compactMap { p -> (String, Int)? in
+            guard let f = p["file"] as? String, let o = p["start_offset_ms"] as? Int else { return nil }
+            return (f, o)
+        })
+        let room = try CLIAlignTests.decode(dir + "/room.opus", into: user.home.path)
+        var sum = [Float](repeating: 0, count: room.count)
+        for name in ["Alice.opus", "Bob.opus"] {
+            let pcm = try CLIAlignTests.decode(dir + "/" + name, into: user.home.path)
+            let at = (starts[name] ?? 0) * 48
+            for (k, v) in pcm.enumerated() where at + k < sum.count { sum[at + k] += v }
+        }
+        func rms(_ x: [Float], _ second: Int) -> Float {
+            let a = second * 48_000, b = min(x.count, a + 48_000)
+            guard a < b else { return 0 }
+            return (x[a..<b].reduce(0) { $0 + $1 * $1 } / Float(b - a)).squareRoot()
+        }
+        // Every second in which the files hold a tone, room.opus holds it too: before, during
+        // and after the drop (15-17 s, both tones).
+        for second in 0..<20 where rms(sum, second) > 0.05 {
+            #expect(rms(room, second) > 0.5 * rms(sum, second), "second \(second): room \(rms(room, second)), files \(rms(sum, second))")
+        }
+        #expect(rms(sum, 16) > 0.2 && rms(room, 16) > 0.2, "both tones after the drop")
+        // Lined up: the mix against the placed files at lags of -50…50 ms in 1 ms steps peaks near 0.
+        let window = 15_000 * 48..<17_000 * 48
+        var best = (lag: 0, c: -Float.infinity)
+        for lag in stride(from: -50, through: 50, by: 1) {
+            var c: Float = 0
+            for k in window where k + lag * 48 >= 0 && k + lag * 48 < room.count { c += room[k + lag * 48] * sum[k] }
+            if c > best.c { best = (lag, c) }
+        }
+        #expect(abs(best.lag) <= 10, "room.opus is \(best.lag) ms off the files")
+    }
+
     @Test func aServerDownForTwoMinutesIsRejoinedOnTheSamePort() async throws {
         var server = try await Self.devServer(["--seed-room", "restart:public"])
         let port = server.port
