@@ -186,6 +186,50 @@ import TestSupport
         }
     }
 
+    /// `webhooks list|test|remove` as a superadmin; anyone else is told they need that.
+    @Test func webhooksAreListedTestedAndRemoved() async throws {
+        let (server, user) = try await Self.setUp(rooms: [])
+        defer { server.stop() }
+        let port = try Self.freePort()  // nothing listens there
+        _ = try await Self.register(user, port: port)
+        let list = try await user.expect(0, ["webhooks", "list", "--json"])
+        let hooks = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]])
+        #expect(hooks.count == 1 && hooks.first?["url"] as? String == "http://127.0.0.1:\(port)/bedrud/webhook", "\(list.stdout)")
+        #expect(!list.stdout.contains("secret"), "the list shows no secret, masked or not")
+        let id = try #require(hooks.first?["id"] as? String)
+        let test = try await user.expect(7, ["webhooks", "test", id])
+        #expect(test.stderr.contains("Bedrud could not deliver the ping"), "\(test.stderr)")
+        try await user.expect(0, ["webhooks", "remove", id])
+        try await user.expect(5, ["webhooks", "remove", id])
+        #expect(try await user.expect(0, ["webhooks", "list"]).stdout.contains("No webhook endpoints"))
+
+        let other = try CLIUser()
+        let pw = try other.writeFile("password", Self.password)
+        try await other.expect(0, ["instance", "add", server.baseURL, "--name", "dev"])
+        try await other.expect(0, ["register", "--email", "someone@example.com", "--name", "Someone", "--password-file", pw])
+        let refused = try await other.expect(6, ["webhooks", "list"])
+        #expect(refused.stderr.contains("is not a superadmin"), "\(refused.stderr)")
+    }
+
+    /// `room.ended` (an owner deleted the room) finishes that meeting's recording at once.
+    @Test func aDeletedRoomsRecordingIsFinishedAtOnce() async throws {
+        let (server, user) = try await Self.setUp(rooms: ["doomed"])
+        defer { server.stop() }
+        user.extraEnvironment["BEDRUD_BOT_SERVE_RECONCILE_INTERVAL"] = "0"
+        let port = try Self.freePort()
+        let secret = try await Self.register(user, port: port)
+        let out = user.home.appendingPathComponent("rec").path
+        let p = try await Self.serve(user, port: port, secret: secret, out: out)
+        defer { _ = p.stop(grace: 0) }
+        try Self.meeting(server, "doomed", who: "erin", seconds: 60)
+        try await p.line(on: .stdout, timeout: 30, "Erin speaks") { $0.hasPrefix("[doomed] ") && $0.contains("speaking: Erin Person") }
+        try await user.expect(0, ["rooms", "delete", "doomed"])
+        try await p.line(on: .stderr, timeout: 15, "finishing") { $0.contains("was deleted: finishing its recording") }
+        try await waitUntil("the files finished", timeout: 30, every: 0.2) { !Self.finished(out, "doomed").isEmpty }
+        let dir = try #require(Self.finished(out, "doomed").first)
+        try await CLIMultiRoomTests.expectVerified(user, dir)
+    }
+
     /// A webhook body for `room`, signed with `secret` as Bedrud signs (HMAC-SHA256, hex).
     static func signed(_ secret: String, room: String) throws -> (body: String, signature: String) {
         let body = "{\"data\":{\"roomId\":\"id-\(room)\",\"roomName\":\"\(room)\",\"userId\":\"u\"},\"event\":\"ping\",\"timestamp\":\"\(Self.nowRFC3339())\"}"
