@@ -77,24 +77,11 @@ import TestSupport
     /// while both files held tones: the mix follows the files there, second by second, and
     /// lines up with them placed at their START_OFFSET_MS.
     @Test func theMixFollowsTheFilesAcrossAReconnect() async throws {
-        let file = try scenario("""
-            room mixdrop public
-            start first-join
-            at 0s    join alice name="Alice"
-            at 0.5s  tone alice 440Hz 3s amplitude=0.3
-            at 4s    join bob name="Bob"
-            at 4.5s  tone bob 660Hz 2s amplitude=0.3
-            at 7s    mute bob
-            at 9s    unmute bob
-            at 10s   drop $client 3s
-            at 15s   tone alice 330Hz 2s amplitude=0.3
-            at 15.5s tone bob 550Hz 2s amplitude=0.3
-            """)
-        let server = try await Self.devServer(["--scenario", file])
+        let server = try await Self.devServer(["--scenario", try scenario(ReportBrowserTests.meeting)])
         let user = try CLIUser()
         let out = user.home.appendingPathComponent("rec").path
-        try await user.expect(0, ["join", server.baseURL + "/m/mixdrop", "--record", "--output", out, "--duration", "21s"], timeout: 120)
-        let dir = try sessionDir(out, room: "mixdrop")
+        try await user.expect(0, ["join", server.baseURL + "/m/review", "--record", "--output", out, "--duration", "21s"], timeout: 120)
+        let dir = try sessionDir(out, room: "review")
         #expect(try events(dir).contains { $0["type"] as? String == "gap" && $0["cause"] as? String == "reconnect" }, "the drop was a reconnect")
         let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/summary.json"))) as? [String: Any]
         let starts = Dictionary(uniqueKeysWithValues: ((summary?["participants"] as? [[String: Any]]) ?? []).compactMap { p -> (String, Int)? in

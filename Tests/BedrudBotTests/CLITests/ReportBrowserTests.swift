@@ -118,21 +118,25 @@ import TestSupport
             .compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 
+    /// The meeting of the report's screenshot (room `review`): two speakers, a late joiner,
+    /// a mute, a chat and a 3 s drop (CLIOutageTests records it for the mix too).
+    static let meeting = """
+        room review public
+        start first-join
+        at 0s    join alice name="Alice"
+        at 0.5s  tone alice 440Hz 3s amplitude=0.3
+        at 4s    join bob name="Bob"
+        at 4.5s  tone bob 660Hz 2s amplitude=0.3
+        at 7s    mute bob
+        at 9s    unmute bob
+        at 9.5s  chat alice "the picture is attached"
+        at 10s   drop $client 3s
+        at 15s   tone alice 330Hz 2s amplitude=0.3
+        at 15.5s tone bob 550Hz 2s amplitude=0.3
+        """
+
     @Test func aRecordingsReportWorksInChromium() async throws {
-        let server = try await DevServer.start(scenarioText: """
-            room review public
-            start first-join
-            at 0s    join alice name="Alice"
-            at 0.5s  tone alice 440Hz 3s amplitude=0.3
-            at 4s    join bob name="Bob"
-            at 4.5s  tone bob 660Hz 2s amplitude=0.3
-            at 7s    mute bob
-            at 9s    unmute bob
-            at 9.5s  chat alice "the picture is attached"
-            at 10s   drop $client 3s
-            at 15s   tone alice 330Hz 2s amplitude=0.3
-            at 15.5s tone bob 550Hz 2s amplitude=0.3
-            """, timeout: 90)
+        let server = try await DevServer.start(scenarioText: Self.meeting, timeout: 90)
         let user = try CLIUser()
         let out = user.home.appendingPathComponent("rec").path
         try await user.expect(0, ["join", server.baseURL + "/m/review", "--record", "--output", out, "--duration", "21s"], timeout: 120)

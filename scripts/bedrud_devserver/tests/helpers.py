@@ -193,3 +193,26 @@ def run_sdk_probe(module: str, tag: str, timeout: float) -> dict:
     data = json.loads(lines[-1][len(tag) + 1:])
     assert "error" not in data, data["error"] + "\n" + "\n".join(data.get("devserver_stderr", []))
     return data
+
+
+async def probe_main(run, tag: str, deadline: float, work_prefix: str, *devserver_args: str) -> int:
+    """The body of every SDK probe's `main`: a devserver with `devserver_args`, a work
+    folder, `run(srv, work)` within `deadline` seconds, and one `<tag> {json}` line on
+    stdout whatever happened (the report carries a failure and the devserver's last lines)."""
+    import json
+    import shutil
+    import tempfile
+    import traceback
+    srv = DevServer(*devserver_args)
+    work = tempfile.mkdtemp(prefix=work_prefix)
+    report: dict = {}
+    try:
+        report = await within_probe_deadline(run(srv, work), deadline)
+    except BaseException as exc:  # noqa: BLE001 — the report carries the failure
+        report["error"] = "".join(traceback.format_exception(exc))
+    finally:
+        srv.stop()
+        report["devserver_stderr"] = srv.stderr_lines[-40:]
+        shutil.rmtree(work, ignore_errors=True)
+    print(tag + " " + json.dumps(report))
+    return 0

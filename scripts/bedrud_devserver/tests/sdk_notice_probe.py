@@ -12,18 +12,14 @@ the bot starts recording see its notice); the bot records for a few seconds and 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import shutil
 import sys
-import tempfile
 import time
-import traceback
 
 from livekit import rtc
 from livekit.rtc._proto import room_pb2
 
-from .helpers import REPO, DevServer, within_probe_deadline
+from .helpers import REPO, DevServer, probe_main
 from .lkclient import run_bot, sdk_guest_join
 
 ROOM = "noticeroom"
@@ -58,19 +54,7 @@ async def run(srv: DevServer, work: str) -> dict:
 
 
 async def main() -> int:
-    srv = DevServer("--seed-room", ROOM)
-    work = tempfile.mkdtemp(prefix="sdk-notice-")
-    report: dict = {}
-    try:
-        report = await within_probe_deadline(run(srv, work), 75)
-    except BaseException as exc:  # noqa: BLE001 — the report carries the failure
-        report["error"] = "".join(traceback.format_exception(exc))
-    finally:
-        srv.stop()
-        report["devserver_stderr"] = srv.stderr_lines[-40:]
-        shutil.rmtree(work, ignore_errors=True)
-    print("SDK-NOTICE-REPORT " + json.dumps(report))
-    return 0
+    return await probe_main(run, "SDK-NOTICE-REPORT", 75, "sdk-notice-", "--seed-room", ROOM)
 
 
 if __name__ == "__main__":

@@ -14,16 +14,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
-import traceback
 
 from livekit import rtc
 from livekit.rtc._proto import room_pb2
 
-from .helpers import REPO, DevServer, within_probe_deadline
+from .helpers import REPO, DevServer, probe_main
 from .lkclient import run_bot, sdk_guest_join
 
 ROOM = "sayroom"
@@ -161,19 +158,7 @@ async def run(srv: DevServer, work: str) -> dict:
 
 
 async def main() -> int:
-    srv = DevServer("--seed-room", ROOM)
-    work = tempfile.mkdtemp(prefix="sdk-say-")
-    report: dict = {}
-    try:
-        report = await within_probe_deadline(run(srv, work), 105)
-    except BaseException as exc:  # noqa: BLE001 — the report carries the failure
-        report["error"] = "".join(traceback.format_exception(exc))
-    finally:
-        srv.stop()
-        report["devserver_stderr"] = srv.stderr_lines[-40:]
-        shutil.rmtree(work, ignore_errors=True)
-    print("SDK-SAY-REPORT " + json.dumps(report))
-    return 0
+    return await probe_main(run, "SDK-SAY-REPORT", 105, "sdk-say-", "--seed-room", ROOM)
 
 
 if __name__ == "__main__":
