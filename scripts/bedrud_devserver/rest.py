@@ -840,15 +840,23 @@ class RestAPI:
         self.store.webhooks[hook.id] = hook
         return json_response(hook.to_json(secret=hook.secret), 201)
 
+    def _admin_webhook(self, request: web.Request):  # type: ignore[no-untyped-def]
+        """The superadmin check, then the webhook `:id` or Bedrud's 404 `Webhook not found`
+        (admin_handler.go:1449, 1570, 1589): (hook, None) or (None, the answer)."""
+        _, failure = self._admin(request)
+        if failure:
+            return None, failure
+        hook = self.store.webhooks.get(request.match_info["id"])
+        if hook is None:
+            return None, error(404, "Webhook not found")
+        return hook, None
+
     async def admin_update_webhook(self, request: web.Request) -> web.Response:
         """UpdateWebhook (admin_handler.go:1440-1498): 404 before the body is read; each
         field sent replaces the stored one; nothing is saved when one is refused."""
-        _, failure = self._admin(request)
+        hook, failure = self._admin_webhook(request)
         if failure:
             return failure
-        hook = self.store.webhooks.get(request.match_info["id"])
-        if hook is None:
-            return error(404, "Webhook not found")
         try:
             body = self._bind_webhook(await self._body(request),
                                       {"name": str, "url": str, "events": list, "isActive": bool})
@@ -887,24 +895,18 @@ class RestAPI:
     async def admin_rotate_webhook_secret(self, request: web.Request) -> web.Response:
         """RotateWebhookSecret (admin_handler.go:1542-1563): `{secret}`, the new one in plain
         text; jobs already queued keep the old one (queue/job.go:48)."""
-        _, failure = self._admin(request)
+        hook, failure = self._admin_webhook(request)
         if failure:
             return failure
-        hook = self.store.webhooks.get(request.match_info["id"])
-        if hook is None:
-            return error(404, "Webhook not found")
         hook.secret, hook.updated_at = new_webhook_secret(), self.clock()
         return json_response({"secret": hook.secret})
 
     async def admin_test_webhook(self, request: web.Request) -> web.Response:
         """TestWebhook (admin_handler.go:1579-1632): a `ping` now, whether or not the
         endpoint is active or subscribed to ping; always 200 once the webhook exists."""
-        _, failure = self._admin(request)
+        hook, failure = self._admin_webhook(request)
         if failure:
             return failure
-        hook = self.store.webhooks.get(request.match_info["id"])
-        if hook is None:
-            return error(404, "Webhook not found")
         return json_response(await self.webhooks.test(hook.id, hook.url, hook.secret))
 
     async def admin_list_rooms(self, request: web.Request) -> web.Response:
