@@ -107,3 +107,49 @@ def test_cli_writes_scenario_and_truth_with_espeak(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "bedrud_devserver.meeting", "--people", "0", "--minutes", "1"],
                          capture_output=True, text=True, timeout=60, cwd=os.path.join(REPO, "scripts"))
     assert bad.returncode == 2 and "--people" in bad.stderr
+
+
+def test_turn_by_turn_scoring_and_the_mix_at_each_sources_offset():
+    """bench_peers.meeting_score on a synthetic recording: each speaker's file starts at its
+    own offset and one turn arrived 120 ms late (a late `say`): turn by turn the tracks
+    score ~1 and so does the mix placed by START_OFFSET_MS; summed at one lag it does not."""
+    from bench_peers.meeting_score import find_clip, mix_fidelity, mono, pearson, track_fidelity
+
+    def voice_render(text: str, voice: str) -> np.ndarray:
+        rng = np.random.default_rng(abs(hash((text, voice))) % (1 << 32))
+        n = int(max(0.3, 0.3 * len(text.split())) * RATE)
+        x = rng.standard_normal(n) * 0.2 * np.abs(np.sin(np.arange(n) / RATE * 2 * np.pi * 2))
+        s = (x * 32767).clip(-32767, 32767).astype(np.int16)
+        return np.stack([s, s], axis=1)
+    m = generate(3, 1, seed=4, render=voice_render, late=0, early=0, muted=0)
+    sources = m.sources()
+    speakers = sorted(sources)
+    file_start = {who: 0.5 + 0.37 * i for i, who in enumerate(speakers)}   # seconds on the session timeline
+    late = m.turns[1]
+    room = np.zeros(int((m.duration + 3) * RATE), np.float32)
+    files = {}
+    for who in speakers:
+        x = np.zeros(int((m.duration + 3) * RATE), np.float32)
+        for t, c in zip(m.turns, m.clips):
+            if t.who != who:
+                continue
+            at = int(round((t.start + (0.12 if t is late else 0) + 1.0 - file_start[who]) * RATE))
+            x[at:at + len(c)] += mono(c)
+        files[who] = x
+        a = int(file_start[who] * RATE)
+        room[a:] += x[:len(room) - a]
+    placed = []
+    for who in speakers:
+        turns = [(t.start, mono(c)) for t, c in zip(m.turns, m.clips) if t.who == who]
+        tf = track_fidelity(files[who], sources[who], turns)
+        assert tf["correlation"] > 0.99 and abs(tf["offset_ms"] - (1.0 - file_start[who]) * 1000) < 130, tf
+        if late.who == who:
+            assert 115 <= tf["spread_ms"] <= 125, tf
+        placed += [(t, pos + int(file_start[who] * RATE)) for (t, _), (pos, _) in zip(turns, tf["turns"])]
+    placed.sort(key=lambda p: p[0])
+    clips = [mono(c) for c in m.clips]
+    assert mix_fidelity(room, clips, [p for _, p in placed]) > 0.99
+    total = sum(sources.values())
+    assert pearson(room[int(1.0 * RATE):], total) < 0.9   # one lag cannot place three offsets
+    pos, corr = find_clip(room, clips[0], int(round((m.turns[0].start + 1.0) * RATE)) + 500, RATE // 2)
+    assert corr > 0.99
