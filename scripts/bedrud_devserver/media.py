@@ -88,6 +88,14 @@ class DtxCadence:
     clears it and carries the marker. A frame is comfort noise when it is a DTX frame or
     the refresh right after 20 of them (audio_encoder_opus.cc: `info.speech = !dtx_frame
     && (consecutive_dtx_frames_ != 20)`). So a pause shorter than 220 ms sends no marker.
+    The stream's first packet carries it too when it is speech (MarkerBit's
+    `last_payload_type_ == -1` case).
+
+    Measured (sdk_record_probe.py, livekit 1.2.1's libwebrtc, 2026-12-06): every pause is
+    coded frames, one 1-byte packet (TOC 0x78), then a 55-byte refresh and a 1-byte packet
+    20 ms apart every 400 ms (15 timestamp steps of exactly 19200, none between 960 and
+    19200 but where speech resumed); the stream's first packet and the first packet after
+    each pause carry the marker; the stream starts with 10 coded frames and a 1-byte packet.
     """
 
     def __init__(self) -> None:
@@ -95,6 +103,7 @@ class DtxCadence:
         self.in_dtx_mode = False    # libwebrtc OpusEncInst.in_dtx_mode
         self.consecutive_dtx = 0    # libwebrtc consecutive_dtx_frames_
         self.inband_vad_active = False  # libwebrtc RTPSenderAudio.inband_vad_active_
+        self.first = True               # libwebrtc RTPSenderAudio.last_payload_type_ == -1
 
     def _encoder_dtx(self, silent: bool) -> bool:
         if not silent:
@@ -119,7 +128,11 @@ class DtxCadence:
         self.consecutive_dtx = self.consecutive_dtx + 1 if dtx_frame else 0
         marker = False
         if kind != "skip":  # an empty frame never reaches the RTP sender's marker logic
-            if not speech:
+            if self.first:
+                self.first = False
+                marker = speech
+                self.inband_vad_active = not speech
+            elif not speech:
                 self.inband_vad_active = True
             elif self.inband_vad_active:
                 self.inband_vad_active = False
@@ -379,7 +392,6 @@ class ScriptedEncoder:
         self.sequence = random.randint(0, 0x7FFF)
         self.timestamp_base = random.getrandbits(32)
         self.toc = DEFAULT_TOC        # of the last coded packet, single-frame (RFC 6716 §3.1)
-        self.pts_shift = 0            # packet pts − frame pts (the encoder's lookahead)
 
     def timestamp_at(self, seconds: float) -> int:
         """The RTP timestamp of the instant `seconds` after the track's frame 0 (frame
@@ -387,16 +399,18 @@ class ScriptedEncoder:
         return (self.timestamp_base + int(seconds * SAMPLE_RATE)) & 0xFFFFFFFF
 
     def encode(self, frame: AudioFrame) -> list[tuple[int, int, bytes]]:
-        """(sequence, timestamp, payload) of every packet the encoder gives back."""
+        """(sequence, timestamp, payload) of every packet the encoder gives back: one per
+        20 ms frame, stamped with the frame's own pts, as libwebrtc stamps a packet with
+        its frame's capture time. Not the packet's pts: FFmpeg's encoder queue gives the
+        first packet after skipped frames the pts that would have followed the last one
+        sent (after a 1 s pause, a packet 1 s early), which put the first packet of every
+        talk spurt after a pause, a mute or a catch-up at the wrong time."""
         out = []
-        for packet in self.codec.encode(frame):
-            if packet.pts is None:
-                continue
+        for i, packet in enumerate(self.codec.encode(frame)):
             payload = bytes(packet)
             if payload:
                 self.toc = payload[0] & 0xFC
-            self.pts_shift = int(packet.pts) - int(frame.pts)
-            out.append((self.sequence, (self.timestamp_base + int(packet.pts)) & 0xFFFFFFFF, payload))
+            out.append((self.sequence, (self.timestamp_base + int(frame.pts) + i * FRAME_SAMPLES) & 0xFFFFFFFF, payload))
             self.sequence = (self.sequence + 1) & 0xFFFF
         return out
 
@@ -405,6 +419,6 @@ class ScriptedEncoder:
         byte of the encoder's current mode, bandwidth, frame size and channels with one
         frame of no data (opus_encoder.c: `data[0] = gen_toc(...); return 1`). The frame is
         not coded, so the encoder's state does not move (it would code nothing either)."""
-        out = (self.sequence, (self.timestamp_base + int(frame.pts) + self.pts_shift) & 0xFFFFFFFF, bytes([self.toc]))
+        out = (self.sequence, (self.timestamp_base + int(frame.pts)) & 0xFFFFFFFF, bytes([self.toc]))
         self.sequence = (self.sequence + 1) & 0xFFFF
         return out

@@ -279,6 +279,8 @@ async def run(srv: DevServer, work: str) -> dict:
     marks = [bool(p.get("marker")) for p in log["packets"]]
     near = sorted({j for i, st in enumerate(sized) if st > 960 for j in range(max(0, i - 2), min(len(received), i + 3))})
     report["dtx_shape"] = [[sized[i], len(prim_all[i] or b""), marks[i]] for i in near][:60]
+    # Every packet as (timestamp step, primary size, marker, TOC byte), for the hangover.
+    report["packet_shape"] = [[sized[i], len(q or b""), marks[i], (q or b"\0")[0]] for i, q in enumerate(prim_all)]
     report["small_sizes"] = {str(n): sum(1 for q in prim_all if q is not None and len(q) == n) for n in range(0, 16)
                              if any(q is not None and len(q) == n for q in prim_all)}
     report["marker_count"] = sum(marks)

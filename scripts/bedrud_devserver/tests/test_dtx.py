@@ -36,16 +36,17 @@ def test_a_long_pause_is_hangover_then_a_packet_per_400_ms():
 def test_marker_on_the_first_speech_after_dtx_only():
     steps = run(DtxCadence(), [False] * 5 + [True] * 40 + [False] * 5)
     markers = [i for i, (_, m) in enumerate(steps) if m]
-    assert markers == [45]  # the first frame of the next talk spurt
+    assert markers == [0, 45]  # the stream's first packet, and the first frame of the next talk spurt
     assert steps[45][0] == "encode"
     # A pause that never reaches DTX (under 220 ms) carries no marker.
     short = run(DtxCadence(), [False] * 5 + [True] * NB_SPEECH_FRAMES_BEFORE_DTX + [False] * 5)
-    assert not any(m for _, m in short) and all(k == "encode" for k, _ in short)
+    assert [i for i, (_, m) in enumerate(short) if m] == [0] and all(k == "encode" for k, _ in short)
 
 
 def test_speech_resets_the_count_and_the_first_dtx_frame_is_sent_again():
     c = DtxCadence()
-    run(c, [True] * 15)               # in DTX
+    assert c.step(True) == ("encode", True)   # the stream's first packet, a coded quiet frame
+    run(c, [True] * 14)               # in DTX
     assert c.step(False) == ("encode", True)
     kinds = [k for k, _ in run(c, [True] * 12)]
     assert kinds == ["encode"] * 10 + ["dtx", "skip"]
@@ -122,3 +123,18 @@ def test_a_scripted_track_in_virtual_time(idle):
         assert 18 <= len(quiet) <= 24, quiet
         dtx_frames = [i for i, k, _ in quiet if k == "dtx"]
         assert all(b - a == MAX_CONSECUTIVE_DTX + 1 for a, b in zip(dtx_frames, dtx_frames[1:])), dtx_frames
+
+
+def test_packets_after_skipped_frames_carry_their_own_frames_timestamp():
+    # FFmpeg's queue would stamp the first packet after a gap as if no frame had been
+    # skipped; the encoder stamps every packet with its frame's pts instead.
+    from av import AudioFrame
+
+    from ..media import TIME_BASE
+    enc = ScriptedEncoder()
+    stamps = []
+    for i in (0, 1, 2, 30, 31, 52):
+        f = AudioFrame.from_ndarray(np.zeros((FRAME, 2), np.int16).reshape(1, -1), format="s16", layout="stereo")
+        f.sample_rate, f.pts, f.time_base = 48000, i * FRAME, TIME_BASE
+        stamps += [ts for _, ts, _ in enc.encode(f)]
+    assert [(b - a) & 0xFFFFFFFF for a, b in zip(stamps, stamps[1:])] == [960, 960, 28 * 960, 960, 21 * 960]
