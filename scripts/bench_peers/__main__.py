@@ -10,6 +10,10 @@ decoded and compared with its speaker's source. An idle run (empty room) per too
 idle CPU. Prints one table of medians with ratios against bedrud-bot, and JSON with
 --json FILE. Exit status: 0 when every run produced its files, 1 when a run broke (a
 recorder failed or wrote nothing), 2 for a usage error; never for a timing.
+
+`--meeting N[,N…]` records generated realistic meetings instead (bedrud_devserver.meeting:
+one speaker at a time, the others in DTX), scored turn by turn and with the mix placed
+source by source (meeting_score.py); CPU per meeting-minute.
 """
 from __future__ import annotations
 
