@@ -804,6 +804,14 @@ def score_meeting(files: list[str], m) -> dict:  # type: ignore[no-untyped-def]
             positions.append(placed[t.who][index[t.who]])
             index[t.who] += 1
         mix["tags"] = mix_fidelity(room, clips, positions)
+        # How far each turn sits in the mix from where its file and tag put it (turns that
+        # were found in the mix), and the figure with each turn allowed ±1 ms around its
+        # tag position: START_OFFSET_MS is whole milliseconds, and half a millisecond is a
+        # quarter period at 500 Hz, enough to lower a waveform correlation by itself.
+        found_in_mix = [find_clip(room, c, p, int(0.5 * RATE)) for c, p in zip(clips, positions)]
+        errs = sorted(abs(f[0] - p) / 48 for f, p in zip(found_in_mix, positions) if f[1] > 0.5)
+        mix["tag_error_ms"] = {"median": errs[len(errs) // 2], "max": errs[-1], "turns": len(errs)} if errs else None
+        mix["tags_1ms"] = mix_fidelity(room, clips, [find_clip(room, c, p, 48)[0] for c, p in zip(clips, positions)])
     out["mix"] = mix
     return out
 
@@ -860,8 +868,10 @@ def meeting_summarize(runs: list[dict], sizes: list[int], minutes: float) -> str
                                       if r["tracks"] else None for r in rs])
             row[f"spread@{n}"] = med([max((t.get("spread_ms") or 0 for t in r["tracks"].values()), default=None) for r in rs])
             row[f"recorded@{n}"] = f"{min(r['tracks_recorded'] for r in rs)}/{rs[0].get('speakers', 0)}"
-            for k in ("tags", "searched", "one_lag"):
+            for k in ("tags", "tags_1ms", "searched", "one_lag"):
                 row[f"mix_{k}@{n}"] = med([(r.get("mix") or {}).get(k) for r in rs])
+            row[f"mix_tagerr@{n}"] = med([((r.get("mix") or {}).get("tag_error_ms") or {}).get("median") for r in rs])
+            row[f"mix_tagmax@{n}"] = med([((r.get("mix") or {}).get("tag_error_ms") or {}).get("max") for r in rs])
             row[f"server@{n}"] = med([r["devserver_cpu_s"] / r["seconds"] for r in rs])
         rows[tool] = row
     used = [t for t in TOOLS if rows.get(t)]
@@ -875,7 +885,9 @@ def meeting_summarize(runs: list[dict], sizes: list[int], minutes: float) -> str
                  (f"N={n}: worst speaking track correlation (turn by turn)", f"worst@{n}", 3, False),
                  (f"N={n}: median speaking track correlation", f"median@{n}", 3, False),
                  (f"N={n}: largest turn spread in a track, ms", f"spread@{n}", 0, False),
-                 (f"N={n}: mix correlation, each source at its file's offset (START_OFFSET_MS)", f"mix_tags@{n}", 3, False),
+                 (f"N={n}: mix correlation, each turn at its file's offset (START_OFFSET_MS, ±1 ms)", f"mix_tags_1ms@{n}", 3, False),
+                 (f"N={n}: turns in the mix off their tag position, median ms", f"mix_tagerr@{n}", 1, False),
+                 (f"N={n}: turns in the mix off their tag position, largest ms", f"mix_tagmax@{n}", 1, False),
                  (f"N={n}: mix correlation, each turn searched in the mix", f"mix_searched@{n}", 3, False),
                  (f"N={n}: mix correlation, the sources summed at one lag (the old figure)", f"mix_one_lag@{n}", 3, False),
                  (f"N={n}: devserver CPU, share of a core", f"server@{n}", 2, False)]
@@ -889,7 +901,7 @@ def meeting_summarize(runs: list[dict], sizes: list[int], minutes: float) -> str
                 continue
             cell = fmt(v, d)
             if key.startswith("mix_") and v is None:
-                cell = "no mix" if tool == "aiortc" else ("no tags" if key.startswith("mix_tags") else "—")
+                cell = "no mix" if tool == "aiortc" else ("no tags" if key.startswith(("mix_tag")) else "—")
             if key.startswith("first@") and rows[tool].get("stop@" + key.split("@")[1]):
                 cell = "only at stop"
             if ratio and tool != "bedrud-bot" and base and v is not None:
