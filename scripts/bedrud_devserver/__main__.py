@@ -57,10 +57,11 @@ EPILOG = """\
 Scenario files (plain text; see docs/DEVSERVER.md and samples/scenarios/):
   room NAME [public|private]          required once; the room is created if missing
   start immediate|first-join          when the clock starts (default immediate)
+  idle dtx|silence|pause              what quiet participants send (default: --scripted-idle)
   at TIME COMMAND ... / +TIME COMMAND ...   absolute / relative to the previous line
-  commands: join ID [name=N] [metadata=JSON] | leave ID | speak ID FILE
+  commands: join ID [name=N] [metadata=JSON] [idle=MODE] | leave ID | speak ID FILE
             tone ID FREQ DURATION [amplitude=A] | say ID TEXT [voice=V]
-            mute ID | unmute ID | dtx ID | silence ID | chat ID TEXT
+            mute ID | unmute ID | dtx ID | silence ID | pause ID | chat ID TEXT
             system EVENT [target=T] [actor=A] [to=room|target] | kick TARGET
             server-mute TARGET | drop TARGET DURATION | delete-room
             faults [loss=P] [reorder=P] [duplicate=P] [jitter=D] [seed=N]
@@ -143,6 +144,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--fault-seed", default="1", help="seed of the fault generator (default 1)")
     p.add_argument("--media", choices=["forward", "reencode"], default="forward",
                    help="forward publishers' RTP packets as LiveKit does (default), or decode and re-encode them")
+    p.add_argument("--scripted-idle", choices=["silence", "dtx", "pause"], default="silence",
+                   help="what a quiet scripted participant sends unless its scenario's `idle` line or its join's "
+                        "idle= says otherwise: digital silence frames (default), libwebrtc's Opus DTX packets "
+                        "(a 1-byte packet and a comfort-noise frame every 400 ms), or nothing")
     p.add_argument("--turn-url", action="append", default=[], metavar="URL",
                    help="a TURN server for ice_servers, e.g. turn:127.0.0.1:3478?transport=udp (repeatable; needs --turn-secret)")
     p.add_argument("--turn-secret", default="", help="coturn's static-auth-secret: credentials are time-limited (use-auth-secret)")
@@ -169,7 +174,7 @@ def build_config(args: argparse.Namespace) -> tuple[ServerConfig, FaultConfig]:
         lk_api_key=args.lk_api_key, lk_api_secret=args.lk_api_secret,
         lk_token_ttl=parse_duration(args.lk_token_ttl), lk_refresh_interval=parse_duration(args.refresh_interval),
         join_timeout=parse_duration(args.join_timeout), ice_hosts=args.ice_host or ["127.0.0.1"],
-        media=args.media, turn_urls=args.turn_url, turn_secret=args.turn_secret, turn_ttl=parse_duration(args.turn_ttl),
+        media=args.media, scripted_idle=args.scripted_idle, turn_urls=args.turn_url, turn_secret=args.turn_secret, turn_ttl=parse_duration(args.turn_ttl),
         require_email_verification=args.require_email_verification, guest_login=args.guest_login == "on",
         room_min_age=_seconds(args.room_min_age, "--room-min-age"),
         room_idle_after=_seconds(args.room_idle_after, "--room-idle-after"),

@@ -57,6 +57,10 @@ class ServerConfig:
     # "forward": subscribers get the publisher's packets (LiveKit's forwarder);
     # "reencode": decoded and encoded again per subscriber by aiortc.
     media: str = "forward"
+    # What a scripted participant sends when quiet, unless its scenario's `idle` line or
+    # its join's idle= says otherwise (media.py IDLE_MODES): "silence" frames (DTX off, the
+    # devserver's behaviour before issue 33), libwebrtc's "dtx" packets, or "pause" (nothing).
+    scripted_idle: str = "silence"
     # Fault switches for `bedrud-bot smoke`'s tests (POST /_dev/config): the SFU refuses
     # every join token (401, as with a LiveKit secret that is not Bedrud's); /rtc answers
     # WebSocket upgrades with this HTTP status (0: off; `true` is 400, a proxy that drops

@@ -368,8 +368,8 @@ class Forwarder:
         self.ts = Unwrapper(32)
         self.muted = False
         self.received = 0
-        # (arrival monotonic, sequence, timestamp, red, payload, withheld because muted), newest last
-        self.log: deque[tuple[float, int, int, bool, bytes, bool]] = deque(maxlen=log_limit)
+        # (arrival monotonic, sequence, timestamp, red, payload, withheld because muted, marker), newest last
+        self.log: deque[tuple[float, int, int, bool, bytes, bool, bool]] = deque(maxlen=log_limit)
         self.last_sr: Optional[tuple[int, int, float]] = None   # (publisher ntp, ext rtp, arrival monotonic)
 
     def add(self, down: DownTrack) -> None:
@@ -387,7 +387,7 @@ class Forwarder:
     async def on_packet(self, pkt: SourcePacket) -> None:
         now = time.monotonic()
         self.received += 1
-        self.log.append((now, pkt.sequence, pkt.timestamp, pkt.red, pkt.payload, self.muted))
+        self.log.append((now, pkt.sequence, pkt.timestamp, pkt.red, pkt.payload, self.muted, pkt.marker))
         ext_sn = self.seq.extend(pkt.sequence)
         ext_ts = self.ts.extend(pkt.timestamp)
         for down in list(self.downtracks.values()):
@@ -427,9 +427,9 @@ def sender_report_timestamps(down: DownTrack, forwarder: Optional[Forwarder], no
 
 def packet_log_json(forwarder: Forwarder) -> list[dict]:
     import base64
-    return [{"t": round(t, 6), "seq": seq, "ts": ts, "red": red, "muted": muted,
+    return [{"t": round(t, 6), "seq": seq, "ts": ts, "red": red, "muted": muted, "marker": marker,
              "payload": base64.b64encode(payload).decode()}
-            for t, seq, ts, red, payload, muted in forwarder.log]
+            for t, seq, ts, red, payload, muted, marker in forwarder.log]
 
 
 def downtracks_json(forwarder: Forwarder) -> list[dict]:

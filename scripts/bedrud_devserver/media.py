@@ -1,10 +1,20 @@
 """Audio for scripted participants: a paced 48 kHz stereo track fed from clips.
 
 A `ScriptedAudioTrack` yields one 20 ms frame per 20 ms of wall time. What it
-plays comes from a queue of clips (a tone, a decoded file, espeak-ng speech);
-between clips it sends digital silence, or nothing at all in DTX mode or while
-muted. Frame `pts` follows the wall clock, so a pause shows up as an RTP
-timestamp gap, the way Opus DTX and a muted publisher look to a receiver.
+plays comes from a queue of clips (a tone, a decoded file, espeak-ng speech).
+What it sends when quiet is its *idle mode*:
+- `silence`: digital silence frames, one per 20 ms (a publisher with DTX off,
+  LiveKit's `disable_dtx`);
+- `dtx`: what a libwebrtc publisher with Opus DTX on sends (LiveKit answers
+  `usedtx=1` unless the client disables it), modelled frame by frame by
+  `DtxCadence`: after 200 ms of quiet one 1-byte packet, then every 400 ms a coded
+  comfort-noise frame and another 1-byte packet; the first packet of the next talk
+  spurt carries the RTP marker bit. This applies inside clips too (a pause of more
+  than 200 ms between words is DTX, as from a real microphone);
+- `pause`: nothing at all until the next clip (a sender that stopped; not what
+  libwebrtc does, kept to test gap handling).
+Nothing is sent while muted. Frame `pts` follows the wall clock, so a pause shows up
+as an RTP timestamp gap, the way Opus DTX and a muted publisher look to a receiver.
 """
 from __future__ import annotations
 
@@ -31,6 +41,113 @@ FRAME_SAMPLES = 960  # 20 ms
 FRAME_SECONDS = FRAME_SAMPLES / SAMPLE_RATE
 TIME_BASE = fractions.Fraction(1, SAMPLE_RATE)
 MAX_CLIP_SECONDS = 600
+
+
+IDLE_MODES = ("silence", "dtx", "pause")
+
+# libopus' DTX counters (1.3.1 src/opus_encoder.c decide_dtx_mode, silk/define.h;
+# the SILK path counts the same way in silk/float/encode_frame_FLP.c): a frame with no
+# activity counts up; above NB_SPEECH_FRAMES_BEFORE_DTX (200 ms of 20 ms frames) the
+# encoder emits a TOC-only (1-byte) DTX frame, for at most MAX_CONSECUTIVE_DTX frames
+# (400 ms) in a row; then the counter drops back to NB_SPEECH_FRAMES_BEFORE_DTX and one
+# real frame codes the background (the comfort-noise refresh).
+NB_SPEECH_FRAMES_BEFORE_DTX = 10
+MAX_CONSECUTIVE_DTX = 20
+# What counts as "no activity" for the model. libopus takes digital silence
+# (is_digital_silence) or its analysis' activity_probability below DTX_ACTIVITY_THRESHOLD
+# (0.1) on a quiet frame. The synthetic voices have no noise floor, so their pauses are
+# (nearly) digital silence: a frame whose peak is 60 dB below full scale stands in.
+SILENT_PEAK = 33
+# The 1-byte DTX packet's TOC before the encoder made any packet: CELT-only, full band,
+# 20 ms, stereo, one frame (RFC 6716 §3.1: config 31, s=1, c=0).
+DEFAULT_TOC = 0xFC
+
+
+def is_silent(samples: np.ndarray) -> bool:
+    return samples.size == 0 or int(np.max(np.abs(samples.astype(np.int32)))) <= SILENT_PEAK
+
+
+class DtxCadence:
+    """Which 20 ms frames a libwebrtc publisher with Opus DTX sends, and with the marker
+    bit, one frame at a time. Pure: no clock, no codec.
+
+    `step(silent)` answers (kind, marker): kind is
+    - "encode": a coded frame is sent (speech, the 200 ms hangover, or the refresh);
+    - "dtx": the encoder gave a 1-byte DTX frame and libwebrtc sends it: only the first
+      of a run is sent, "to let the decoder know that the encoder enters DTX mode"
+      (modules/audio_coding/codecs/opus/opus_interface.cc WebRtcOpus_Encode: a result of
+      1–2 bytes returns 0, nothing to send, while `in_dtx_mode`; a real frame clears it);
+    - "skip": a DTX frame libwebrtc does not send.
+    So in a long pause: frames 1–10 coded, 11 a 1-byte packet, 12–30 nothing, 31 the
+    refresh, 32 a 1-byte packet, 33–51 nothing, 52 the refresh…: packets 20 ms and 400 ms
+    apart in turn (RTP timestamp steps of 960 and 19200).
+
+    The marker bit (RFC 3551 §4.1: first packet of a talk spurt after silence) follows
+    libwebrtc's RTPSenderAudio::MarkerBit (modules/rtp_rtcp/source/rtp_sender_audio.cc):
+    a sent comfort-noise frame sets `inband_vad_active_`, and the next speech frame
+    clears it and carries the marker. A frame is comfort noise when it is a DTX frame or
+    the refresh right after 20 of them (audio_encoder_opus.cc: `info.speech = !dtx_frame
+    && (consecutive_dtx_frames_ != 20)`). So a pause shorter than 220 ms sends no marker.
+    The stream's first packet carries it too when it is speech (MarkerBit's
+    `last_payload_type_ == -1` case).
+
+    Measured (sdk_record_probe.py, livekit 1.2.1's libwebrtc, 2026-12-06): every pause is
+    coded frames, one 1-byte packet (TOC 0x78), then a 55-byte refresh and a 1-byte packet
+    20 ms apart every 400 ms (15 timestamp steps of exactly 19200, none between 960 and
+    19200 but where speech resumed); the stream's first packet and the first packet after
+    each pause carry the marker; the stream starts with 10 coded frames and a 1-byte packet.
+    """
+
+    def __init__(self) -> None:
+        self.no_activity = 0        # libopus nb_no_activity_frames
+        self.in_dtx_mode = False    # libwebrtc OpusEncInst.in_dtx_mode
+        self.consecutive_dtx = 0    # libwebrtc consecutive_dtx_frames_
+        self.inband_vad_active = False  # libwebrtc RTPSenderAudio.inband_vad_active_
+        self.first = True               # libwebrtc RTPSenderAudio.last_payload_type_ == -1
+
+    def _encoder_dtx(self, silent: bool) -> bool:
+        if not silent:
+            self.no_activity = 0
+            return False
+        self.no_activity += 1
+        if self.no_activity > NB_SPEECH_FRAMES_BEFORE_DTX:
+            if self.no_activity <= NB_SPEECH_FRAMES_BEFORE_DTX + MAX_CONSECUTIVE_DTX:
+                return True
+            self.no_activity = NB_SPEECH_FRAMES_BEFORE_DTX
+        return False
+
+    def step(self, silent: bool) -> tuple[str, bool]:
+        dtx_frame = self._encoder_dtx(silent)
+        if dtx_frame:
+            kind = "skip" if self.in_dtx_mode else "dtx"
+            self.in_dtx_mode = True
+        else:
+            kind = "encode"
+            self.in_dtx_mode = False
+        speech = not dtx_frame and self.consecutive_dtx != MAX_CONSECUTIVE_DTX
+        self.consecutive_dtx = self.consecutive_dtx + 1 if dtx_frame else 0
+        marker = False
+        if kind != "skip":  # an empty frame never reaches the RTP sender's marker logic
+            if self.first:
+                self.first = False
+                marker = speech
+                self.inband_vad_active = not speech
+            elif not speech:
+                self.inband_vad_active = True
+            elif self.inband_vad_active:
+                self.inband_vad_active = False
+                marker = True
+        return kind, marker
+
+    def silent_skips_ahead(self) -> int:
+        """How many of the next frames, all silent, would send nothing: the time a quiet
+        track may sleep before its next packet."""
+        probe = DtxCadence()
+        probe.__dict__.update(self.__dict__)
+        n = 0
+        while n < NB_SPEECH_FRAMES_BEFORE_DTX + MAX_CONSECUTIVE_DTX + 1 and probe.step(True)[0] == "skip":
+            n += 1
+        return n
 
 
 class ClipError(Exception):
@@ -120,7 +237,12 @@ class ScriptedAudioTrack(MediaStreamTrack):
         self._frame_index = 0
         self._wake = asyncio.Event()
         self.muted = False
-        self.dtx = False          # idle = send nothing (like Opus DTX / a paused sender)
+        self.idle = "silence"     # what it sends when quiet: IDLE_MODES (see the module doc)
+        self.cadence = DtxCadence()
+        # What the publisher does with the frame recv() returned last: "encode" or "dtx"
+        # (a 1-byte packet), and whether its packet carries the marker bit.
+        self.last_kind = "encode"
+        self.last_marker = False
         self.level = 0.0          # RMS of the last frame sent, for speaker detection
         self.frames_sent = 0
         # Clip samples played so far, and every time the track fell behind the wall clock
@@ -144,8 +266,10 @@ class ScriptedAudioTrack(MediaStreamTrack):
         self.muted = muted
         self._wake.set()
 
-    def set_dtx(self, dtx: bool) -> None:
-        self.dtx = dtx
+    def set_idle(self, mode: str) -> None:
+        if mode not in IDLE_MODES:
+            raise ValueError(f"idle mode must be one of {', '.join(IDLE_MODES)}, not {mode!r}")
+        self.idle = mode
         self._wake.set()
 
     @property
@@ -158,7 +282,7 @@ class ScriptedAudioTrack(MediaStreamTrack):
         return bool(self._clips)
 
     def _sending(self) -> bool:
-        return not self.muted and (bool(self._clips) or not self.dtx)
+        return not self.muted and (bool(self._clips) or self.idle != "pause")
 
     # MARK: MediaStreamTrack
 
@@ -167,25 +291,58 @@ class ScriptedAudioTrack(MediaStreamTrack):
             raise MediaStreamError
         if self._start is None:
             self._start = time.monotonic()
-        while not self._sending():
-            self.level = 0.0
-            self._wake.clear()
-            await self._wake.wait()
-            if self.readyState != "live":
-                raise MediaStreamError
-            # Skip the frames that a paused sender never sent: the pts jumps.
-            self._frame_index = max(self._frame_index, int((time.monotonic() - self._start) / FRAME_SECONDS))
-        deadline = self._start + self._frame_index * FRAME_SECONDS
-        delay = deadline - time.monotonic()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        elif delay < -0.2:
-            # Fell behind (loaded machine): catch up instead of bursting.
-            behind = int((time.monotonic() - self._start) / FRAME_SECONDS)
-            if self._clips:
-                self.catch_ups.append((self.clip_samples_played, (behind - self._frame_index) * FRAME_SAMPLES))
-            self._frame_index = behind
-        samples = self._next_samples()
+        while True:
+            while not self._sending():
+                self.level = 0.0
+                self._wake.clear()
+                await self._wake.wait()
+                if self.readyState != "live":
+                    raise MediaStreamError
+                # Skip the frames that a paused sender never sent: the pts jumps.
+                self._frame_index = max(self._frame_index, int((time.monotonic() - self._start) / FRAME_SECONDS))
+            if self.idle == "dtx" and not self._clips and (ahead := self.cadence.silent_skips_ahead()):
+                # Quiet in DTX: nothing goes out for `ahead` frames, so sleep through them
+                # (one wake-up per packet, not per frame) unless a clip, a mute or a mode
+                # change comes first.
+                self.level = 0.0
+                self._wake.clear()
+                wait = self._start + (self._frame_index + ahead) * FRAME_SECONDS - time.monotonic()
+                woken = False
+                if wait > 0:
+                    try:
+                        await asyncio.wait_for(self._wake.wait(), wait)
+                        woken = True
+                    except asyncio.TimeoutError:
+                        pass
+                if self.readyState != "live":
+                    raise MediaStreamError
+                passed = ahead
+                if woken:  # the frames that went by silent before the wake-up
+                    passed = min(ahead, max(0, int((time.monotonic() - self._start) / FRAME_SECONDS) - self._frame_index))
+                for _ in range(passed):
+                    self.cadence.step(True)
+                self._frame_index += passed
+                continue
+            deadline = self._start + self._frame_index * FRAME_SECONDS
+            delay = deadline - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            elif delay < -0.2:
+                # Fell behind (loaded machine): catch up instead of bursting.
+                behind = int((time.monotonic() - self._start) / FRAME_SECONDS)
+                if self._clips:
+                    self.catch_ups.append((self.clip_samples_played, (behind - self._frame_index) * FRAME_SAMPLES))
+                self._frame_index = behind
+            samples = self._next_samples()
+            kind, marker = self.cadence.step(is_silent(samples)) if self.idle == "dtx" else ("encode", False)
+            if kind == "skip":
+                # A DTX frame libwebrtc does not send: its clip samples are played (the
+                # room carries them as silence), nothing goes out.
+                self.level = 0.0
+                self._frame_index += 1
+                continue
+            break
+        self.last_kind, self.last_marker = kind, marker
         self.level = rms_level(samples)
         frame = AudioFrame.from_ndarray(samples.reshape(1, -1), format="s16", layout="stereo")
         frame.sample_rate = SAMPLE_RATE
@@ -234,6 +391,7 @@ class ScriptedEncoder:
         self.codec.options = {"application": "voip", "frame_duration": "20"}
         self.sequence = random.randint(0, 0x7FFF)
         self.timestamp_base = random.getrandbits(32)
+        self.toc = DEFAULT_TOC        # of the last coded packet, single-frame (RFC 6716 §3.1)
 
     def timestamp_at(self, seconds: float) -> int:
         """The RTP timestamp of the instant `seconds` after the track's frame 0 (frame
@@ -241,11 +399,26 @@ class ScriptedEncoder:
         return (self.timestamp_base + int(seconds * SAMPLE_RATE)) & 0xFFFFFFFF
 
     def encode(self, frame: AudioFrame) -> list[tuple[int, int, bytes]]:
-        """(sequence, timestamp, payload) of every packet the encoder gives back."""
+        """(sequence, timestamp, payload) of every packet the encoder gives back: one per
+        20 ms frame, stamped with the frame's own pts, as libwebrtc stamps a packet with
+        its frame's capture time. Not the packet's pts: FFmpeg's encoder queue gives the
+        first packet after skipped frames the pts that would have followed the last one
+        sent (after a 1 s pause, a packet 1 s early), which put the first packet of every
+        talk spurt after a pause, a mute or a catch-up at the wrong time."""
         out = []
-        for packet in self.codec.encode(frame):
-            if packet.pts is None:
-                continue
-            out.append((self.sequence, (self.timestamp_base + int(packet.pts)) & 0xFFFFFFFF, bytes(packet)))
+        for i, packet in enumerate(self.codec.encode(frame)):
+            payload = bytes(packet)
+            if payload:
+                self.toc = payload[0] & 0xFC
+            out.append((self.sequence, (self.timestamp_base + int(frame.pts) + i * FRAME_SAMPLES) & 0xFFFFFFFF, payload))
             self.sequence = (self.sequence + 1) & 0xFFFF
+        return out
+
+    def dtx_packet(self, frame: AudioFrame) -> tuple[int, int, bytes]:
+        """The 1-byte DTX packet libopus gives for `frame` and libwebrtc sends: the TOC
+        byte of the encoder's current mode, bandwidth, frame size and channels with one
+        frame of no data (opus_encoder.c: `data[0] = gen_toc(...); return 1`). The frame is
+        not coded, so the encoder's state does not move (it would code nothing either)."""
+        out = (self.sequence, (self.timestamp_base + int(frame.pts)) & 0xFFFFFFFF, bytes([self.toc]))
+        self.sequence = (self.sequence + 1) & 0xFFFF
         return out

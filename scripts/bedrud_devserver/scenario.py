@@ -4,6 +4,7 @@ server do in one room.
     # comments start with '#'
     room standup public          # the room (created if missing); public|private
     start first-join             # clock starts when the first real client joins (or: immediate)
+    idle dtx                     # what quiet participants send: dtx|silence|pause (default: --scripted-idle)
     at 0s    join alice name="Alice Doe" metadata='{"accesses":["user"]}'
     at 0s    join carol clock=+2s       # carol's device clock runs 2 s ahead (her sender reports)
     +1s      tone alice 440Hz 3s amplitude=0.3
@@ -53,15 +54,17 @@ TARGETED_EVENTS = ("deafen", "undeafen", "ask_unmute", "ask_camera")
 
 # command -> (minimum positional args, maximum positional args (-1 = rest joined), allowed options)
 COMMANDS: dict[str, tuple[int, int, tuple[str, ...]]] = {
-    "join": (1, 1, ("name", "metadata", "clock")),
+    "join": (1, 1, ("name", "metadata", "clock", "idle")),
     "leave": (1, 1, ()),
     "speak": (2, 2, ()),
     "tone": (3, 3, ("amplitude",)),
     "say": (2, -1, ("voice",)),
     "mute": (1, 1, ()),
     "unmute": (1, 1, ()),
+    # The idle mode from now on (media.py): libwebrtc's DTX packets, silence frames, nothing.
     "dtx": (1, 1, ()),
     "silence": (1, 1, ()),
+    "pause": (1, 1, ()),
     "chat": (2, -1, ()),
     "camera": (1, 1, ()),
     # Bedrud web v0.12's chat wire (chatwire.py): a chunked chat with an inline image
@@ -107,6 +110,7 @@ class Scenario:
     room: str = ""
     public: bool = True
     start: str = "immediate"
+    idle: Optional[str] = None  # the `idle` line: every join's idle mode unless it says idle=
     steps: list[Step] = field(default_factory=list)
     base_dir: str = "."
 
@@ -143,6 +147,11 @@ def parse(text: str, source: str = "<scenario>", name: Optional[str] = None, bas
                 raise fail("expected: start immediate|first-join")
             sc.start = words[1]
             continue
+        if head == "idle":
+            if len(words) != 2 or words[1] not in media.IDLE_MODES:
+                raise fail(f"expected: idle {'|'.join(media.IDLE_MODES)}")
+            sc.idle = words[1]
+            continue
         if head == "at" or head.startswith("+"):
             if head == "at":
                 if len(words) < 2:
@@ -159,7 +168,7 @@ def parse(text: str, source: str = "<scenario>", name: Optional[str] = None, bas
                 raise fail("expected a command after the time")
             sc.steps.append(_parse_step(clock, lineno, rest, fail, identities))
             continue
-        raise fail(f"unknown line {head!r} (expected room, start, at TIME ..., or +TIME ...)")
+        raise fail(f"unknown line {head!r} (expected room, start, idle, at TIME ..., or +TIME ...)")
     if not sc.room:
         if default_room is None:
             raise ScenarioError(f"{source}: no 'room NAME' line")
@@ -194,10 +203,11 @@ def _parse_step(at: float, lineno: int, words: list[str], fail, identities: set[
 
 def _usage(command: str) -> str:
     return {
-        "join": "join ID [name=NAME] [metadata=JSON] [clock=+DURATION|-DURATION]", "leave": "leave ID", "speak": "speak ID FILE",
+        "join": "join ID [name=NAME] [metadata=JSON] [clock=+DURATION|-DURATION] [idle=dtx|silence|pause]",
+        "leave": "leave ID", "speak": "speak ID FILE",
         "tone": "tone ID FREQ DURATION [amplitude=0.3], e.g. tone bob 440Hz 2s",
         "say": "say ID TEXT [voice=en]", "mute": "mute ID", "unmute": "unmute ID", "dtx": "dtx ID",
-        "silence": "silence ID", "chat": "chat ID TEXT", "camera": "camera ID",
+        "silence": "silence ID", "pause": "pause ID", "chat": "chat ID TEXT", "camera": "camera ID",
         "chat-image": "chat-image ID SIZE|FILE [text=TEXT], e.g. chat-image alice 300kB", "react": "react ID EMOJI",
         "poll": "poll ID QUESTION OPTION OPTION [OPTION...]", "vote": "vote ID N", "profile": "profile ID NAME [avatar=URL]",
         "deafened": "deafened ID on|off",
@@ -209,12 +219,14 @@ def _usage(command: str) -> str:
 
 def _check_step(step: Step, fail, identities: set[str]) -> None:  # type: ignore[no-untyped-def]
     c, a, o = step.command, step.args, step.options
-    scripted_commands = ("leave", "speak", "tone", "say", "mute", "unmute", "dtx", "silence", "chat", "camera",
+    scripted_commands = ("leave", "speak", "tone", "say", "mute", "unmute", "dtx", "silence", "pause", "chat", "camera",
                          "chat-image", "react", "poll", "vote", "profile", "deafened")
     if c == "join":
         if a[0].startswith("$") or len(a[0]) > 256:
             raise fail("join: the identity must be a plain name")
         identities.add(a[0])
+        if o.get("idle", "dtx") not in media.IDLE_MODES:
+            raise fail(f"join: idle= must be one of {', '.join(media.IDLE_MODES)}")
         if "clock" in o:
             sign = o["clock"][:1]
             try:
@@ -384,8 +396,10 @@ class ScenarioRunner:
             existing = room.participants.get(a[0])
             if existing is not None:
                 await room.remove(existing, lkm.DisconnectReason.DUPLICATE_IDENTITY)
+            # The join's idle=, else the file's `idle` line, else --scripted-idle.
+            idle = o.get("idle") or sc.idle or getattr(self.server.config, "scripted_idle", "silence")
             ScriptedParticipant(room, a[0], o.get("name", a[0]), o.get("metadata", ""),
-                                clock_offset=float(o.get("_clock", "0"))).join()
+                                clock_offset=float(o.get("_clock", "0")), idle=idle).join()
             self._enrol(room.name, a[0])
         elif c == "leave":
             await room.remove(scripted(a[0]), lkm.DisconnectReason.CLIENT_INITIATED)
@@ -393,10 +407,10 @@ class ScenarioRunner:
             scripted(a[0]).audio.play(step.clip)
         elif c in ("mute", "unmute"):
             scripted(a[0]).set_muted(c == "mute")
-        elif c in ("dtx", "silence"):
+        elif c in ("dtx", "silence", "pause"):
             p = scripted(a[0])
             p.audio.clear()
-            p.audio.set_dtx(c == "dtx")
+            p.audio.set_idle(c)
         elif c == "chat":
             scripted(a[0]).chat(a[1])
         elif c == "camera":

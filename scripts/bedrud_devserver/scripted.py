@@ -22,13 +22,15 @@ log = logging.getLogger("devserver.scripted")
 class ScriptedParticipant(Participant):
     scripted = True
 
-    def __init__(self, room: LKRoom, identity: str, name: str, metadata: str = "", clock_offset: float = 0.0) -> None:
+    def __init__(self, room: LKRoom, identity: str, name: str, metadata: str = "", clock_offset: float = 0.0,
+                 idle: str = "silence") -> None:
         super().__init__(room, identity, name, metadata, can_update_metadata=True)
         # How far this participant's device clock (the NTP time of its sender reports) is
         # ahead of the server's; LiveKit passes it through to subscribers as it is.
         self.clock_offset = clock_offset
         self.state = lkm.ParticipantInfo.ACTIVE
         self.audio = ScriptedAudioTrack()
+        self.audio.set_idle(idle)
         self.track = PublishedTrack(self, "microphone", lkm.TrackSource.MICROPHONE, self.audio)
         self.track.level_fn = lambda: self.audio.level
 
@@ -44,6 +46,7 @@ class ScriptedParticipant(Participant):
     def dev_state(self) -> dict:
         out = super().dev_state()
         out["audio"] = {"framesSent": self.audio.frames_sent, "clipSamplesPlayed": self.audio.clip_samples_played,
+                        "idle": self.audio.idle,
                         "catchUps": [{"atClipSample": at, "skippedSamples": n} for at, n in self.audio.catch_ups]}
         return out
 
@@ -100,9 +103,13 @@ async def _publish(audio: ScriptedAudioTrack, track: PublishedTrack, clock_offse
     try:
         while True:
             frame = await audio.recv()
-            for sequence, timestamp, payload in encoder.encode(frame):
-                await track.forwarder.on_packet(SourcePacket(sequence=sequence, timestamp=timestamp, marker=False,
+            # In DTX a quiet frame is not coded: libwebrtc sends libopus' 1-byte DTX frame.
+            packets = [encoder.dtx_packet(frame)] if audio.last_kind == "dtx" else encoder.encode(frame)
+            marker = audio.last_marker
+            for sequence, timestamp, payload in packets:
+                await track.forwarder.on_packet(SourcePacket(sequence=sequence, timestamp=timestamp, marker=marker,
                                                              payload=payload))
+                marker = False
             now = time.monotonic()
             if now >= next_report and audio.started_at is not None and track.forwarder.received:
                 # The timestamp this instant has on the capture clock, whatever was sent late.

@@ -10,6 +10,10 @@ decoded and compared with its speaker's source. An idle run (empty room) per too
 idle CPU. Prints one table of medians with ratios against bedrud-bot, and JSON with
 --json FILE. Exit status: 0 when every run produced its files, 1 when a run broke (a
 recorder failed or wrote nothing), 2 for a usage error; never for a timing.
+
+`--meeting N[,N…]` records generated realistic meetings instead (bedrud_devserver.meeting:
+one speaker at a time, the others in DTX), scored turn by turn and with the mix placed
+source by source (meeting_score.py); CPU per meeting-minute.
 """
 from __future__ import annotations
 
@@ -722,6 +726,220 @@ def most_cell(m: dict) -> str:
     return f"{m['max']}" + (f" ({note})" if note else f" (fails at {m['fail']})")
 
 
+# MARK: - Meetings (--meeting)
+
+def meeting_files(work: str, n: int, minutes: float, seed: int):  # type: ignore[no-untyped-def]
+    """A generated meeting of n people (bedrud_devserver.meeting) in room `bench`, written
+    once per size and replayed for every recorder and round."""
+    from bedrud_devserver.meeting import generate
+    m = generate(n, minutes, seed, room="bench")
+    m.argv = f"bench-peers --meeting {n} (seed {seed}, {minutes:g} min)"
+    path = os.path.join(work, f"meeting-{n}.scenario")
+    with open(path, "w") as f:
+        f.write(m.scenario_text())
+    with open(os.path.join(work, f"meeting-{n}.json"), "w") as f:
+        json.dump(m.truth(), f, indent=1)
+    return path, m
+
+
+def score_meeting(files: list[str], m) -> dict:  # type: ignore[no-untyped-def]
+    """Every speaking track turn by turn, and the mix with each source at its own offset
+    (bench_peers/meeting_score.py)."""
+    from .meeting_score import coarse_lag, find_clip, mix_fidelity, mono, opus_tags, pearson, track_fidelity
+    truth = m.truth()
+    by_name = {p["name"]: p["identity"] for p in truth["people"]}
+    speaking = sorted({t.who for t in m.turns})
+    sources = m.sources()
+    turns = {who: [(t.start, mono(c)) for t, c in zip(m.turns, m.clips) if t.who == who] for who in speaking}
+    tracks: dict[str, dict] = {}
+    found: dict[str, str] = {}
+    room_path = None
+    for path in files:
+        base = os.path.basename(path).split(".")[0]
+        if base == "room":
+            room_path = path
+        elif base in turns:
+            found[base] = path
+        elif by_name.get(base) in turns:
+            found[by_name[base]] = path
+    placed: dict[str, list[int]] = {}
+    for who in speaking:
+        if who not in found:
+            tracks[who] = {"correlation": 0.0, "missing": True}
+            continue
+        try:
+            x = decode(found[who])
+        except (av.error.FFmpegError, OSError) as e:
+            tracks[who] = {"correlation": 0.0, "error": str(e)}
+            continue
+        tf = track_fidelity(x, sources[who], turns[who])
+        start = opus_tags(found[who]).get("START_OFFSET_MS")
+        tracks[who] = {"correlation": tf["correlation"], "offset_ms": tf["offset_ms"], "spread_ms": tf["spread_ms"],
+                       "start_offset_ms": int(start) if start and start.lstrip("-").isdigit() else None,
+                       "duration_s": len(x) / RATE}
+        if tracks[who]["start_offset_ms"] is not None:
+            placed[who] = [pos + tracks[who]["start_offset_ms"] * 48 for pos, _ in tf["turns"]]
+    out: dict = {"tracks": tracks, "tracks_recorded": sum(1 for t in tracks.values() if "missing" not in t
+                                                          and "error" not in t), "speakers": len(speaking)}
+    if room_path is None:
+        return out
+    try:
+        room = decode(room_path)
+    except (av.error.FFmpegError, OSError) as e:
+        out["mix"] = {"error": str(e)}
+        return out
+    total = np.zeros(max(len(v) for v in sources.values()), np.float32)
+    for v in sources.values():
+        total[:len(v)] += v
+    lag = coarse_lag(room, total)
+    a0, b0 = max(0, lag), max(0, -lag)
+    mix = {"one_lag": pearson(room[a0:], total[b0:]), "offset_ms": lag / 48}
+    clips = [mono(c) for c in m.clips]
+    searched = [find_clip(room, c, int(round(t.start * RATE)) + lag, int(0.5 * RATE))[0] for t, c in zip(m.turns, clips)]
+    mix["searched"] = mix_fidelity(room, clips, searched)
+    if all(who in placed for who in speaking):
+        index = {who: 0 for who in speaking}
+        positions = []
+        for t in m.turns:
+            positions.append(placed[t.who][index[t.who]])
+            index[t.who] += 1
+        mix["tags"] = mix_fidelity(room, clips, positions)
+        # How far each turn sits in the mix from where its file and tag put it (turns that
+        # were found in the mix), and the figure with each turn allowed ±1 ms around its
+        # tag position: START_OFFSET_MS is whole milliseconds, and half a millisecond is a
+        # quarter period at 500 Hz, enough to lower a waveform correlation by itself.
+        found_in_mix = [find_clip(room, c, p, int(0.5 * RATE)) for c, p in zip(clips, positions)]
+        errs = sorted(abs(f[0] - p) / 48 for f, p in zip(found_in_mix, positions) if f[1] > 0.5)
+        mix["tag_error_ms"] = {"median": errs[len(errs) // 2], "max": errs[-1], "turns": len(errs)} if errs else None
+        mix["tags_1ms"] = mix_fidelity(room, clips, [find_clip(room, c, p, 48)[0] for c, p in zip(clips, positions)])
+    out["mix"] = mix
+    return out
+
+
+def meeting_run(tool: str, n: int, path: str, m, seconds: float, keep: str | None) -> dict:  # type: ignore[no-untyped-def]
+    work = tempfile.mkdtemp(prefix=f"bench-peers-meeting-{tool}-{n}-", dir=keep)
+    try:
+        srv = DevServer(work, path, server_pin())
+        try:
+            r = run_tool(tool, srv, work, seconds, None)
+        finally:
+            srv.stop()
+        r.update(n=n, seconds=seconds, meeting=True)
+        r["devserver_share"] = server_busy(r["devserver_cpu_s"], r["devserver_wait_s"], seconds)
+        r.update(score_meeting(r["files"], m))
+        r["broken"] = r["exited_early"] or r["tracks_recorded"] == 0
+        if tool == "bedrud-bot":
+            sums = bot_summaries(r["out"])
+            people = (sums[0].get("participants") or []) if sums else []
+            r["bot_exit"] = sums[0].get("exit_code") if sums else None
+            r["late_packets"] = sum((p.get("late") or 0) + (p.get("mix_late") or 0) for p in people)
+        r["files"] = [os.path.relpath(p, work) for p in r["files"]]
+        return r
+    finally:
+        if keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def meeting_line(r: dict) -> str:
+    tr = r.get("tracks") or {}
+    corr = [t["correlation"] for t in tr.values()]
+    mix = r.get("mix") or {}
+    return (f"{r['tracks_recorded']}/{r.get('speakers', 0)} speaking tracks, worst {min(corr, default=0):.3f}, "
+            f"mix tags {mix.get('tags', float('nan')):.3f} searched {mix.get('searched', float('nan')):.3f} "
+            f"one-lag {mix.get('one_lag', float('nan')):.3f}")
+
+
+def meeting_summarize(runs: list[dict], sizes: list[int], minutes: float) -> str:
+    def fmt(v, d=2):  # type: ignore[no-untyped-def]
+        return "—" if v is None else f"{v:.{d}f}"
+    rows: dict[str, dict] = {}
+    for tool in TOOLS:
+        row: dict = {}
+        for n in sizes:
+            rs = [r for r in runs if r["tool"] == tool and r["n"] == n]
+            if not rs:
+                continue
+            row[f"cpu@{n}"] = med([r["cpu_s"] / (r["seconds"] / 60) for r in rs])
+            row[f"rss@{n}"] = med([r["peak_rss_kb"] / 1024 for r in rs])
+            row[f"first@{n}"] = med([r["first_audio_s"] for r in rs])
+            row[f"stop@{n}"] = any(r.get("first_audio_only_at_stop") for r in rs)
+            row[f"worst@{n}"] = med([min((t["correlation"] for t in r["tracks"].values()), default=0) for r in rs])
+            row[f"median@{n}"] = med([statistics.median([t["correlation"] for t in r["tracks"].values()])
+                                      if r["tracks"] else None for r in rs])
+            row[f"spread@{n}"] = med([max((t.get("spread_ms") or 0 for t in r["tracks"].values()), default=None) for r in rs])
+            row[f"recorded@{n}"] = f"{min(r['tracks_recorded'] for r in rs)}/{rs[0].get('speakers', 0)}"
+            for k in ("tags", "tags_1ms", "searched", "one_lag"):
+                row[f"mix_{k}@{n}"] = med([(r.get("mix") or {}).get(k) for r in rs])
+            row[f"mix_tagerr@{n}"] = med([((r.get("mix") or {}).get("tag_error_ms") or {}).get("median") for r in rs])
+            row[f"mix_tagmax@{n}"] = med([((r.get("mix") or {}).get("tag_error_ms") or {}).get("max") for r in rs])
+            row[f"server@{n}"] = med([r["devserver_cpu_s"] / r["seconds"] for r in rs])
+        rows[tool] = row
+    used = [t for t in TOOLS if rows.get(t)]
+    lines = ["| measure | " + " | ".join(used) + " |", "|" + "---|" * (len(used) + 1)]
+    keys = []
+    for n in sizes:
+        keys += [(f"N={n}: CPU s per meeting-minute", f"cpu@{n}", 3, True),
+                 (f"N={n}: peak RSS MiB", f"rss@{n}", 1, True),
+                 (f"N={n}: first audio on disk, s", f"first@{n}", 2, False),
+                 (f"N={n}: speaking tracks recorded", f"recorded@{n}", None, False),
+                 (f"N={n}: worst speaking track correlation (turn by turn)", f"worst@{n}", 3, False),
+                 (f"N={n}: median speaking track correlation", f"median@{n}", 3, False),
+                 (f"N={n}: largest turn spread in a track, ms", f"spread@{n}", 0, False),
+                 (f"N={n}: mix correlation, each turn at its file's offset (START_OFFSET_MS, ±1 ms)", f"mix_tags_1ms@{n}", 3, False),
+                 (f"N={n}: turns in the mix off their tag position, median ms", f"mix_tagerr@{n}", 1, False),
+                 (f"N={n}: turns in the mix off their tag position, largest ms", f"mix_tagmax@{n}", 1, False),
+                 (f"N={n}: mix correlation, each turn searched in the mix", f"mix_searched@{n}", 3, False),
+                 (f"N={n}: mix correlation, the sources summed at one lag (the old figure)", f"mix_one_lag@{n}", 3, False),
+                 (f"N={n}: devserver CPU, share of a core", f"server@{n}", 2, False)]
+    for label, key, d, ratio in keys:
+        cells = []
+        base = rows.get("bedrud-bot", {}).get(key)
+        for tool in used:
+            v = rows[tool].get(key)
+            if d is None:
+                cells.append(str(v) if v is not None else "—")
+                continue
+            cell = fmt(v, d)
+            if key.startswith("mix_") and v is None:
+                cell = "no mix" if tool == "aiortc" else ("no tags" if key.startswith(("mix_tag")) else "—")
+            if key.startswith("first@") and rows[tool].get("stop@" + key.split("@")[1]):
+                cell = "only at stop"
+            if ratio and tool != "bedrud-bot" and base and v is not None:
+                cell += f" ({v / base:.1f}×)"
+            cells.append(cell)
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def run_meetings(sizes: list[int], tools: list[str], minutes: float, seed: int, rounds: int, keep: str | None,
+                 jsonl: str | None) -> list[dict]:
+    gen = tempfile.mkdtemp(prefix="bench-peers-meetings-", dir=keep)
+    runs = []
+    try:
+        for n in sizes:
+            path, m = meeting_files(gen, n, minutes, seed)
+            talk = sum(t.end - t.start for t in m.turns)
+            print(f"[bench-peers] meeting N={n}: {len(m.turns)} turns, {talk:.0f} s of talk in {m.duration:.0f} s, "
+                  f"{sum(p.muted for p in m.people)} muted, {len(m.chats)} chats ({path})", flush=True)
+            # The recorder joins about a second after it starts; the scenario starts then.
+            seconds = m.duration + 4.0
+            for rnd in range(rounds):
+                for tool in tools:  # A B C A B C…, as the worst case alternates them
+                    r = meeting_run(tool, n, path, m, seconds, keep)
+                    runs.append(r)
+                    if jsonl:
+                        with open(jsonl, "a") as f:
+                            f.write(json.dumps(dict(r, search="meeting"), default=str) + "\n")
+                    print(f"[bench-peers] meeting N={n} round {rnd + 1} {tool}: {'BROKEN' if r['broken'] else 'ok'}, "
+                          f"exit {r['exit']}, cpu {r['cpu_s']:.2f} s (waited {r['run_queue_s']:.1f} s for a CPU), "
+                          f"rss {r['peak_rss_kb'] / 1024:.1f} MiB, first audio {r['first_audio_s']}, "
+                          f"{meeting_line(r)}", flush=True)
+    finally:
+        if keep is None:
+            shutil.rmtree(gen, ignore_errors=True)
+    return runs
+
+
 # MARK: - Searches
 
 class Search:
@@ -839,7 +1057,7 @@ def run_rooms(spec: str, speakers: int, seconds: float, one_process: bool, keep:
 def main() -> int:
     ap = argparse.ArgumentParser(prog="scripts/bench-peers")
     ap.add_argument("--quick", action="store_true", help="N=4, 30 s, one round (the scripts/test size)")
-    ap.add_argument("--sizes", default="1,4,16", help="room sizes N, comma-separated")
+    ap.add_argument("--sizes", default=None, help="room sizes N, comma-separated (default 1,4,16; none with --meeting)")
     ap.add_argument("--seconds", type=float, default=60.0, help="recording time per run")
     ap.add_argument("--rounds", type=int, default=3, help="A B C rounds per size (medians over them)")
     ap.add_argument("--idle-seconds", type=float, default=40.0, help="empty-room run per tool (0: none)")
@@ -860,18 +1078,32 @@ def main() -> int:
     ap.add_argument("--pin", help="CPU list for the recorders (taskset -c); the devserver gets the other CPUs. "
                                   "Default: 0 with --max or --rooms on a machine of 2 or more CPUs, else unpinned")
     ap.add_argument("--no-pin", action="store_true", help="never pin")
+    ap.add_argument("--meeting", metavar="N[,N…]",
+                    help="instead of the worst case, record generated realistic meetings of N people "
+                         "(bedrud_devserver.meeting: turns, overlaps, backchannels, muted people, DTX)")
+    ap.add_argument("--meeting-minutes", type=float, default=2.0, help="length of each --meeting (default 2)")
+    ap.add_argument("--meeting-seed", type=int, default=1, help="seed of the --meeting generator (default 1)")
     ap.add_argument("--bot-set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                     help="a bedrud-bot setting for every bot run (repeatable), e.g. record.mix_complexity=2")
     a = ap.parse_args()
     if a.quick:
         a.sizes, a.seconds, a.rounds, a.idle_seconds = "4", 30.0, 1, 15.0
+    if a.sizes is None:
+        a.sizes = "" if a.meeting else "1,4,16"
+    try:
+        meetings = [int(x) for x in (a.meeting or "").split(",") if x]
+    except ValueError:
+        meetings = [0]
+    if any(n < 1 for n in meetings) or not 0 < a.meeting_minutes <= 120:
+        print("bench-peers: --meeting takes N[,N…] (whole numbers ≥ 1); --meeting-minutes 0..120", file=sys.stderr)
+        return 2
     try:
         ns = [int(x) for x in a.sizes.split(",") if x]
     except ValueError:
         print("bench-peers: --sizes takes numbers, e.g. 1,4,16", file=sys.stderr)
         return 2
     tools = [t for t in a.tools.split(",") if t]
-    extra = a.max is not None or a.rooms
+    extra = a.max is not None or a.rooms or meetings
     if any(t not in TOOLS for t in tools) or (not ns and not extra) or (ns and min(ns) < 1):
         print(f"bench-peers: --tools from {','.join(TOOLS)}; sizes ≥ 1", file=sys.stderr)
         return 2
@@ -924,6 +1156,8 @@ def main() -> int:
     if a.rooms:
         rooms, rooms_max = run_rooms(a.rooms, a.room_speakers, a.room_seconds or a.seconds, a.one_process, a.keep,
                                      a.json + ".runs.jsonl" if a.json else None)
+    meeting_runs = run_meetings(meetings, tools, a.meeting_minutes, a.meeting_seed, a.rounds, a.keep,
+                                a.json + ".runs.jsonl" if a.json else None) if meetings else []
     table, rows = summarize([r for r in runs if r["tool"] in tools], ns, a.seconds, most) if ns or most else ("", {})
     search_label = pin_label()
     Opts.pin = table_pin
@@ -940,6 +1174,10 @@ def main() -> int:
     print(f"command: scripts/bench-peers {' '.join(sys.argv[1:])}\n")
     print(f"table runs: {pin_label()}; searches: {search_label}; bedrud-bot settings: {', '.join(a.bot_set) or 'defaults'}\n")
     print(table)
+    if meeting_runs:
+        print(f"\ngenerated meetings ({a.meeting_minutes:g} min, seed {a.meeting_seed}, medians of {a.rounds} "
+              f"round(s), {pin_label()}):\n")
+        print(meeting_summarize(meeting_runs, meetings, a.meeting_minutes))
     if rooms:
         mode = "one process for all rooms" if a.one_process else "one process per room"
         print(f"\nlive rooms of {a.room_speakers} speakers recorded by bedrud-bot, {mode}, {a.room_seconds or a.seconds:.0f} s, {search_label}:\n")
@@ -952,8 +1190,8 @@ def main() -> int:
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"runs": runs, "summary": rows, "versions": versions, "most": most, "rooms": rooms,
-                       "rooms_max": rooms_max}, f, indent=1, default=str)
-    broken = [r for r in runs if r["broken"]]
+                       "rooms_max": rooms_max, "meetings": meeting_runs}, f, indent=1, default=str)
+    broken = [r for r in runs + meeting_runs if r["broken"]]
     for r in broken:
         print(f"bench-peers: broken run: {r['tool']} N={r['n']} (exit {r['exit']}, log {r['log']})", file=sys.stderr)
     failed_rooms = [res for res in rooms if res.get("error")]

@@ -271,6 +271,19 @@ async def run(srv: DevServer, work: str) -> dict:
     # Pauses in the publisher's own timestamps (DTX: a packet every 400 ms; mute).
     steps = [(received[i][2] - received[i - 1][2]) & 0xFFFFFFFF for i in range(1, len(received))]
     report["timestamp_steps"] = {str(k): steps.count(k) for k in sorted(set(steps))}
+    # libwebrtc's DTX as it is on the wire (the model in media.DtxCadence follows it): each
+    # packet around a pause as (timestamp step before it in samples, primary size, marker),
+    # and how often each small size occurs.
+    sized = [(received[i][2] - received[i - 1][2]) & 0xFFFFFFFF if i else 0 for i in range(len(received))]
+    prim_all = [red_primary(r[4]) if r[3] else r[4] for r in received]
+    marks = [bool(p.get("marker")) for p in log["packets"]]
+    near = sorted({j for i, st in enumerate(sized) if st > 960 for j in range(max(0, i - 2), min(len(received), i + 3))})
+    report["dtx_shape"] = [[sized[i], len(prim_all[i] or b""), marks[i]] for i in near][:60]
+    # Every packet as (timestamp step, primary size, marker, TOC byte), for the hangover.
+    report["packet_shape"] = [[sized[i], len(q or b""), marks[i], (q or b"\0")[0]] for i, q in enumerate(prim_all)]
+    report["small_sizes"] = {str(n): sum(1 for q in prim_all if q is not None and len(q) == n) for n in range(0, 16)
+                             if any(q is not None and len(q) == n for q in prim_all)}
+    report["marker_count"] = sum(marks)
     report["seq_contiguous"] = all(((received[i][1] - received[i - 1][1]) & 0xFFFF) == 1 for i in range(1, len(received)))
     ts_span = ((received[-1][2] - received[0][2]) & 0xFFFFFFFF) + opus_samples(primaries[-1])
     report["publisher_ts_span_seconds"] = round(ts_span / RATE, 4)

@@ -68,6 +68,9 @@ def test_parse_times_and_commands():
     ("room abc\nat 1s join a clock=3s", "t.scenario:2: join: clock=3s: a clock offset starts with + or -"),
     ("room abc\nat 1s join a clock=+25h", "t.scenario:2: join: clock=+25h: a clock offset is at most a day"),
     ("room abc\nat 1s join a clock=+soon", "t.scenario:2: join: clock=+soon: bad duration 'soon'"),
+    ("room abc\nidle quiet", "t.scenario:2: expected: idle silence|dtx|pause"),
+    ("room abc\nat 1s join a idle=mute", "t.scenario:2: join: idle= must be one of silence, dtx, pause"),
+    ("room abc\nat 1s pause ghost", "t.scenario:2: pause: 'ghost' has not joined by this line"),
 ])
 def test_parse_errors_name_file_and_line(text, message):
     if message is None:
@@ -76,6 +79,14 @@ def test_parse_errors_name_file_and_line(text, message):
     with pytest.raises(ScenarioError) as err:
         parse(text, "t.scenario")
     assert str(err.value).startswith(message) or message in str(err.value), str(err.value)
+
+
+def test_idle_line_and_join_option():
+    sc = parse("room abc\nidle dtx\nat 0s join a\nat 0s join b idle=silence\nat 1s pause a\n", "t.scenario")
+    assert sc.idle == "dtx"
+    assert [(st.command, st.options.get("idle")) for st in sc.steps] == [("join", None), ("join", "silence"),
+                                                                         ("pause", None)]
+    assert parse("room abc\n", "t.scenario").idle is None  # then --scripted-idle decides
 
 
 def test_a_participants_clock_offset_is_signed_seconds():
@@ -112,7 +123,7 @@ def test_running_scenario_first_join_speech_file_dtx_and_leave(tmp_path):
         at 0s    join host name="Host"
         at 0.2s  say host "testing one two three four five"
         at 3s    speak host beep.wav
-        at 5s    dtx host
+        at 5s    pause host
         at 7s    silence host
         at 8.5s  leave host
     """)
@@ -147,7 +158,7 @@ def test_running_scenario_first_join_speech_file_dtx_and_leave(tmp_path):
                 assert abs(dominant_frequency(beep) - 700) < 5, dominant_frequency(beep)
                 pts = c.pts[track]
                 gaps = [b - a for a, b in zip(pts, pts[1:])]
-                assert max(gaps) >= 48000 * 1.5, "DTX leaves an RTP timestamp gap of about 2 s"
+                assert max(gaps) >= 48000 * 1.5, "a pause leaves an RTP timestamp gap of about 2 s"
                 assert gaps.count(960) > len(gaps) * 0.9
             finally:
                 await c.leave()
@@ -234,3 +245,48 @@ def test_chat_wire_cuts_where_the_web_client_cuts():
     assert len(packets[1]) == 59_995
     import json
     assert "".join(json.loads(p)["part"] for p in packets[1:]) == chat["message"]
+
+
+def test_a_quiet_participant_in_dtx_sends_libwebrtcs_dtx_packets():
+    """`idle dtx`: what the server receives from a scripted publisher (its packet log) has
+    the shape libwebrtc's has in test_sdk_record.py: 1-byte packets, RTP timestamp steps of
+    400 ms in the pause, contiguous sequence numbers, the marker on the next talk spurt."""
+    scenario = """
+        room sc-dtx public
+        idle dtx
+        at 0s    join quiet
+        at 0.1s  tone quiet 300Hz 0.5s
+        at 2.8s  tone quiet 500Hz 0.3s
+    """
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".scenario", delete=False) as f:
+        f.write(scenario)
+    srv = DevServer("--scenario", f.name)
+    try:
+        def track_sid(st):  # type: ignore[no-untyped-def]
+            for room in st["rooms"]:
+                for p in room.get("participants", []):
+                    if p["identity"] == "quiet" and p.get("tracks"):
+                        return p["tracks"][0]["sid"]
+            return None
+        sid = srv.wait_for(lambda st: track_sid(st), 10, "the scripted track")
+        srv.wait_for(lambda st: st["scenarios"][0]["done"], 10, "scenario done")
+        import time as _time
+        _time.sleep(0.8)
+        log = srv.request("GET", f"/_dev/rooms/sc-dtx/packets/{sid}").json()["packets"]
+        import base64
+        sizes = [len(base64.b64decode(p["payload"])) for p in log]
+        steps = [(b["ts"] - a["ts"]) & 0xFFFFFFFF for a, b in zip(log, log[1:])]
+        assert all(((b["seq"] - a["seq"]) & 0xFFFF) == 1 for a, b in zip(log, log[1:]))
+        assert 1 in sizes and steps.count(19200) >= 3, (sizes, steps)
+        assert set(steps) <= {960, 19200} | set(range(960, 19200, 960)), steps  # 20 ms frames only
+        # Nearly 4 s at 50 packets a second would be about 190; in DTX about 80 (the tones,
+        # the 200 ms hangovers, two packets per 420 ms in the pause).
+        assert len(log) < 120, len(log)
+        # The marker: on the stream's first packet and the first of the talk spurt after DTX.
+        markers = [i for i, p in enumerate(log) if p["marker"]]
+        assert len(markers) == 2 and markers[0] == 0 and sizes[markers[1]] > 2 and steps[markers[1] - 1] > 960, \
+            (markers, sizes)
+    finally:
+        srv.stop()
+        os.unlink(f.name)
