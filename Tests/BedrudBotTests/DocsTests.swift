@@ -130,6 +130,7 @@ import TestSupport
             "CanonicalizeEmail", "MaxRoomsPerUser",                    // Bedrud's Go
             "FoundationEssentials", "CommandLine",                     // the Swift toolchain
             "VmHWM", "VmRSS",                                          // /proc/PID/status fields
+            "GetAudioLevel",                                           // LiveKit's Go (pkg/sfu)
         ]
         var declared = Set(try Self.packageTargets().map(\.name))
         for file in Self.swiftFiles {
