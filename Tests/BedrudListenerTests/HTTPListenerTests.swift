@@ -12,14 +12,8 @@ import Testing
     /// A raw client: sends bytes, reads what comes back until the server closes or
     /// `timeout` passes.
     static func exchange(_ port: UInt16, _ bytes: [UInt8], timeout: Double = 5) -> (head: String, closedAfter: Double) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let fd = connected(port) else { return ("connect failed", 0) }
         defer { close(fd) }
-        var a = sockaddr_in()
-        a.sin_family = sa_family_t(AF_INET)
-        a.sin_port = port.bigEndian
-        a.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let ok = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard ok == 0 else { return ("connect failed", 0) }
         var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1e6))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var sent = 0
@@ -39,6 +33,21 @@ import Testing
         }
         let head = String(decoding: got.prefix(while: { $0 != 13 }), as: UTF8.self)
         return (head, Date().timeIntervalSince(start))
+    }
+
+    /// A TCP socket connected to 127.0.0.1:`port`, or nil.
+    static func connected(_ port: UInt16) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_port = port.bigEndian
+        a.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let ok = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard ok == 0 else {
+            close(fd)
+            return nil
+        }
+        return fd
     }
 
     static func listener(_ limits: HTTPListener.Limits = .init(), seen: Seen) throws -> HTTPListener {
@@ -109,15 +118,8 @@ import Testing
         defer { l.stop() }
         var held: [Int32] = []
         defer { for fd in held { close(fd) } }
-        for _ in 0..<4 {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var a = sockaddr_in()
-            a.sin_family = sa_family_t(AF_INET)
-            a.sin_port = l.port.bigEndian
-            a.sin_addr.s_addr = inet_addr("127.0.0.1")
-            _ = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-            held.append(fd)
-        }
+        for _ in 0..<4 { if let fd = Self.connected(l.port) { held.append(fd) } }
+        #expect(held.count == 4)
         usleep(200_000)  // the library accepts the four
         let fifth = Self.exchange(l.port, Array("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
         #expect(fifth.head == "", "a fifth connection from the same address is closed unanswered: \(fifth.head)")
