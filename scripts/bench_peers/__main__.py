@@ -143,7 +143,8 @@ class DevServer:
 def command(tool: str, srv: DevServer, out: str, home: str, rooms: list[str] | None = None) -> list[str]:
     rooms = rooms or ["bench"]
     if tool == "bedrud-bot":
-        return [BOT, "join"] + [srv.url + "/m/" + r for r in rooms] + ["--record", "--output", out]
+        # BENCH_BOT_PREFIX wraps the bot for profiling, e.g. "perf record -g -o /tmp/p.data --".
+        return os.environ.get("BENCH_BOT_PREFIX", "").split() + [BOT, "join"] + [srv.url + "/m/" + r for r in rooms] + ["--record", "--output", out]
     j = srv.guest(tool, rooms[0])
     if tool == "livekit-sdk":
         ws = j["livekitHost"].replace("http://", "ws://").replace("https://", "wss://")

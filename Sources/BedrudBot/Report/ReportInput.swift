@@ -149,7 +149,7 @@ struct ReportFile: Equatable, Sendable {
     var identity: String?
     /// Where the file starts on the session timeline.
     var startOffsetMs: Int64 = 0
-    /// The level strip decoded from the file.
+    /// The level strip: kept by the recording as it went, or decoded from the file.
     var levels: AudioLevels?
 }
 

@@ -4,16 +4,19 @@ import FoundationEssentials
 import Glibc
 
 /// The shell around ``ReportPage``: reads a session folder (summary.json, events.jsonl,
-/// the audio files, verified and decoded for their level strips, attachments) and writes
+/// the audio files, verified, attachments) and writes
 /// `report.html` into it, replacing an older one. Called when a session finishes, by
 /// `repair`, and by `bedrud-bot report`.
 enum SessionReport {
     static let fileName = "report.html"
 
     /// Builds and writes the folder's report; returns its path.
+    /// - Parameter levels: the level strips the recording kept as it went, by participant
+    ///   identity ("" for the room mix), when the report is written at the end of the
+    ///   session. A file without one (`repair`, `bedrud-bot report` later) is decoded for it.
     @discardableResult
-    static func write(folder: String, instance: String? = nil) throws -> String {
-        let input = try read(folder: folder, instance: instance)
+    static func write(folder: String, instance: String? = nil, levels: [String: LevelStrip] = [:]) throws -> String {
+        let input = try read(folder: folder, instance: instance, levels: levels)
         var rng = SystemRandomNumberGenerator()
         let nonce = (0..<4).map { _ in String(rng.next() as UInt32, radix: 16) }.joined()
         let html = ReportPage.render(input, nonce: nonce)
@@ -32,7 +35,7 @@ enum SessionReport {
     }
 
     /// Everything the page shows, from the folder's files.
-    static func read(folder: String, instance: String?) throws -> ReportInput {
+    static func read(folder: String, instance: String?, levels: [String: LevelStrip] = [:]) throws -> ReportInput {
         let fm = FileManager.default
         guard let eventsText = try? String(contentsOfFile: folder + "/events.jsonl", encoding: .utf8) else {
             throw CommandFailure(.notFound, "\(folder) is not a session folder (it has no readable events.jsonl)")
@@ -50,7 +53,7 @@ enum SessionReport {
             let path = folder + "/" + name
             existing.insert(name)
             if name.hasSuffix(".opus") {
-                files.append(audioFile(path: path, name: name, summary: summary))
+                files.append(audioFile(path: path, name: name, summary: summary, levels: levels))
             } else if name == "attachments" {
                 for a in ((try? fm.contentsOfDirectory(atPath: path)) ?? []).sorted() {
                     existing.insert("attachments/" + a)
@@ -83,8 +86,9 @@ enum SessionReport {
     }
 
     /// One `.opus` file: verified (as `verify` does), its participant and start from its
-    /// tags (else the summary), and its level strip decoded with libopus.
-    static func audioFile(path: String, name: String, summary: ReportSummary) -> ReportFile {
+    /// tags (else the summary), and its level strip: the one the recording kept, else
+    /// decoded from the file with libopus.
+    static func audioFile(path: String, name: String, summary: ReportSummary, levels: [String: LevelStrip] = [:]) -> ReportFile {
         var f = ReportFile(name: name, bytes: size(path))
         guard let report = try? OggOpusVerifier.verify(path: path) else { return f }
         f.valid = report.isValid
@@ -95,7 +99,9 @@ enum SessionReport {
         let fromSummary = summary.participants.first { $0.file == name }
         if f.identity == nil, let p = fromSummary { f.identity = p.identity }
         f.startOffsetMs = tag("START_OFFSET_MS").flatMap { Int64($0) } ?? fromSummary?.startOffsetMs ?? 0
-        if let data = FileManager.default.contents(atPath: path) {
+        if let strip = levels[f.identity ?? ""], report.isValid {
+            f.levels = strip.levels(startMs: f.startOffsetMs, durationMs: Int64(report.durationMillis.rounded(.up)))
+        } else if let data = FileManager.default.contents(atPath: path) {
             f.levels = try? OggOpusLevels.measure([UInt8](data))
         }
         return f
@@ -106,9 +112,9 @@ extension SessionReport {
     /// ``write(folder:instance:)`` for the end of a session and `repair`: a page that cannot
     /// be written is logged, never a reason to fail the session (its recordings are done).
     @discardableResult
-    static func writeLogged(folder: String, instance: String? = nil) -> String? {
+    static func writeLogged(folder: String, instance: String? = nil, levels: [String: LevelStrip] = [:]) -> String? {
         do {
-            return try write(folder: folder, instance: instance)
+            return try write(folder: folder, instance: instance, levels: levels)
         } catch {
             Logger("report").error("report.html not written: \(error)")
             return nil
@@ -121,9 +127,9 @@ extension SessionReport {
     /// files takes seconds of CPU, which must not hold a thread of the cooperative pool
     /// (other rooms of the same process are still finishing).
     @discardableResult
-    static func writeOffPool(folder: String, instance: String? = nil) async -> String? {
+    static func writeOffPool(folder: String, instance: String? = nil, levels: [String: LevelStrip] = [:]) async -> String? {
         await withCheckedContinuation { (k: CheckedContinuation<String?, Never>) in
-            OSThread.start(name: "bedrud-report") { k.resume(returning: writeLogged(folder: folder, instance: instance)) }
+            OSThread.start(name: "bedrud-report") { k.resume(returning: writeLogged(folder: folder, instance: instance, levels: levels)) }
         }
     }
 }

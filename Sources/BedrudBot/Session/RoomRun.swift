@@ -315,7 +315,7 @@ final class RoomRun: Sendable {
                 logger.error("\(error)")
                 if code == .success { (code, message) = (.diskLow, "\(error)") }
             }
-            await SessionReport.writeOffPool(folder: folder.path, instance: plan.instance.name)
+            await SessionReport.writeOffPool(folder: folder.path, instance: plan.instance.name, levels: media.levels)
             console.note(Self.filesLine(directory: folder.path))
             folder.release()
             if let command = options.onFinish {

@@ -48,6 +48,8 @@ final class RoomMixer {
     private var silentRun = 0
     private var encoderBypassed = false
     private var lastTOC: UInt8 = 0xF8  // CELT FB 20 ms mono until the first packet
+    /// The level of every frame written, for the report (``LevelStrip``).
+    private(set) var strip = LevelStrip()
     private var started = false
 
     init?(channels: Int, bitrate: Int, complexity: Int, coder: MixCoder, ringFrames: Int = 1 << 16, writer: OggStreamWriter) {
@@ -156,6 +158,7 @@ final class RoomMixer {
         let f = Self.frame
         var limited = false
         var peak: Float = 0
+        var sumSquares: Float = 0
         if envelope == 0, frameIsZero() {
             // Digital silence with nothing left to release (an empty room): the pass below
             // would only copy zeros and leave the envelope at 0. Same result, no pass.
@@ -170,8 +173,9 @@ final class RoomMixer {
                 let g: Float = envelope > threshold ? threshold / envelope : 1
                 if g < 1 { limited = true }
                 for c in 0..<channels {
-                    let y = ring[j + c] * g
-                    frameBuffer[i * channels + c] = max(-1, min(1, y))
+                    let y = max(-1, min(1, ring[j + c] * g))
+                    sumSquares += y * y
+                    frameBuffer[i * channels + c] = y
                     ring[j + c] = 0
                 }
             }
@@ -181,6 +185,7 @@ final class RoomMixer {
             if envelope < 1e-20 { envelope = 0 }
         }
         if limited { limitedFrames += 1 }
+        strip.add(start: cursor, meanSquare: sumSquares / Float(f * channels))
         cursor += Int64(f)
         silentRun = peak < 1.0 / 65536 ? silentRun + 1 : 0
         if silentRun > Self.silenceWarmupFrames && granuleEnd == nil && !eos {

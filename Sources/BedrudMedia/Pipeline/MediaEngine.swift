@@ -432,7 +432,8 @@ public final class MediaEngine {
 
     // MARK: - Stats
 
-    public func stats() -> MediaStats {
+    /// - Parameter levels: include the level strips (once, at the end).
+    public func stats(levels: Bool = false) -> MediaStats {
         var s = MediaStats()
         for p in participants {
             var ps = p.stats
@@ -449,8 +450,13 @@ public final class MediaEngine {
             ps.concealedMillis = p.timeline.concealedMillis
             ps.fileDurationMillis = p.timeline.fileDurationSamples.map(SessionTime.millis) ?? 0
             s.participants.append(ps)
+            if levels, p.decoder != nil {
+                let strip = p.vad.strip.finished()
+                s.levels[p.identity] = s.levels[p.identity].map { $0.merged(with: strip) } ?? strip
+            }
         }
         if let m = mixer {
+            if levels { s.levels[""] = m.strip.finished() }
             s.mixLateSamplesDropped = m.lateSamplesDropped
             s.mixLimitedFrames = m.limitedFrames
             s.mixFramesEncoded = m.framesEncoded

@@ -39,7 +39,7 @@ final class MediaJob: TurnJob, @unchecked Sendable {
             engine.finish(now: now)
             writer.finish()
             Self.forwardWriteGaps(writer, engine)
-            var s = engine.stats()
+            var s = engine.stats(levels: true)
             s.pageBytesWritten = writer.bytesWritten
             pipeline.publish(s)
             if writer.failedOperations > 0 {

@@ -250,4 +250,8 @@ public struct MediaStats: Sendable, Equatable {
     public var mixLimitedFrames = 0
     public var mixFramesEncoded = 0
     public var pageBytesWritten = 0
+    /// The live path's level strips, by participant identity ("" for the room mix); only
+    /// in the stats published when the pipeline stops (a copy every second would copy
+    /// the whole strip).
+    public var levels: [String: LevelStrip] = [:]
 }

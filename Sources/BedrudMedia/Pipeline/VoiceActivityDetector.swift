@@ -37,6 +37,8 @@ struct VoiceActivityDetector {
     private(set) var peakDBFS: Float = -120
     private(set) var speechFrames = 0
     private(set) var frames = 0
+    /// Every frame's level, kept for the report (``LevelStrip``).
+    private(set) var strip = LevelStrip()
 
     var isSpeaking: Bool { turnStart != nil }
 
@@ -111,6 +113,7 @@ struct VoiceActivityDetector {
     private mutating func endFrame(turn: (Int64, Int64) -> Void) {
         let meanSquare = sumSquares / Float(Self.frame)
         let db = meanSquare > 1e-12 ? 10 * log10f(meanSquare) : -120
+        strip.add(start: frameStart, meanSquare: meanSquare)
         levelDBFS = db
         peakDBFS = peak > 1e-6 ? 20 * log10f(peak) : -120
         frames += 1
