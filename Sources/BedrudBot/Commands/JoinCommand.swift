@@ -146,6 +146,7 @@ enum JoinCommand {
         options.mixChannels = try config.value(R.mixChannels)
         options.mixBitrate = try config.value(R.mixBitrate)
         options.mixComplexity = try config.value(R.mixComplexity)
+        options.mixPassthrough = try config.value(R.mixPassthrough)
         options.mixCoder = try config.value(R.mixCoder)
         if options.record && options.mix, let note = mixBitrateNote(coder: options.mixCoder, bitrate: options.mixBitrate) {
             inv.console.warning(note)

@@ -89,6 +89,7 @@ public enum Settings {
         public static let mixCoder = Setting<MixCoder>("record", "mix_coder") { MixCoder(rawValue: $0.lowercased()) }
         public static let mixBitrate = Setting.bitrate("record", "mix_bitrate")
         public static let mixComplexity = Setting.number("record", "mix_complexity")
+        public static let mixPassthrough = Setting.yesNo("record", "mix_passthrough")
         /// `session` lines every file up with the session's start; `join` (false) does not.
         public static let alignToSession = Setting<Bool>("record", "align") { $0.lowercased() == "session" }
         public static let split = Setting.seconds("record", "split")

@@ -19,6 +19,7 @@ struct RoomRunOptions: Sendable {
     var mixCoder = Settings.Record.mixCoder.builtIn
     var mixBitrate = Settings.Record.mixBitrate.builtIn
     var mixComplexity = Settings.Record.mixComplexity.builtIn
+    var mixPassthrough = Settings.Record.mixPassthrough.builtIn
     var jitterWaitMillis = Settings.Record.jitterWait.builtIn
     var fileJitterWaitMillis = Settings.Record.fileJitterWait.builtIn
     var duration: Double?
@@ -197,6 +198,7 @@ final class RoomRun: Sendable {
         pc.mixCoder = options.mixCoder
         pc.mixBitrate = options.mixBitrate
         pc.mixComplexity = options.mixComplexity
+        pc.mixPassthrough = options.mixPassthrough
         pc.jitterWaitMillis = options.jitterWaitMillis
         pc.fileJitterWaitMillis = options.fileJitterWaitMillis
         pc.alignToSession = options.alignToSession

@@ -60,6 +60,9 @@ public enum MixCoder: String, Sendable, CaseIterable {
     /// libopus's voice application: SILK, or hybrid (SILK below 8 kHz, CELT above) at
     /// these bit rates. The default before 2026-12-02, at 32 kbit/s.
     case voice
+
+    /// The encoder's delay at 48 kHz (OPUS_GET_LOOKAHEAD), known before one is made.
+    public var lookahead: Int { self == .celt ? 120 : 312 }
 }
 
 /// A libopus encoder for the mixed room recording.

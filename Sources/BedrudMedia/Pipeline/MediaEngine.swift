@@ -85,7 +85,8 @@ public final class MediaEngine {
         let ch = config.mixChannels == 2 ? 2 : 1
         let w = OggStreamWriter(
             serial: Int32(bitPattern: config.serialSeed), streamID: 0, consumer: pages, flushSamples: max(960, config.roomPageFlushMillis * 48))
-        guard let m = RoomMixer(channels: ch, bitrate: config.mixBitrate, complexity: config.mixComplexity, coder: config.mixCoder, writer: w) else {
+        guard let m = RoomMixer(channels: ch, bitrate: config.mixBitrate, complexity: config.mixComplexity, coder: config.mixCoder,
+                                passthrough: config.mixPassthrough, writer: w) else {
             emit(.warning("The mixed recording is off: libopus could not create an encoder."))
             return
         }
@@ -340,11 +341,14 @@ public final class MediaEngine {
                 if concealLive(p, d, samples: n, at: at, next: fec ? payload : nil) { p.stats.fecRecovered += 1 }
             case .decode(let at):
                 var n = d.decode(payload, into: pcm, maxSamples: Self.pcmCapacity)
+                var decoded = true
                 if n < 0 {
                     p.stats.corrupt += 1
+                    decoded = false
                     n = d.conceal(into: pcm, samples: min(info?.samples ?? 0, Self.pcmCapacity))
                 }
                 guard n > 0 else { return }
+                if decoded { mixer?.offer(payload, source: p.streamID, at: at - Int64(Self.senderPreSkip), samples: n) }
                 analyze(p, count: n, at: at - Int64(Self.senderPreSkip))
             default:
                 perform(p, action)
@@ -388,7 +392,7 @@ public final class MediaEngine {
     }
 
     func analyze(_ p: ParticipantRecorder, count n: Int, at: Int64) {
-        mixer?.add(pcm, count: n, at: at, pan: p.pan)
+        mixer?.add(pcm, count: n, at: at, pan: p.pan, source: p.streamID)
         let identity = p.identity
         p.vad.feed(pcm, count: n, position: at) { s, e in
             self.emit(.speakingTurn(identity: identity, startMillis: SessionTime.millis(s), endMillis: SessionTime.millis(e)))
@@ -460,6 +464,7 @@ public final class MediaEngine {
             s.mixLateSamplesDropped = m.lateSamplesDropped
             s.mixLimitedFrames = m.limitedFrames
             s.mixFramesEncoded = m.framesEncoded
+            s.mixPacketsPassedThrough = m.packetsPassedThrough
         }
         return s
     }

@@ -36,6 +36,9 @@ public struct MediaPipelineConfig: Sendable {
     public var mixBitrate: Int = 64000
     /// libopus complexity of the mix encoder (0...10); see docs/BENCHMARKS.md.
     public var mixComplexity: Int = 5
+    /// While one voice alone is heard, write its packets into a mono mix as they are
+    /// instead of encoding (``RoomMixer``).
+    public var mixPassthrough: Bool = true
     /// A page is written at least every this many milliseconds of audio.
     public var pageFlushMillis: Int = 1000
     /// Losses up to this long are concealed with FEC/PLC in the decoded path; longer
@@ -249,6 +252,8 @@ public struct MediaStats: Sendable, Equatable {
     public var mixLateSamplesDropped = 0
     public var mixLimitedFrames = 0
     public var mixFramesEncoded = 0
+    /// Packets of a lone voice written into the mix as they are (``RoomMixer``).
+    public var mixPacketsPassedThrough = 0
     public var pageBytesWritten = 0
     /// The live path's level strips, by participant identity ("" for the room mix); only
     /// in the stats published when the pipeline stops (a copy every second would copy

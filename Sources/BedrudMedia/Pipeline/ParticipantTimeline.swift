@@ -37,6 +37,9 @@ struct ParticipantTimeline {
         var alignToSession: Bool
         /// Whether the participant's audio is decoded (the live path runs).
         var decodes: Bool
+        /// Where packet starts should fall on the session's 2.5 ms grid (``TrackClock``);
+        /// nil: wherever their arrival puts them.
+        var gridPhase: Int64? = nil
     }
 
     /// Pre-skip of passthrough files: the sender's encoder delay (libopus: 312 samples).
@@ -113,7 +116,7 @@ struct ParticipantTimeline {
     init(settings: Settings, addedAt: UInt64) {
         self.settings = settings
         self.addedAt = addedAt
-        clock = TrackClock(settleNanos: settings.startHoldNanos)
+        clock = TrackClock(settleNanos: settings.startHoldNanos, gridPhase: settings.gridPhase)
     }
 
     @inline(__always)
@@ -565,6 +568,13 @@ extension ParticipantTimeline.Settings {
             liveFillAfterSamples: Int64(config.liveFillAfterMillis) * 48, fileLatencySamples: config.fileLatencySamples,
             mixLatencySamples: config.mixLatencySamples, gapEventMinSamples: Int64(config.gapEventMinMillis) * 48,
             concealMaxSamples: Int64(config.concealMaxMillis) * 48, alignToSession: config.alignToSession, decodes: config.decode)
+        // A mono mix passes a lone voice's packets through: their decoded audio (which
+        // starts `senderPreSkip` before the packet's place) must begin on the mix's packet
+        // grid, which runs `lookahead` behind the session's 2.5 ms steps. (With the
+        // passthrough off too, so that both mixes place every voice alike.)
+        if config.decode && config.mix && config.mixChannels == 1 {
+            gridPhase = ((ParticipantTimeline.senderPreSkip - Int64(config.mixCoder.lookahead)) % 120 + 120) % 120
+        }
     }
 }
 

@@ -13,10 +13,17 @@
 ///   (RTP timestamps that stalled during a mobile interruption);
 /// - every 10 s the window minimum, if it drifted more than 20 ms late, becomes the
 ///   anchor (a sender clock slower than ours).
+///
+/// With a `gridPhase`, every anchor is rounded (by at most 60 samples, 1.25 ms, well inside
+/// the arrival jitter it is estimated from) so that packet starts fall on the mix's 2.5 ms
+/// grid: a packet at timestamp t lands at a session sample ≡ `gridPhase` (mod 120) when t
+/// is on the stream's own 2.5 ms steps. Then a lone voice's packets fit `room.opus` exactly
+/// (``RoomMixer``'s passthrough needs no shift).
 /// Pure value; no allocation.
 struct TrackClock {
     private(set) var offset: Int64?
     let settleNanos: UInt64
+    let gridPhase: Int64?
     private var settleUntil: UInt64 = 0
     private var lateRun = 0
     private var lateRunMin = Int64.max
@@ -26,7 +33,17 @@ struct TrackClock {
     static let tolerance: Int64 = 960  // 20 ms
     static let windowNanos: UInt64 = 10_000_000_000
 
-    init(settleNanos: UInt64) { self.settleNanos = settleNanos }
+    init(settleNanos: UInt64, gridPhase: Int64? = nil) {
+        self.settleNanos = settleNanos
+        self.gridPhase = gridPhase
+    }
+
+    /// `d` moved to the nearest anchor that puts `timestamp` on the grid.
+    private func snap(_ d: Int64, _ timestamp: Int64) -> Int64 {
+        guard let phase = gridPhase else { return d }
+        let r = ((timestamp + d - phase) % 120 + 120) % 120
+        return r < 60 ? d - r : d + (120 - r)
+    }
 
     /// Forget the anchor: the next packet starts a new segment (new SSRC, reconnect).
     mutating func startSegment() {
@@ -38,20 +55,20 @@ struct TrackClock {
     mutating func observe(timestamp: Int64, sessionSample: Int64, arrivalNanos: UInt64) {
         let d = sessionSample - timestamp
         guard let o = offset else {
-            offset = d
+            offset = snap(d, timestamp)
             settleUntil = arrivalNanos &+ settleNanos
             windowEnd = arrivalNanos &+ Self.windowNanos
             return
         }
         if arrivalNanos < settleUntil {
-            if d < o { offset = d }
+            if d < o { offset = snap(d, timestamp) }
             return
         }
         if d < o - Self.tolerance {
-            offset = d
+            offset = snap(d, timestamp)
             adjustments += 1
         } else if d > o + 48000 {
-            offset = d
+            offset = snap(d, timestamp)
             adjustments += 1
             settleUntil = arrivalNanos &+ settleNanos
             lateRun = 0
@@ -59,7 +76,7 @@ struct TrackClock {
             lateRun += 1
             lateRunMin = min(lateRunMin, d)
             if lateRun >= 5 {
-                offset = lateRunMin
+                offset = snap(lateRunMin, timestamp)
                 adjustments += 1
                 lateRun = 0
                 lateRunMin = .max
@@ -71,7 +88,7 @@ struct TrackClock {
         windowMin = min(windowMin, d)
         if arrivalNanos >= windowEnd {
             if let cur = offset, windowMin > cur + Self.tolerance, windowMin != .max {
-                offset = windowMin
+                offset = snap(windowMin, timestamp)
                 adjustments += 1
             }
             windowMin = .max
@@ -82,7 +99,7 @@ struct TrackClock {
     /// Re-anchors so that `timestamp` lands at `sessionSample` (a packet that claimed to
     /// be from the future).
     mutating func force(timestamp: Int64, sessionSample: Int64) {
-        offset = sessionSample - timestamp
+        offset = snap(sessionSample - timestamp, timestamp)
         adjustments += 1
         lateRun = 0
         windowMin = .max

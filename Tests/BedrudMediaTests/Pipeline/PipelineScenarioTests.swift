@@ -341,6 +341,7 @@ import Testing
         var config = MediaPipelineConfig()
         config.mixCoder = coder
         config.mixBitrate = coder == .celt ? 64000 : 32000
+        config.mixPassthrough = false  // one voice alone would go into the mix as its own packets
         let rec = VirtualRecording(config: config)
         let r = rec.add("p1")
         rec.run([(r, script.packets)], until: origin + 3 * Self.sec + 30_000_000)
