@@ -813,6 +813,9 @@ def score_meeting(files: list[str], m) -> dict:  # type: ignore[no-untyped-def]
         errs = sorted(abs(f[0] - p) / 48 for f, p in zip(found_in_mix, positions) if f[1] > 0.5)
         mix["tag_error_ms"] = {"median": errs[len(errs) // 2], "max": errs[-1], "turns": len(errs)} if errs else None
         mix["tags_1ms"] = mix_fidelity(room, clips, [find_clip(room, c, p, 48)[0] for c, p in zip(clips, positions)])
+        # A lone voice passed through (record.mix_passthrough): where, and what its switches do.
+        from .mix_switches import measure as measure_switches
+        mix["switches"] = measure_switches(os.path.dirname(room_path))
     out["mix"] = mix
     return out
 
@@ -873,6 +876,14 @@ def meeting_summarize(runs: list[dict], sizes: list[int], minutes: float) -> str
                 row[f"mix_{k}@{n}"] = med([(r.get("mix") or {}).get(k) for r in rs])
             row[f"mix_tagerr@{n}"] = med([((r.get("mix") or {}).get("tag_error_ms") or {}).get("median") for r in rs])
             row[f"mix_tagmax@{n}"] = med([((r.get("mix") or {}).get("tag_error_ms") or {}).get("max") for r in rs])
+            sw = [(r.get("mix") or {}).get("switches") or {} for r in rs]
+            row[f"mix_passed@{n}"] = med([x.get("passed_share") for x in sw])
+            row[f"mix_runs@{n}"] = med([x.get("runs") for x in sw])
+            row[f"mix_step@{n}"] = med([x.get("step_excess_max") for x in sw])
+            row[f"mix_swdiff@{n}"] = med([x.get("diff_rms_rel_median") for x in sw])
+            row[f"mix_swdiffmax@{n}"] = med([x.get("diff_rms_rel_max") for x in sw])
+            row[f"mix_inside@{n}"] = med([x.get("inside_runs_diff_rms_rel_median") for x in sw])
+            row[f"mix_encoded@{n}"] = med([x.get("encoded_diff_rms_rel_median") for x in sw])
             row[f"server@{n}"] = med([r["devserver_cpu_s"] / r["seconds"] for r in rs])
         rows[tool] = row
     used = [t for t in TOOLS if rows.get(t)]
@@ -891,6 +902,13 @@ def meeting_summarize(runs: list[dict], sizes: list[int], minutes: float) -> str
                  (f"N={n}: turns in the mix off their tag position, largest ms", f"mix_tagmax@{n}", 1, False),
                  (f"N={n}: mix correlation, each turn searched in the mix", f"mix_searched@{n}", 3, False),
                  (f"N={n}: mix correlation, the sources summed at one lag (the old figure)", f"mix_one_lag@{n}", 3, False),
+                 (f"N={n}: mix packets that are a lone voice's own (passthrough), share", f"mix_passed@{n}", 3, False),
+                 (f"N={n}: passthrough runs", f"mix_runs@{n}", 0, False),
+                 (f"N={n}: switches: largest sample step beyond the reference mix's (full scale 1)", f"mix_step@{n}", 4, False),
+                 (f"N={n}: switches with sound: mix − reference, RMS relative to the reference, median", f"mix_swdiff@{n}", 3, False),
+                 (f"N={n}: the same, largest", f"mix_swdiffmax@{n}", 3, False),
+                 (f"N={n}: the same inside passthrough runs (against the file the packets came from), median", f"mix_inside@{n}", 4, False),
+                 (f"N={n}: the same in encoded stretches (the mix coder alone), median", f"mix_encoded@{n}", 3, False),
                  (f"N={n}: devserver CPU, share of a core", f"server@{n}", 2, False)]
     for label, key, d, ratio in keys:
         cells = []
