@@ -20,18 +20,17 @@ import Glibc
 /// its full duration and granule positions; an empty room costs no libopus time.
 ///
 /// One voice costs no encoding either (a mono mix, `passthrough`): while exactly one
-/// track is heard above −50 dBFS, and its packets reach the mix in one unbroken run, those
-/// packets are written into `room.opus` as they are (RFC 7845 lets a mono stream carry any
-/// Opus packet; a decoder mixes stereo ones down). Tracks below the gate (comfort noise)
-/// are left out of the mix meanwhile. A stream's packets all last multiples of 2.5 ms, so
-/// to reach the speaker's packet grid the mixer encodes up to 2.5 ms more or less: the
-/// passed-through stretch sits up to 1.25 ms off its true time. Where the run ends, the
-/// encoder is reset, fed the last 20 ms (its output dropped) and takes over at the
-/// true time again, skipping or repeating that offset. libopus decoders cross-fade the
-/// change of coding mode at both ends. Measured in docs/BENCHMARKS.md (*One voice passes
-/// through*).
+/// track is heard above −50 dBFS, its packets are written into `room.opus` as they are
+/// (RFC 7845 lets a mono stream carry any Opus packet; a decoder mixes stereo ones down).
+/// Which frames are encoded and which packets pass is ``MixPassthrough``'s decision (a
+/// pure value with transcript tests); this class keeps the audio, the per-2.5 ms record of
+/// who is heard, and the recent packets (``MixPacketQueue``), and carries the decisions
+/// out. Tracks below the gate (comfort noise) are left out of the mix during a run. Track
+/// clocks put packets on the mix's 2.5 ms grid (``TrackClock``), so a run needs no shift;
+/// at a run's end the encoder is reset and fed the last 20 ms (its output dropped) so it
+/// continues the voice. Measured in docs/BENCHMARKS.md (*One voice passes through*).
 /// Thread contract: owned by the media thread.
-final class RoomMixer {
+final class RoomMixer: MixPassthrough.View {
     let channels: Int
     static let frame = 960
     /// The finest Opus frame (2.5 ms): packet boundaries of any stream fall on it.
@@ -60,7 +59,7 @@ final class RoomMixer {
     private var recycled: Int64 = 0
     private var slotsCleared: Int64 = 0
     /// The engine's edge: everything before it is final.
-    private var finalEdge: Int64 = 0
+    private(set) var finalEdge: Int64 = 0
     private(set) var envelope: Float = 0
     private let threshold: Float = 0.89  // ≈ −1 dBFS
     private let release: Float
@@ -86,19 +85,10 @@ final class RoomMixer {
     /// The packets that may be passed through; nil: always encode.
     let queue: MixPacketQueue?
 
-    /// With the passthrough on, the mix waits for this much more of the session to be final
-    /// (80 ms), to see who speaks next: a run begins on the new voice's quiet packets before
-    /// it speaks, so the decoder holds that voice's history (a coder's state carried over
-    /// from another voice clicks).
-    private var lookahead: Int64 { queue == nil ? 0 : 4 * Int64(Self.frame) }
-
-    enum Mode: Equatable {
-        case encoding
-        /// Writing `source`'s packets; the next one starts at session sample `next`; the
-        /// stream runs `shift` samples ahead of the session meanwhile (|shift| ≤ 60).
-        case passthrough(source: Int, next: Int64, shift: Int64)
-    }
-    private(set) var mode = Mode.encoding
+    /// With the passthrough on: who is heard and which packets may go through
+    /// (``MixPassthrough``; nil: always encode). The mix then waits for 80 ms more of the
+    /// session to be final, to see who speaks next.
+    private var passthrough: MixPassthrough?
 
     init?(channels: Int, bitrate: Int, complexity: Int, coder: MixCoder, ringFrames: Int = 1 << 16, passthrough: Bool = false,
           writer: OggStreamWriter) {
@@ -122,6 +112,7 @@ final class RoomMixer {
         release = expf(-1 / (0.1 * 48000))
         // The session's grid (TrackClock) assumes this delay; another would misplace every run.
         queue = passthrough && channels == 1 && enc.lookahead == coder.lookahead ? MixPacketQueue() : nil
+        self.passthrough = queue == nil ? nil : MixPassthrough()
         switches.reserveCapacity(512)
     }
 
@@ -133,21 +124,17 @@ final class RoomMixer {
     }
 
     var preSkip: Int { encoder.lookahead }
+    var encoderDelay: Int64 { Int64(encoder.lookahead) }
+
+    var mode: MixPassthrough.Mode { passthrough?.mode ?? .encoding }
 
     /// The session sample the stream's output has reached.
-    private var outPosition: Int64 {
-        switch mode {
-        case .encoding: return cursor - Int64(preSkip)
-        case .passthrough(_, let next, _): return next
-        }
-    }
+    private var outPosition: Int64 { passthrough?.outPosition(cursor: cursor, preSkip: Int64(preSkip)) ?? cursor - Int64(preSkip) }
 
     /// Audio before this is final: later additions are late.
     private var acceptFrom: Int64 {
-        switch mode {
-        case .encoding: return cursor
-        case .passthrough(_, let next, _): return next
-        }
+        if case .passthrough(_, let next, _) = mode { return next }
+        return cursor
     }
 
     /// Adds mono PCM at session sample `position` with constant-power `pan` (−1 left … +1
@@ -247,95 +234,64 @@ final class RoomMixer {
 
     // MARK: - Steps
 
-    /// Writes what can be decided now: a frame, or a passed-through packet.
+    /// Writes what can be decided now: a frame, a run's start, a passed-through packet,
+    /// or a run's end.
     /// - Returns: false when it has to wait for more of the session.
     private func step() -> Bool {
-        switch mode {
-        case .encoding:
-            switch startPassthrough() {
-            case .started: return true
-            case .wait: return false
-            case .no: break
-            }
-            guard cursor + Int64(Self.frame) + lookahead <= finalEdge else { return false }
+        guard var decider = passthrough, let q = queue else {
+            guard cursor + Int64(Self.frame) <= finalEdge else { return false }
             encodeFrame(Self.frame, eos: false, granuleEnd: nil)
             return true
-        case .passthrough(let source, let next, let shift):
-            guard let q = queue else { return false }
-            // Another voice alone ahead while this one pauses: hand over now, on the new
-            // voice's quiet packets (see `startPassthrough`).
-            guard next + lookahead <= finalEdge else { return false }
-            if let other = heard(from: next, to: next + lookahead), other != source {
-                endPassthrough()
-                return true
-            }
-            if let (i, e) = q.find(source: source, startingIn: next...next) {
-                let end = next + Int64(e.samples)
-                guard end + lookahead <= finalEdge else { return false }
-                if let meanSquare = passable(source, from: next, to: end) {
-                    pass(q, i, e, shift: shift, meanSquare: meanSquare)
-                    mode = .passthrough(source: source, next: end, shift: shift)
-                    return true
-                }
-            } else if next + Int64(Self.frame) > finalEdge {
-                return false  // the packet may still come
-            }
-            endPassthrough()
-            return true
         }
+        let action = decider.next(self)
+        passthrough = decider
+        switch action {
+        case .wait:
+            return false
+        case .encode(let n):
+            encodeFrame(n, eos: false, granuleEnd: nil)
+        case .start(let source, let p, let align, _):
+            var left = align
+            while left > 0 {
+                let n: Int64 = left >= 960 ? 960 : left >= 480 ? 480 : left >= 240 ? 240 : 120
+                encodeFrame(Int(n), eos: false, granuleEnd: nil)
+                left -= n
+            }
+            passthroughRuns += 1
+            if switches.count < 512 { switches.append(p.start) }
+            pass(q, source, p)
+        case .pass(let source, let p):
+            pass(q, source, p)
+        case .end(let at):
+            resumeEncoding(at: at)
+        }
+        return true
     }
 
-    /// While encoding: when one track alone is heard from the output position on and its
-    /// packet starts within the next frame, encodes up to that packet (2.5 ms steps) and
-    /// passes the packet through. Waits while that packet is not final yet.
-    private enum Start { case started, wait, no }
-
-    private func startPassthrough() -> Start {
-        guard let q = queue else { return .no }
-        let o = outPosition
-        let f = Int64(Self.frame), half = Int64(Self.slot / 2)
-        // The one voice heard from here through the lookahead.
-        guard o + lookahead <= finalEdge, let source = heard(from: o, to: o + lookahead),
-              let (i, e) = q.find(source: source, startingIn: (o - half)...(o + f))
-        else { return .no }
-        let end = e.start + Int64(e.samples)
-        let m = max(0, (e.start - o + half) / Int64(Self.slot) * Int64(Self.slot))
-        if end + lookahead > finalEdge || cursor + m > finalEdge { return .wait }
-        // The run begins on a quiet packet, so the decoder learns the voice before it is heard.
-        guard heard(from: e.start, to: end) == nil, let meanSquare = passable(source, from: e.start, to: end) else { return .no }
-        var left = m
-        while left > 0 {
-            let n: Int64 = left >= 960 ? 960 : left >= 480 ? 480 : left >= 240 ? 240 : 120
-            encodeFrame(Int(n), eos: false, granuleEnd: nil)
-            left -= n
+    /// Writes `source`'s packet `p` into the stream, where the run puts it.
+    private func pass(_ q: MixPacketQueue, _ source: Int, _ p: MixPassthrough.Packet) {
+        guard let (i, _) = q.find(source: source, startingIn: p.start...p.start),
+              case .passthrough(_, _, let shift) = mode else { return }
+        q.withPacket(i) { b in
+            writer.packet(b, granule: p.end + Int64(preSkip) + shift - granuleBase, samples: p.samples, eos: false)
+            if let t = b.baseAddress { lastTOC = t.load(as: UInt8.self) }
         }
-        let shift = outPosition - e.start
-        passthroughRuns += 1
-        if switches.count < 512 { switches.append(e.start) }
-        pass(q, i, e, shift: shift, meanSquare: meanSquare)
-        mode = .passthrough(source: source, next: end, shift: shift)
-        return .started
-    }
-
-    /// Writes packet `i` of the queue into the stream at `e.start + shift`.
-    private func pass(_ q: MixPacketQueue, _ i: Int, _ e: MixPacketQueue.Entry, shift: Int64, meanSquare: Float) {
-        let end = e.start + Int64(e.samples)
-        q.withPacket(i) { p in
-            writer.packet(p, granule: end + Int64(preSkip) + shift - granuleBase, samples: Int(e.samples), eos: false)
-            if let b = p.baseAddress { lastTOC = b.load(as: UInt8.self) }
+        var sumSquares: Float = 0
+        for k in p.start..<p.end {
+            let x = ring[Int(k & Int64(mask))]
+            sumSquares += x * x
         }
-        strip.add(start: e.start, meanSquare: meanSquare)
+        strip.add(start: p.start, meanSquare: sumSquares / Float(p.samples))
         packetsPassedThrough += 1
     }
 
-    /// Back to encoding at the session's own time: the encoder, reset, is fed the 20 ms
-    /// before its new cursor (its output dropped), so that its lookahead holds the audio
-    /// that comes next and its first frame continues the voice without a dip.
-    private func endPassthrough() {
-        guard case .passthrough(_, let next, let shift) = mode else { return }
-        if switches.count < 512 { switches.append(next) }
-        cursor = next + Int64(preSkip) + shift
-        mode = .encoding
+    /// Back to encoding at the session's own time (`at`, where the stream's output is):
+    /// the encoder, reset, is fed the 20 ms before its new cursor (its output dropped), so
+    /// that its lookahead holds the audio that comes next and its first frame continues the
+    /// voice without a dip.
+    private func resumeEncoding(at: Int64) {
+        if switches.count < 512 { switches.append(at) }
+        cursor = at + Int64(preSkip)
         encoder.reset()
         let f = Self.frame
         for i in 0..<f {
@@ -348,8 +304,15 @@ final class RoomMixer {
         envelope = 0
     }
 
+    /// Ends a run now (rotation, the end of the session).
+    private func endPassthrough() {
+        guard var decider = passthrough, let at = decider.stop() else { return }
+        passthrough = decider
+        resumeEncoding(at: at)
+    }
+
     /// The one track heard in `[from, to)`, if exactly one is.
-    private func heard(from: Int64, to: Int64) -> Int? {
+    func heard(from: Int64, to: Int64) -> Int? {
         guard to > from else { return nil }
         var who = Self.noTrack
         for k in (from / Int64(Self.slot))...((to - 1) / Int64(Self.slot)) {
@@ -361,23 +324,24 @@ final class RoomMixer {
         return who == Self.noTrack ? nil : Int(who)
     }
 
-    /// The mean square of `[from, to)` when `source`'s packet may stand for it there: no
-    /// other track heard (the source itself may pause), and nothing the limiter would touch.
-    private func passable(_ source: Int, from: Int64, to: Int64) -> Float? {
-        guard envelope <= threshold else { return nil }
-        let id = Int32(truncatingIfNeeded: source)
+    func otherHeard(than source: Int?, from: Int64, to: Int64) -> Bool {
+        guard to > from else { return false }
+        let id = source.map { Int32(truncatingIfNeeded: $0) } ?? Self.noTrack
         for k in (from / Int64(Self.slot))...((to - 1) / Int64(Self.slot)) {
             let v = slots[Int(k & Int64(slotMask))]
-            if v != Self.noTrack && v != id { return nil }
+            if v != Self.noTrack && v != id { return true }
         }
-        var peak: Float = 0, sumSquares: Float = 0
-        for p in from..<to {
-            let x = ring[Int(p & Int64(mask))]
-            sumSquares += x * x
-            peak = max(peak, abs(x))
-        }
-        guard peak <= threshold else { return nil }
-        return sumSquares / Float(to - from)
+        return false
+    }
+
+    func packet(of source: Int, startingIn range: ClosedRange<Int64>) -> MixPassthrough.Packet? {
+        queue?.find(source: source, startingIn: range).map { MixPassthrough.Packet(start: $0.entry.start, samples: Int($0.entry.samples)) }
+    }
+
+    func unlimited(from: Int64, to: Int64) -> Bool {
+        guard envelope <= threshold else { return false }
+        for p in from..<to where abs(ring[Int(p & Int64(mask))]) > threshold { return false }
+        return true
     }
 
     /// Clears the ring and the slots well behind the output (the 20 ms before it stay
