@@ -7,7 +7,7 @@ import Testing
 import TestSupport
 
 /// docs/events.schema.json against what the writer produces, and the validator against
-/// lines it must refuse (issue 11 §2).
+/// lines it must refuse.
 @Suite struct EventSchemaTests {
     static func temporaryFolder() throws -> String {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("events-\(UUID().uuidString)").path
@@ -78,7 +78,7 @@ import TestSupport
 
     /// The check can fail: lines the schema must refuse, each with the reason the validator gives.
     @Test(arguments: [
-        // The shape before issue 11: participant as a bare identity, name beside it.
+        // The older shape: participant as a bare identity, name beside it.
         (#"{"type":"speaking_turn","participant":"u-1","name":"Alice","start_ms":1000,"end_ms":2500,"time":"2026-12-01T10:00:01.000Z","offset_ms":1000,"written_ms":3100}"#,
          "participant: 'u-1' is not of type 'object'"),
         // A turn that does not say it was written later.

@@ -131,8 +131,8 @@ enum EveryEvent {
 }
 
 /// The exact bytes of `events.jsonl` for one event of every type and for hostile text,
-/// against a fixture written by the `[String: Any]` writer before events became typed
-/// (issue 24 §3): the typed events must not change a byte.
+/// against a fixture written by the `[String: Any]` writer before events became typed:
+/// the typed events must not change a byte.
 @Suite struct TranscriptWriterGoldenTests {
     static let fixture = Repo.root.appendingPathComponent("Tests/BedrudBotTests/Session/Fixtures/every-event.jsonl")
 

@@ -98,7 +98,7 @@ import Testing
         #expect(!t.state.everConnected)
     }
 
-    // MARK: - A resume whose media never comes back (issue: a 40 s outage cost 64 s)
+    // MARK: - A resume whose media never comes back (a 40 s outage once cost 64 s)
 
     @Test func aResumeWithoutICEFallsBackToARejoinWithinSeconds() {
         var t = RoomTranscript()

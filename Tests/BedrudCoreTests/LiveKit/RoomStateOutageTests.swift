@@ -2,7 +2,7 @@ import BedrudProtocol
 import Testing
 @testable import BedrudCore
 
-/// Long outages (issue 13 §4): resume attempts, then full rejoins with a fresh token and
+/// Long outages: resume attempts, then full rejoins with a fresh token and
 /// a capped backoff until `maxOutageMs`, and a final reason that names what the last
 /// attempt ran into. Driven on the fake clock: every pending timer is fired at its
 /// deadline (the owner's jitter is not part of the deadline).

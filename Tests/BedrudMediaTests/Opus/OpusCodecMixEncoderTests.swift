@@ -7,7 +7,7 @@ import Testing
 @testable import BedrudBench
 @testable import BedrudMedia
 
-/// The mix encoder figures of `bedrud-bot bench` (issue 12, the mix) and the packet
+/// The mix encoder figures of `bedrud-bot bench` and the packet
 /// activity flag the decode-skip analysis counts.
 @Suite struct OpusCodecMixEncoderTests {
     /// libopus in SILK mode (VOIP, wide-band, voice): a packet of digital silence carries

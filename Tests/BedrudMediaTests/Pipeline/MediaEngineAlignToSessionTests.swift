@@ -4,7 +4,7 @@ import Testing
 
 @testable import BedrudMedia
 
-/// `record.align = session` (issue 11 §3): a late joiner's file starts at session sample 0,
+/// `record.align = session`: a late joiner's file starts at session sample 0,
 /// padded with two-byte concealment packets that decode to silence, so it lines up with
 /// everyone else's in an audio editor.
 @Suite(.serialized) struct MediaEngineAlignToSessionTests {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import BedrudMedia
 
-/// `fec_recovered` counts only losses the next packet's LBRR data recovered (issue 13 §6).
+/// `fec_recovered` counts only losses the next packet's LBRR data recovered.
 @Suite struct FECCountTests {
 
     /// Single losses at 50, 120 and 200 in 6 s of speech; the engine's FEC count.

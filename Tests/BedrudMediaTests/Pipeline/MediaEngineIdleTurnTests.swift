@@ -1,7 +1,7 @@
 import Testing
 @testable import BedrudMedia
 
-/// How often the media thread takes a turn when nothing arrives (issue 12's idle cost).
+/// How often the media thread takes a turn when nothing arrives: what an idle room costs.
 @Suite("Idle turns")
 struct MediaEngineIdleTurnTests {
     @Test("An empty room takes a turn a second; a participant who is present but silent brings back the 250 ms turn, and leaving ends it")

@@ -4,7 +4,7 @@ import Testing
 
 @testable import BedrudMedia
 
-/// The two reorder windows (issue 13 §5): a participant's file waits `fileJitterWaitMillis`
+/// The two reorder windows: a participant's file waits `fileJitterWaitMillis`
 /// (400 ms) for a late packet, the live path (mix, speech detection) `jitterWaitMillis`
 /// (60 ms). Virtual time; arrival = media time + 30 ms.
 @Suite(.serialized) struct MediaEngineJitterWindowTests {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import BedrudMedia
 
-/// Rotation (issue 11 §3, `--split`, `--split-size`, SIGHUP): a file continues in numbered
+/// Rotation (`--split`, `--split-size`, SIGHUP): a file continues in numbered
 /// segments, each a valid Ogg Opus stream of its own, and nothing is lost or doubled at a
 /// boundary: the segments' packets are the unsplit file's, their granules add up to its.
 @Suite(.serialized) struct MediaEngineRotationTests {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import BedrudMedia
 
-/// Gap durations per cause are never negative (issue 13 §6).
+/// Gap durations per cause are never negative.
 @Suite struct ParticipantTimelineGapTests {
 
     /// Two 2.5 ms fills while nothing was known, then the cause (a mute) learned: the

@@ -5,7 +5,7 @@ import Testing
 
 @testable import BedrudMedia
 
-/// Speaking turns last as long as the sound, and steady noise is no turn (issue 13 §6).
+/// Speaking turns last as long as the sound, and steady noise is no turn.
 @Suite struct VoiceActivityDetectorTests {
 
     /// Connected speech with no silent pauses: a harmonic voice whose level swings with

@@ -92,7 +92,7 @@ import Testing
         #expect(metrics.value == .unknown(8))
     }
 
-    // Issue 15: the oneof rule (the last member on the wire wins, only it is kept, a
+    // The oneof rule (the last member on the wire wins, only it is kept, a
     // repeated message member merges) holds for members we keep as raw records too.
     @Test func unmodelledOneofMembersFollowTheOneofRule() throws {
         let user: [UInt8] = [0x12, 0x03, 0x12, 0x01, 0x07]  // user { payload: 07 }

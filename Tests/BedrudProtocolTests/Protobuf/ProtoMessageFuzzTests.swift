@@ -76,7 +76,7 @@ private func decodeAllTypes(_ bytes: [UInt8], _ context: @autoclosure () -> Stri
         }
     }
 
-    /// Inputs fresh seeds once found (issue 15), kept so they run every time.
+    /// Inputs fresh seeds once found, kept so they run every time.
     @Test func regressionInputsReencodeStably() throws {
         let regressions = try LiveKitFixtures.load().filter { $0.name.hasPrefix("regression.") }
         #expect(Set(regressions.map(\.name)).isSuperset(of: [

@@ -2,7 +2,7 @@ import BedrudProtocol
 import Testing
 import TestSupport
 
-/// Text from other people, made safe for a terminal (issue: hostile names and chat).
+/// Text from other people, made safe for a terminal: hostile names and chat.
 @Suite struct TerminalTextTests {
     static let hostileName = "Mal\u{1B}]0;PWNED\u{07}\u{1B}[2J"
 

@@ -171,7 +171,7 @@ struct DTLSTransportTests {
     }
 
     // OpenSSL 3.0 answers these with a fatal alert instead of discarding them; the
-    // transport takes them out first (RFC 6347 §4.1.2.7). Regression for issue 9 §1.
+    // transport takes them out first (RFC 6347 §4.1.2.7).
     @Test("Protected records shorter than the AEAD's nonce + tag are dropped before OpenSSL; oversized ones OpenSSL discards; the session survives on both sides")
     func recordsOpenSSLWouldDieOn() throws {
         let p = try DTLSPair()

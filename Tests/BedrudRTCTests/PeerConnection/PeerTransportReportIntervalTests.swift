@@ -1,7 +1,7 @@
 import Testing
 @testable import BedrudRTC
 
-/// How often receiver reports go out (issue 12's idle cost): an empty room needs no
+/// How often receiver reports go out, for what an idle room costs: an empty room needs no
 /// report every second.
 @Suite("RTCP report interval")
 struct PeerTransportReportIntervalTests {

@@ -339,7 +339,7 @@ struct SDPNegotiationTests {
         func video(_ m: String, _ attrs: [String]) -> String {
             SDPFixtures.crlf((["v=0", "o=- 1 1 IN IP4 0.0.0.0", "s=-", "t=0 0", m] + attrs).joined(separator: "\n"))
         }
-        // The shapes of issue 14's table: ours until now, PT 0, rtpmap at port 0, inactive at port 9.
+        // The shapes pion was tried with: our old declined section, PT 0, rtpmap at port 0, inactive at port 9.
         #expect(PionAnswerRule.violations(text: video("m=video 0 UDP/TLS/RTP/SAVPF 96", ["c=IN IP4 0.0.0.0", "a=mid:3"])) == ["section 0 (video): payload type 96 has no a=rtpmap (pion: payload type not found)", "section 0 (video): no codec but 0 (pion: codec is not supported by remote)"])
         #expect(PionAnswerRule.violations(text: video("m=video 0 UDP/TLS/RTP/SAVPF 0", ["a=mid:3"])) == ["section 0 (video): no codec but 0 (pion: codec is not supported by remote)"])
         #expect(PionAnswerRule.violations(text: video("m=video 0 UDP/TLS/RTP/SAVPF 96", ["a=mid:3", "a=rtpmap:96 VP8/90000"])).isEmpty)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `join --record --align session` against the devserver (issue 11 §3): someone joins
+/// `join --record --align session` against the devserver: someone joins
 /// late, and every file still starts at the session's start, so the files have equal
 /// lengths and the late joiner's audio sits where it happened.
 @Suite(.serialized) struct CLIAlignTests {

@@ -61,7 +61,7 @@ import TestSupport
         #expect((chat["participant"] as? [String: Any])?["name"] as? String == Self.name)
         let joined = try #require(objects.first { $0["type"] as? String == "participant_joined" })
         #expect((joined["participant"] as? [String: Any])?["name"] as? String == Self.name)
-        // File names (issue 13 §7): no control characters, never a leading '-', every script kept.
+        // File names: no control characters, never a leading '-', every script kept.
         let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
         for f in files { #expect(Self.controlBytes(f).isEmpty && !f.hasPrefix("-"), "\(f)") }
         #expect(files.contains("_rf.opus") && files.contains("علی رضایی.opus") && files.contains("Mal_]0;PWNED__[2J.opus"), "\(files)")

@@ -70,7 +70,7 @@ import TestSupport
         let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/summary.json"))) as? [String: Any]
         #expect(summary?["exit_code"] as? Int == 0)
         #expect((summary?["participants"] as? [[String: Any]])?.count == 2)
-        // Both speakers left before the bot: their tracks keep their figures (issue 26 §16).
+        // Both speakers left before the bot: their tracks keep their figures.
         let tracks = ((summary?["network"] as? [String: Any])?["tracks"] as? [[String: Any]]) ?? []
         #expect(Set(tracks.compactMap { $0["participant"] as? String }).count == 2, "\(tracks)")
         #expect(tracks.allSatisfy { ($0["packets"] as? Int ?? 0) > 500 && $0["nacked"] is Int && $0["recovered"] is Int }, "\(tracks)")
@@ -112,7 +112,7 @@ import TestSupport
         #expect(summary?["room"] as? String == "standup")
         let people = (summary?["participants"] as? [[String: Any]] ?? []).compactMap { $0["file"] as? String }.sorted()
         #expect(people == ["Alice Martin.opus", "Bob Chen.opus"], "\(String(describing: summary))")
-        // Issue 26 §13: the duration and `ended` come from the files' end (the kill), not
+        // The duration and `ended` come from the files' end (the kill), not
         // the last event; what a crash makes unknowable is null, never left out.
         let iso = ISO8601DateFormatter()
         iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

@@ -165,7 +165,7 @@ import TestSupport
                 "\(run.stderr)")
     }
 
-    /// The outage of the acceptance: the meeting ends while the bot is cut off
+    /// An outage across the meeting's end: the meeting ends while the bot is cut off
     /// (the server drops the bot's silent session after about 15 s, Alice has left, and
     /// LiveKit closes the empty room 2 s later: room_finished makes it inactive), Alice is
     /// back first (30 s), then the bot's connection returns (43 s) and it rejoins.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `join --record --split` and SIGHUP against the devserver (issue 11 §3): numbered
+/// `join --record --split` and SIGHUP against the devserver: numbered
 /// segments, each a valid file, that add up to the recording.
 @Suite(.serialized) struct CLIRotationTests {
     static let scenario = """
