@@ -274,4 +274,52 @@ import TestSupport
         }.map(\.path)
         #expect(starters.isEmpty, "these start programs themselves: \(starters)")
     }
+
+    /// The folders of a test target that mirror no folder of its sources, each with why.
+    static let testFoldersOutsideSources: [String: String] = [
+        "CLITests": "end-to-end suites: the built binary against the development server, grouped by the command they run",
+        "Docs": "these suites: the docs checked against the tree",
+        "Support": "a test target's own helpers (test signals, peer processes, logs)",
+        "Fixtures": "test data (SDP texts, LiveKit bytes, event lines)",
+        "Fuzz": "seeded random input across a target's parsers and live transports at once",
+        "PionConformance": "our PeerConnection against pion, LiveKit's own WebRTC stack: the whole stack at once",
+    ]
+
+    /// ARCHITECTURE.md: tests mirror sources. A Swift file of `Tests/<Target>Tests/` lies in
+    /// a folder of `Sources/<Target>/` that holds Swift files (the test target's root only
+    /// when the source target has files at its root), or below a folder of
+    /// `testFoldersOutsideSources`; `Tests/TestSupport` is the shared support target.
+    @Test func testFoldersMirrorSourceFolders() throws {
+        var misplaced: [String] = []
+        var used = Set<String>()
+        for file in Self.files(under: "Tests", ending: ".swift") {
+            let parts = file.split(separator: "/").map(String.init)
+            if parts.count > 2 && parts[1] == "TestSupport" { continue }
+            guard parts.count > 2, parts[1].hasSuffix("Tests") else { misplaced.append(file); continue }
+            let folders = Array(parts[2..<(parts.count - 1)])
+            if let outside = folders.first(where: { Self.testFoldersOutsideSources[$0] != nil }) {
+                used.insert(outside)
+                continue
+            }
+            let source = (["Sources", String(parts[1].dropLast("Tests".count))] + folders).joined(separator: "/")
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: Repo.root.appendingPathComponent(source).path)) ?? []
+            if !entries.contains(where: { $0.hasSuffix(".swift") }) { misplaced.append(file + " (no " + source + "/*.swift)") }
+        }
+        #expect(misplaced.isEmpty, "test files in a folder that mirrors no source folder; move each beside the source it tests (ARCHITECTURE.md, tests mirror sources):\n  \(misplaced.joined(separator: "\n  "))")
+        let unused = Set(Self.testFoldersOutsideSources.keys).subtracting(used)
+        #expect(unused.isEmpty, "testFoldersOutsideSources names folders no test file is in: \(unused.sorted())")
+    }
+
+    /// A test says what it checks, not which issue asked for it: no file under Tests/ cites
+    /// an issue number.
+    @Test func testsCiteNoIssueNumbers() throws {
+        let citation = try Regex("[Ii]ssue [0-9]")
+        var citing: [String] = []
+        for path in Self.files(under: "Tests") {
+            guard let data = FileManager.default.contents(atPath: Repo.root.appendingPathComponent(path).path) else { continue }
+            let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            for (i, line) in lines.enumerated() where line.contains(citation) { citing.append("\(path):\(i + 1): \(line.trimmingCharacters(in: .whitespaces))") }
+        }
+        #expect(citing.isEmpty, "these lines cite an issue number; say what it means instead:\n  \(citing.joined(separator: "\n  "))")
+    }
 }
