@@ -5,7 +5,7 @@ import BedrudProtocol
 import Foundation
 import Testing
 
-/// Remote text of any length (issue 26 §9): a participant named with 1 MiB was printed
+/// Remote text of any length: a participant named with 1 MiB was printed
 /// whole on every event, 6.3 MB of stdout in 8 s. Lines and cues cut names and chat;
 /// events.jsonl keeps them whole up to ``TranscriptWriter/textLimitBytes``.
 @Suite struct RoomEventFormatterTests {

@@ -92,7 +92,7 @@ import TestSupport
         #expect(s.participants.map(\.speakingMs) == [2000, 500])
     }
 
-    /// Issue 22: repair rebuilt transcript.vtt without the reaction and poll NOTE blocks the
+    /// Repair once rebuilt transcript.vtt without the reaction and poll NOTE blocks the
     /// live writer makes. Recorded through the live writer, then rebuilt from its lines:
     /// the same text.
     @Test func theRebuiltTranscriptIsTheLiveOne() throws {

@@ -29,7 +29,7 @@ import Testing
             reconnects: 1, chatMessages: 2, chat: chat, network: nil)
     }
 
-    /// Issue 26 case 14, live side: Alice came back as a new session after a 150 s drop.
+    /// A rejoin as a new session, live side: Alice came back after a 150 s drop.
     /// Both entries named `Alice-2.opus` and start 130, with the identity's whole speaking
     /// time in each; now each names its own file, start and speaking.
     @Test func eachRecordingOfARejoinedParticipantIsItsOwnEntry() throws {

@@ -3,7 +3,7 @@ import BedrudMedia
 import Foundation
 import Testing
 
-/// Rotation's file names (issue 11 §3): the first segment keeps its name, later ones are
+/// Rotation's file names: the first segment keeps its name, later ones are
 /// numbered before the extension; a participant who already has such a name keeps it.
 @Suite struct SessionFolderSegmentTests {
     @Test func segmentsAreNumberedAfterTheFirstFile() throws {

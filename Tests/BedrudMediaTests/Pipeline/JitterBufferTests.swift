@@ -114,7 +114,7 @@ import TestSupport
     }
 }
 
-/// `lost` (issue 13 §6): sequence numbers never received after the wait, per stream; the
+/// `lost`: sequence numbers never received after the wait, per stream; the
 /// numbers a sender used while our own connection was down are the outage's gap.
 @Suite struct JitterBufferOutageTests {
     /// 1…50, a real hole at 20–21, our connection lost after 50, then 201…250 (a resume:

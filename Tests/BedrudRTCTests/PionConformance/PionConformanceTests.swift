@@ -87,7 +87,7 @@ struct PionConformanceTests {
     func pionRefusesBrokenShapes(shape: String, pionSays: String) async throws {
         try await PionPeer.run { s in
             let (_, offer, _, verdict) = try await s.offerAndAnswer(["cmd": "offer", "tracks": [Self.audio("TR_a"), Self.video("TR_v")], "data": true]) { answer in
-                // Re-create what we answered before issue 14 (or pion's own PT 0 shape).
+                // Re-create what we used to answer (rtpmap removed) or pion's own PT 0 shape.
                 var sdp = try! SessionDescription(parsing: answer)
                 let i = sdp.media.firstIndex { $0.kind == "video" }!
                 sdp.media[i].attributes.removeAll { $0.name == "rtpmap" || $0.name == "fmtp" }
