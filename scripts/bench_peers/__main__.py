@@ -1240,8 +1240,8 @@ def main() -> int:
                          "the worst case's rules, its files and voiced seconds from the meeting's truth. "
                          "E.g. --rooms 4,8,16 --one-process --room-meeting 10: rooms per core for 10-person meetings")
     ap.add_argument("--live-coding", action="store_true",
-                    help="with --rooms: the devserver codes its speakers' frames live, as before issue 33's rooms "
-                         "runs (default: --scripted-precode, each clip coded once when the scenarios load)")
+                    help="with --rooms: the devserver codes its speakers' frames live, as without --scripted-precode "
+                         "(default: --scripted-precode, each clip coded once when the scenarios load)")
     ap.add_argument("--room-seconds", type=float, help="recording time of each --rooms run (default --seconds)")
     ap.add_argument("--pin", help="CPU list for the recorders (taskset -c); the devserver gets the other CPUs. "
                                   "Default: 0 with --max or --rooms on a machine of 2 or more CPUs, else unpinned")
