@@ -148,6 +148,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="what a quiet scripted participant sends unless its scenario's `idle` line or its join's "
                         "idle= says otherwise: digital silence frames (default), libwebrtc's Opus DTX packets "
                         "(a 1-byte packet and a comfort-noise frame every 400 ms), or nothing")
+    p.add_argument("--scripted-precode", action="store_true",
+                   help="code each scenario clip with libopus once when the scenario loads and send the stored "
+                        "packets (media.CodedClip) instead of coding every 20 ms frame live: much less CPU per "
+                        "scripted speaker (scripts/bench-peers --rooms uses it); packets of a fresh encoder per clip")
     p.add_argument("--turn-url", action="append", default=[], metavar="URL",
                    help="a TURN server for ice_servers, e.g. turn:127.0.0.1:3478?transport=udp (repeatable; needs --turn-secret)")
     p.add_argument("--turn-secret", default="", help="coturn's static-auth-secret: credentials are time-limited (use-auth-secret)")
@@ -174,7 +178,7 @@ def build_config(args: argparse.Namespace) -> tuple[ServerConfig, FaultConfig]:
         lk_api_key=args.lk_api_key, lk_api_secret=args.lk_api_secret,
         lk_token_ttl=parse_duration(args.lk_token_ttl), lk_refresh_interval=parse_duration(args.refresh_interval),
         join_timeout=parse_duration(args.join_timeout), ice_hosts=args.ice_host or ["127.0.0.1"],
-        media=args.media, scripted_idle=args.scripted_idle, turn_urls=args.turn_url, turn_secret=args.turn_secret, turn_ttl=parse_duration(args.turn_ttl),
+        media=args.media, scripted_idle=args.scripted_idle, scripted_precode=args.scripted_precode, turn_urls=args.turn_url, turn_secret=args.turn_secret, turn_ttl=parse_duration(args.turn_ttl),
         require_email_verification=args.require_email_verification, guest_login=args.guest_login == "on",
         room_min_age=_seconds(args.room_min_age, "--room-min-age"),
         room_idle_after=_seconds(args.room_idle_after, "--room-idle-after"),

@@ -61,6 +61,9 @@ class ServerConfig:
     # its join's idle= says otherwise (media.py IDLE_MODES): "silence" frames (DTX off, the
     # devserver's behaviour before issue 33), libwebrtc's "dtx" packets, or "pause" (nothing).
     scripted_idle: str = "silence"
+    # Code every scenario clip once when its scenario loads and send the stored packets
+    # (media.CodedClip): far less CPU per speaker, for benchmarks of many rooms.
+    scripted_precode: bool = False
     # Fault switches for `bedrud-bot smoke`'s tests (POST /_dev/config): the SFU refuses
     # every join token (401, as with a LiveKit secret that is not Bedrud's); /rtc answers
     # WebSocket upgrades with this HTTP status (0: off; `true` is 400, a proxy that drops

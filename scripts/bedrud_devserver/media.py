@@ -15,6 +15,18 @@ What it sends when quiet is its *idle mode*:
   libwebrtc does, kept to test gap handling).
 Nothing is sent while muted. Frame `pts` follows the wall clock, so a pause shows up
 as an RTP timestamp gap, the way Opus DTX and a muted publisher look to a receiver.
+
+With `--scripted-precode` (scenario clips only) each clip is coded once when its scenario
+loads (`CodedClip`): a frame that is exactly the clip's frame k (the clip started on a
+frame boundary, or its last frame with nothing queued behind it) goes out as the stored
+packet, with its stored silence and level, instead of through libopus and two numpy
+reductions on the event loop. That was most of the devserver's CPU with many rooms
+(bench-peers --rooms --room-meeting: libopus 42 % of the busy time at 8 meeting rooms).
+The packets are those of a fresh encoder per clip, so they are not byte for byte what one
+encoder running across clips would give; frames the cache does not hold (a clip queued
+mid-frame behind another) are coded live as before. A frame of digital silence with no
+clip playing (the comfort-noise refresh of a quiet participant in DTX, every frame of one
+with idle `silence`) is likewise one stored packet, `silent_payload()`.
 """
 from __future__ import annotations
 
@@ -216,6 +228,50 @@ def speech_clip(text: str, voice: str = "en", timeout: float = 30.0) -> np.ndarr
         return file_clip(wav)
 
 
+class CodedClip:
+    """A clip's 20 ms frames coded ahead of time by a fresh ScriptedEncoder: `payloads[k]`
+    is the packet of clip samples 960·k…960·(k+1) (the last frame padded with zeros,
+    None where the encoder did not give exactly one packet), `silent[k]` and `level[k]`
+    that frame's is_silent and rms_level."""
+
+    def __init__(self, clip: np.ndarray) -> None:
+        enc = ScriptedEncoder()
+        frames = -(-len(clip) // FRAME_SAMPLES)
+        padded = np.zeros((frames * FRAME_SAMPLES, 2), np.int16)
+        padded[:len(clip)] = clip.reshape(len(clip), -1)[:, :2] if clip.ndim == 2 else np.stack([clip, clip], axis=1)
+        self.payloads: list[Optional[bytes]] = []
+        self.silent: list[bool] = []
+        self.level: list[float] = []
+        for k in range(frames):
+            samples = padded[k * FRAME_SAMPLES:(k + 1) * FRAME_SAMPLES]
+            frame = AudioFrame.from_ndarray(samples.reshape(1, -1), format="s16", layout="stereo")
+            frame.sample_rate = SAMPLE_RATE
+            frame.pts = k * FRAME_SAMPLES
+            frame.time_base = TIME_BASE
+            packets = [bytes(p) for p in enc.codec.encode(frame)]
+            self.payloads.append(packets[0] if len(packets) == 1 and packets[0] else None)
+            self.silent.append(is_silent(samples))
+            self.level.append(rms_level(samples))
+
+
+_SILENT_PAYLOAD: Optional[bytes] = None
+
+
+def silent_payload() -> bytes:
+    """The packet libopus gives for a frame of digital silence after silence (a fresh
+    encoder's third such frame), made once per process."""
+    global _SILENT_PAYLOAD
+    if _SILENT_PAYLOAD is None:
+        enc = ScriptedEncoder()
+        payloads = []
+        for k in range(3):
+            frame = AudioFrame.from_ndarray(np.zeros((1, FRAME_SAMPLES * 2), np.int16), format="s16", layout="stereo")
+            frame.sample_rate, frame.pts, frame.time_base = SAMPLE_RATE, k * FRAME_SAMPLES, TIME_BASE
+            payloads += [bytes(p) for p in enc.codec.encode(frame)]
+        _SILENT_PAYLOAD = payloads[-1]
+    return _SILENT_PAYLOAD
+
+
 def rms_level(samples: np.ndarray) -> float:
     """RMS of int16 samples as a fraction of full scale (0..1)."""
     if samples.size == 0:
@@ -232,6 +288,7 @@ class ScriptedAudioTrack(MediaStreamTrack):
     def __init__(self) -> None:
         super().__init__()
         self._clips: deque[np.ndarray] = deque()
+        self._coded: deque[Optional[CodedClip]] = deque()   # beside _clips: each one's CodedClip, if any
         self._pos = 0
         self._start: Optional[float] = None
         self._frame_index = 0
@@ -243,6 +300,13 @@ class ScriptedAudioTrack(MediaStreamTrack):
         # (a 1-byte packet), and whether its packet carries the marker bit.
         self.last_kind = "encode"
         self.last_marker = False
+        # The stored packet of the frame recv() returned last (CodedClip), or None: code it.
+        self.last_payload: Optional[bytes] = None
+        # (CodedClip, frame) when the frame _next_samples filled last is exactly a coded
+        # clip's frame; ("zero", 0) when it was silence with no clip; else None.
+        self._filled: Optional[tuple] = None
+        # With --scripted-precode: a frame of silence with no clip goes out as silent_payload().
+        self.precoded_silence = False
         self.level = 0.0          # RMS of the last frame sent, for speaker detection
         self.frames_sent = 0
         # Clip samples played so far, and every time the track fell behind the wall clock
@@ -254,12 +318,14 @@ class ScriptedAudioTrack(MediaStreamTrack):
 
     # MARK: control (scenario side)
 
-    def play(self, clip: np.ndarray) -> None:
+    def play(self, clip: np.ndarray, coded: Optional[CodedClip] = None) -> None:
         self._clips.append(clip)
+        self._coded.append(coded)
         self._wake.set()
 
     def clear(self) -> None:
         self._clips.clear()
+        self._coded.clear()
         self._pos = 0
 
     def set_muted(self, muted: bool) -> None:
@@ -334,7 +400,8 @@ class ScriptedAudioTrack(MediaStreamTrack):
                     self.catch_ups.append((self.clip_samples_played, (behind - self._frame_index) * FRAME_SAMPLES))
                 self._frame_index = behind
             samples = self._next_samples()
-            kind, marker = self.cadence.step(is_silent(samples)) if self.idle == "dtx" else ("encode", False)
+            silent = self._frame_silent(samples)
+            kind, marker = self.cadence.step(silent) if self.idle == "dtx" else ("encode", False)
             if kind == "skip":
                 # A DTX frame libwebrtc does not send: its clip samples are played (the
                 # room carries them as silence), nothing goes out.
@@ -343,7 +410,13 @@ class ScriptedAudioTrack(MediaStreamTrack):
                 continue
             break
         self.last_kind, self.last_marker = kind, marker
-        self.level = rms_level(samples)
+        filled = self._filled
+        if filled is None:
+            self.level, self.last_payload = rms_level(samples), None
+        elif filled[0] == "zero":
+            self.level, self.last_payload = 0.0, silent_payload() if self.precoded_silence else None
+        else:
+            self.level, self.last_payload = filled[0].level[filled[1]], filled[0].payloads[filled[1]]
         frame = AudioFrame.from_ndarray(samples.reshape(1, -1), format="s16", layout="stereo")
         frame.sample_rate = SAMPLE_RATE
         frame.pts = self._frame_index * FRAME_SAMPLES
@@ -352,8 +425,23 @@ class ScriptedAudioTrack(MediaStreamTrack):
         self.frames_sent += 1
         return frame
 
+    def _frame_silent(self, samples: np.ndarray) -> bool:
+        filled = self._filled
+        if filled is None:
+            return is_silent(samples)
+        return True if filled[0] == "zero" else filled[0].silent[filled[1]]
+
     def _next_samples(self) -> np.ndarray:
         out = np.zeros((FRAME_SAMPLES, 2), dtype=np.int16)
+        self._filled = None
+        if not self._clips:
+            self._filled = ("zero", 0)
+            return out
+        coded = self._coded[0]
+        if coded is not None and self._pos % FRAME_SAMPLES == 0 and (
+                len(self._clips[0]) - self._pos >= FRAME_SAMPLES or len(self._clips) == 1):
+            # Exactly the clip's frame k (its last one padded with zeros, nothing behind it).
+            self._filled = (coded, self._pos // FRAME_SAMPLES)
         filled = 0
         while filled < FRAME_SAMPLES and self._clips:
             clip = self._clips[0]
@@ -364,6 +452,7 @@ class ScriptedAudioTrack(MediaStreamTrack):
             self.clip_samples_played += take
             if self._pos >= len(clip):
                 self._clips.popleft()
+                self._coded.popleft()
                 self._pos = 0
         return out
 
@@ -412,6 +501,14 @@ class ScriptedEncoder:
                 self.toc = payload[0] & 0xFC
             out.append((self.sequence, (self.timestamp_base + int(frame.pts) + i * FRAME_SAMPLES) & 0xFFFFFFFF, payload))
             self.sequence = (self.sequence + 1) & 0xFFFF
+        return out
+
+    def precoded(self, frame: AudioFrame, payload: bytes) -> tuple[int, int, bytes]:
+        """The packet of `frame` from a CodedClip's stored `payload`, numbered and stamped
+        as encode() would (the encoder's own state does not move)."""
+        self.toc = payload[0] & 0xFC
+        out = (self.sequence, (self.timestamp_base + int(frame.pts)) & 0xFFFFFFFF, payload)
+        self.sequence = (self.sequence + 1) & 0xFFFF
         return out
 
     def dtx_packet(self, frame: AudioFrame) -> tuple[int, int, bytes]:

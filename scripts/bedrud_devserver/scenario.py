@@ -97,6 +97,7 @@ class Step:
     args: list[str]
     options: dict[str, str]
     clip: Any = None  # rendered audio for speak/tone/say
+    coded: Any = None  # its media.CodedClip with --scripted-precode
 
     def describe(self) -> str:
         opts = " ".join(f"{k}={v}" for k, v in self.options.items())
@@ -326,6 +327,10 @@ class ScenarioRunner:
         if start_override:
             sc.start = start_override
         _render_clips(sc)  # file and tone errors surface now, with their line
+        if getattr(self.server.config, "scripted_precode", False):
+            for step in sc.steps:
+                if step.clip is not None:
+                    step.coded = media.CodedClip(step.clip)
         self._ensure_room(sc)
         run = ScenarioRun(scenario=sc)
         run.task = asyncio.ensure_future(self._run(run))
@@ -398,13 +403,15 @@ class ScenarioRunner:
                 await room.remove(existing, lkm.DisconnectReason.DUPLICATE_IDENTITY)
             # The join's idle=, else the file's `idle` line, else --scripted-idle.
             idle = o.get("idle") or sc.idle or getattr(self.server.config, "scripted_idle", "silence")
-            ScriptedParticipant(room, a[0], o.get("name", a[0]), o.get("metadata", ""),
-                                clock_offset=float(o.get("_clock", "0")), idle=idle).join()
+            joined = ScriptedParticipant(room, a[0], o.get("name", a[0]), o.get("metadata", ""),
+                                         clock_offset=float(o.get("_clock", "0")), idle=idle)
+            joined.audio.precoded_silence = bool(getattr(self.server.config, "scripted_precode", False))
+            joined.join()
             self._enrol(room.name, a[0])
         elif c == "leave":
             await room.remove(scripted(a[0]), lkm.DisconnectReason.CLIENT_INITIATED)
         elif c in ("speak", "tone", "say"):
-            scripted(a[0]).audio.play(step.clip)
+            scripted(a[0]).audio.play(step.clip, step.coded)
         elif c in ("mute", "unmute"):
             scripted(a[0]).set_muted(c == "mute")
         elif c in ("dtx", "silence", "pause"):

@@ -104,7 +104,12 @@ async def _publish(audio: ScriptedAudioTrack, track: PublishedTrack, clock_offse
         while True:
             frame = await audio.recv()
             # In DTX a quiet frame is not coded: libwebrtc sends libopus' 1-byte DTX frame.
-            packets = [encoder.dtx_packet(frame)] if audio.last_kind == "dtx" else encoder.encode(frame)
+            if audio.last_kind == "dtx":
+                packets = [encoder.dtx_packet(frame)]
+            elif audio.last_payload is not None:  # coded when the scenario loaded (--scripted-precode)
+                packets = [encoder.precoded(frame, audio.last_payload)]
+            else:
+                packets = encoder.encode(frame)
             marker = audio.last_marker
             for sequence, timestamp, payload in packets:
                 await track.forwarder.on_packet(SourcePacket(sequence=sequence, timestamp=timestamp, marker=marker,

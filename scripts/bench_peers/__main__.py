@@ -14,6 +14,22 @@ recorder failed or wrote nothing), 2 for a usage error; never for a timing.
 `--meeting N[,N…]` records generated realistic meetings instead (bedrud_devserver.meeting:
 one speaker at a time, the others in DTX), scored turn by turn and with the mix placed
 source by source (meeting_score.py); CPU per meeting-minute.
+
+`--rooms K[,K…]|max` records K live rooms at once on one devserver with bedrud-bot pinned
+to one CPU (the devserver on the other), one bot process per room or, with
+`--one-process`, one `join LINK1 … LINKK --record`; each room is judged real time from its
+own summary.json (bot_room_verdict). The rooms are --room-speakers always-talking speakers
+(the worst case), or with `--room-meeting N` generated realistic N-person meetings (room
+benchI: seed --meeting-seed + I - 1, --meeting-minutes long; judged with the same rules,
+who must have a file, how long and how much voiced audio must arrive taken from the
+meeting's truth: meeting_room_rules). Rooms per core for 10-person meetings:
+
+    scripts/bench-peers --sizes "" --idle-seconds 0 --rooms 4,8,16 --one-process --room-meeting 10 --meeting-minutes 1
+
+prints per K the bot's share of its core, per room, the devserver's busy share and the
+verdicts; then the least-squares slope and intercept of the share against K (over the K
+with every room in real time and the devserver under 90 %), the extrapolated rooms per
+core (labelled as an extrapolation) and whether the devserver was the limit.
 """
 from __future__ import annotations
 
@@ -35,7 +51,7 @@ import wave
 import av
 import numpy as np
 
-from .roomref import as_carried, catch_ups
+from .roomref import as_carried, catch_ups, catch_ups_by_room
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEVSERVER = os.path.join(REPO, "scripts", "devserver")
@@ -94,13 +110,14 @@ def scenario(work: str, n: int, seconds: float, room: str = "bench") -> tuple[st
 # MARK: - Processes
 
 class DevServer:
-    def __init__(self, work: str, scenario_path: str | list[str], pin: str | None = None) -> None:
+    def __init__(self, work: str, scenario_path: str | list[str], pin: str | None = None,
+                 extra: list[str] | None = None, ready_s: float = 120) -> None:
         self.log = open(os.path.join(work, "devserver.log"), "w")
         paths = [scenario_path] if isinstance(scenario_path, str) else scenario_path
-        args = [DEVSERVER, "--port", "0"] + [x for p in paths for x in ("--scenario", p)]
+        args = [DEVSERVER, "--port", "0"] + (extra or []) + [x for p in paths for x in ("--scenario", p)]
         self.proc = subprocess.Popen((["taskset", "-c", pin] if pin else []) + args,
                                      stdout=subprocess.PIPE, stderr=self.log, text=True)
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + ready_s
         lines = []
         while time.monotonic() < deadline:
             line = self.proc.stdout.readline()
@@ -110,7 +127,7 @@ class DevServer:
             if line.strip() == "ready":
                 break
         else:
-            raise RuntimeError("devserver did not get ready in 120 s")
+            raise RuntimeError(f"devserver did not get ready in {ready_s:.0f} s")
         self.url = lines[0]
 
     def cpu_seconds(self) -> float:
@@ -228,9 +245,11 @@ def bot_config(home: str, settings: list[str]) -> str | None:
 
 
 class Opts:
-    """How every recorder process runs: pinned to a CPU list, bedrud-bot's settings."""
+    """How every recorder process runs: pinned to a CPU list, bedrud-bot's settings; and
+    whether a --rooms devserver codes its speakers' clips once (--scripted-precode)."""
     pin: str | None = None
     bot_set: list[str] = []
+    precode: bool = True
 
 
 class Running:
@@ -461,11 +480,13 @@ def voiced_seconds(sources: dict[str, np.ndarray], seconds: float) -> dict[str, 
     return {sid: float(np.count_nonzero(x[:m])) / RATE for sid, x in sources.items()}
 
 
-def bot_room_verdict(summary: dict | None, n: int, talk_s: float, voiced: dict[str, float] | None = None) -> list[str]:
+def bot_room_verdict(summary: dict | None, n: int, talk_s: float, voiced: dict[str, float] | None = None,
+                     min_file_s: dict[str, float] | None = None) -> list[str]:
     """Why a bot session was not recorded in real time; [] when it was. Real time means:
     the session ended cleanly (exit 0); every speaker has a file, of at least half the
     talking time (a file that starts later than that means the bot took too long to get
-    in); no file has time of any gap cause but `dtx` or `mute` in summary.json (no `loss`,
+    in; `min_file_s` gives each identity its own least length instead, see
+    meeting_room_rules); no file has time of any gap cause but `dtx` or `mute` in summary.json (no `loss`,
     `reconnect`, `write_error`) and no `noPackets` gap event but the stop's tail (see
     mid_file_no_packets); and no packet came too late for its place: `late` (the file's
     400 ms window) and `mix_late` (the live path's 60 ms) are 0."""
@@ -480,7 +501,8 @@ def bot_room_verdict(summary: dict | None, n: int, talk_s: float, voiced: dict[s
     events = summary.get("_events") or []
     for p in people:
         who = p.get("identity")
-        if (p.get("duration_ms") or 0) < 0.5 * talk_s * 1000:
+        least = min_file_s[who] if min_file_s and who in min_file_s else 0.5 * talk_s
+        if (p.get("duration_ms") or 0) < least * 1000:
             why.append(f"{who}: {p.get('duration_ms')} ms file")
         for cause, ms in (p.get("gaps_ms") or {}).items():
             if cause not in ("dtx", "mute", "noPackets") and ms > 0:
@@ -591,26 +613,89 @@ def one_run(tool: str, n: int, seconds: float, keep: str | None) -> dict:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def rooms_run(k: int, speakers: int, seconds: float, one_process: bool, keep: str | None) -> dict:
+class RoomMeetings:
+    """`--room-meeting N`: every room of a --rooms run is a generated realistic meeting of N
+    people (bedrud_devserver.meeting) instead of always-talking speakers. Room benchI is
+    the meeting of seed `seed + I - 1`, so a room is the same meeting at every K (and each
+    is generated once per bench-peers run)."""
+
+    def __init__(self, people: int, minutes: float, seed: int) -> None:
+        self.people, self.minutes, self.seed = people, minutes, seed
+        self.made: dict[str, object] = {}
+
+    def meeting(self, room: str, index: int):  # type: ignore[no-untyped-def]
+        if room not in self.made:
+            from bedrud_devserver.meeting import generate
+            m = generate(self.people, self.minutes, self.seed + index, room=room)
+            m.argv = f"bench-peers --room-meeting {self.people} (room {room}, seed {self.seed + index}, {self.minutes:g} min)"
+            self.made[room] = m
+        return self.made[room]
+
+    def write(self, work: str, room: str, index: int):  # type: ignore[no-untyped-def]
+        m = self.meeting(room, index)
+        path = os.path.join(work, "meeting.scenario")
+        with open(path, "w") as f:
+            f.write(m.scenario_text())
+        with open(os.path.join(work, "meeting.json"), "w") as f:
+            json.dump(m.truth(), f, indent=1)
+        return path, m
+
+
+def meeting_room_rules(m, session_s: float) -> tuple[int, dict[str, float], dict[str, float]]:  # type: ignore[no-untyped-def]
+    """bot_room_verdict's rules for one generated meeting, whose scenario starts when the
+    bot joins (`start first-join`) and which the bot recorded for `session_s` (its
+    summary's duration): who must have a file (everyone who joined at least a second
+    before the end, muted or not: a muted person's file is silence); the least length of
+    each file (half the person's time in the room during the session: late joiners and
+    early leavers have shorter files); and each person's voiced seconds from the
+    meeting's truth (the turns' spans with sound) up to a second before the end (the
+    stop's tail), which the packets that arrived must cover (0.8 of it, as for the
+    worst case's speakers)."""
+    expected = [p for p in m.people if p.join_at < session_s - 1.0]
+    min_file = {p.identity: 0.5 * max(0.0, min(session_s, p.leave_at if p.leave_at is not None else session_s) - p.join_at)
+                for p in expected}
+    voiced: dict[str, float] = {}
+    for t in m.turns:
+        for a, b in t.voiced:
+            voiced[t.who] = voiced.get(t.who, 0.0) + max(0.0, min(b, session_s - 1.0) - a)
+    return len(expected), min_file, voiced
+
+
+def rooms_run(k: int, speakers: int, seconds: float, one_process: bool, keep: str | None,
+              meetings: RoomMeetings | None = None) -> dict:
     """K live rooms of `speakers` each on one devserver, recorded by bedrud-bot: one
-    process per room, or (`one_process`) one `join LINK1 … LINKK --record` for all."""
+    process per room, or (`one_process`) one `join LINK1 … LINKK --record` for all. With
+    `meetings`, each room is a generated meeting instead (see RoomMeetings) and the run
+    lasts the longest meeting plus 4 s."""
     work = tempfile.mkdtemp(prefix=f"bench-peers-rooms-{k}-", dir=keep)
     try:
-        paths, rooms, sources = [], [], {}
+        paths, rooms, sources, made = [], [], {}, {}
         for i in range(k):
             room = f"bench{i + 1}"
             d = os.path.join(work, room)
             os.makedirs(d)
-            path, src = scenario(d, speakers, seconds, room)
+            if meetings:
+                path, made[room] = meetings.write(d, room, i)
+            else:
+                path, sources[room] = scenario(d, speakers, seconds, room)
             paths.append(path)
             rooms.append(room)
-            sources[room] = src
-        srv = DevServer(work, paths, server_pin())
+        if meetings:
+            # The recorder joins about a second after it starts; each room's scenario starts then.
+            seconds = max(m.duration for m in made.values()) + 4.0
+        # Clips coded once at load (media.CodedClip), so the Python server's libopus is not
+        # what limits K; the rendering of K rooms' clips (espeak-ng) may take a while.
+        srv = DevServer(work, paths, server_pin(), ["--scripted-precode"] if Opts.precode else None,
+                        ready_s=120 + 10 * k)
         try:
             if one_process:
                 runs, srv_cpu = run_many([("bedrud-bot", rooms, "bedrud-bot")], srv, seconds, None, work)
             else:
                 runs, srv_cpu = run_many([("bedrud-bot", [room], "bot-" + room) for room in rooms], srv, seconds, None, work)
+            try:  # the scripted speakers that fell behind the wall clock (the server's lateness, not the bot's)
+                jumps = catch_ups_by_room(srv.url)
+            except (OSError, ValueError):
+                jumps = {}
         finally:
             srv.stop()
         talk = seconds - LEAD_IN
@@ -618,14 +703,34 @@ def rooms_run(k: int, speakers: int, seconds: float, one_process: bool, keep: st
         for r in runs:
             for summ in bot_summaries(r["out"]):
                 by_room[summ.get("room")] = summ
-        verdicts = {room: bot_room_verdict(by_room.get(room), speakers, talk, voiced_seconds(sources[room], seconds))
-                    for room in rooms}
+        verdicts = {}
+        talk_sent = 0.0  # seconds of speech the scripted speakers played in the run, all rooms
+        for room in rooms:
+            summ = by_room.get(room)
+            if meetings:
+                talk_sent += sum(max(0.0, min(t.end, seconds - 1.0) - t.start) for t in made[room].turns)
+            else:
+                talk_sent += speakers * max(0.0, seconds - LEAD_IN - 1.0)
+            if meetings:
+                session_s = (summ.get("duration_ms") or 0) / 1000 if summ else seconds
+                n, least, voiced = meeting_room_rules(made[room], session_s)
+                verdicts[room] = bot_room_verdict(summ, n, talk, voiced, least)
+            else:
+                verdicts[room] = bot_room_verdict(summ, speakers, talk, voiced_seconds(sources[room], seconds))
+        behind = {room: sum(n for js in jumps.get(room, {}).values() for _, n in js) / 48 for room in rooms}
         cpu = sum(r["cpu_s"] for r in runs)
         cores = pinned_cores()
         share = cpu / seconds / cores
         res = {"k": k, "speakers": speakers, "seconds": seconds, "one_process": one_process, "processes": len(runs),
-               "cpu_s": cpu, "core_share": share, "devserver_share": server_busy(srv_cpu, srv.last_wait, seconds),
+               "meeting": {"people": meetings.people, "minutes": meetings.minutes,
+                           "seeds": [meetings.seed + i for i in range(k)]} if meetings else None,
+               "cpu_s": cpu, "core_share": share, "room_share": share / k,
+               "devserver_share": server_busy(srv_cpu, srv.last_wait, seconds),
                "devserver_cpu_share": srv_cpu / seconds, "devserver_wait_share": srv.last_wait / seconds,
+               "devserver_catch_up_ms": {room: ms for room, ms in behind.items() if ms},
+               "devserver_behind_share": sum(behind.values()) / 1000 / max(1e-9, talk_sent), "talk_s": talk_sent,
+               "devserver_catch_ups": {room: {who: js for who, js in jumps.get(room, {}).items() if js}
+                                       for room in rooms if behind[room]},
                "run_queue_s": sum(r["run_queue_s"] for r in runs),
                "peak_rss_kb": sum(r["peak_rss_kb"] for r in runs), "verdicts": verdicts,
                "exits": [r["exit"] for r in runs], "logs": [r["log"] for r in runs],
@@ -640,6 +745,74 @@ def rooms_run(k: int, speakers: int, seconds: float, one_process: bool, keep: st
     finally:
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
+
+
+BEHIND = 0.01  # the devserver's speakers may fall behind the wall clock by 1 % of their talk (machine noise)
+
+
+def devserver_sustained(res: dict) -> bool:
+    """The devserver kept its K rooms in real time: its busy share (server_busy) under
+    SATURATED, and its speakers' catch-ups (each a jump of 200 ms or more when its event
+    loop was late, roomref.catch_ups_by_room) at most BEHIND of the speech they played.
+    A loop that is late sends the rooms less than real time, so the bot's figures then
+    read low: such a K measures the devserver."""
+    return res["devserver_share"] < SATURATED and res.get("devserver_behind_share", 0.0) <= BEHIND \
+        and not res.get("server_error")
+
+
+def rooms_fit(results: list[dict]) -> dict:
+    """Least squares of the bot's share of its core against K, over the runs with every
+    room in real time and the devserver keeping up (devserver_sustained: a server that
+    falls behind sends less, so the bot's share would read low), and where that line
+    reaches the whole core (and the SATURATED real-time limit): an extrapolation, not a
+    measurement."""
+    pts: dict[int, float] = {}
+    for r in results:
+        if r["realtime"] and devserver_sustained(r):
+            pts[r["k"]] = r["core_share"]  # a K measured twice: the later run
+    ks = sorted(pts)
+    out: dict = {"ks": ks, "slope": None, "intercept": None, "rooms_per_core": None, "rooms_at_limit": None}
+    if len(ks) < 2:
+        return out
+    mk = sum(ks) / len(ks)
+    ms = sum(pts.values()) / len(ks)
+    b = sum((k - mk) * (pts[k] - ms) for k in ks) / sum((k - mk) ** 2 for k in ks)
+    a = ms - b * mk
+    out.update(slope=b, intercept=a)
+    if b > 0:
+        out.update(rooms_per_core=(1.0 - a) / b, rooms_at_limit=(SATURATED - a) / b)
+    return out
+
+
+def devserver_limit(results: list[dict]) -> str:
+    """Whether the devserver, not the bot, was what bounded the run (devserver_sustained):
+    its busy share (CPU of its core, or 1 when starved, see server_busy) at SATURATED or
+    more, or its speakers behind the wall clock by more than BEHIND of their talk."""
+    if not results:
+        return "no runs"
+    top = max(results, key=lambda r: r["devserver_share"])
+    lost = [r for r in results if not devserver_sustained(r)]
+    kept = [r["k"] for r in results if devserver_sustained(r)]
+    if lost:
+        def why(r: dict) -> str:
+            if r.get("server_error"):
+                return f"K={r['k']} (did not start: {r['server_error'][:80]})"
+            return (f"K={r['k']} (busy {r['devserver_share']:.2f}, run-queue wait {r['devserver_wait_share'] * 100:.0f} %, "
+                    f"speakers behind by {r.get('devserver_behind_share', 0) * 100:.1f} % of their talk)")
+        failed = [r["k"] for r in lost if not r["realtime"]]
+        return (f"yes, from K={min(r['k'] for r in lost)}: the devserver did not keep up at " + ", ".join(map(why, lost))
+                + f"; largest K it sustained: {max(kept) if kept else 'none'}. Those runs measure the devserver, not the bot"
+                + (f" (their failures, K={','.join(map(str, failed))}, say nothing about the bot)" if failed else "")
+                + "; they are left out of the slope")
+    note = ""
+    failed = [r for r in results if not r["realtime"]]
+    if failed:
+        note = "; the failures at " + ", ".join(f"K={r['k']} (bot {r['core_share'] * 100:.0f} % of its core)" for r in failed) + \
+            " had the devserver keeping up: the bot's limit"
+    behind = max(results, key=lambda r: r.get("devserver_behind_share", 0))
+    return (f"no: the devserver kept up at every K (busy at most {top['devserver_share']:.2f} of its core, K={top['k']}; "
+            f"speakers behind at most {behind.get('devserver_behind_share', 0) * 100:.2f} % of their talk, "
+            f"K={behind['k']})" + note)
 
 
 def med(xs: list) -> float | None:
@@ -1035,23 +1208,33 @@ def rooms_line(res: dict) -> str:
     why = res.get("error") or res.get("server_error") or "; ".join(f"{room}: {', '.join(v[:2])}" for room, v in res["verdicts"].items() if v)[:300]
     if res["early"] and not res.get("error"):
         why = f"exited early: {', '.join(res['early'])}; " + why
-    return (f"| {res['k']} | {res['processes']} | {res['cpu_s']:.1f} | {res['core_share'] * 100:.1f} % | "
-            f"{res['devserver_cpu_share'] * 100:.0f} % (waited {res['devserver_wait_share'] * 100:.0f} %) | "
-            f"{res['peak_rss_kb'] / 1024:.0f} | {ok}/{res['k']} | "
+    late = res.get("devserver_catch_up_ms") or {}
+    behind = f", catch-ups {sum(late.values()) / 1000:.1f} s in {len(late)} room(s)" if late else ""
+    waited = res["run_queue_s"] / max(1e-9, res["seconds"])
+    load = res.get("loadavg")
+    return (f"| {res['k']} | {res['processes']} | {res['cpu_s']:.1f} | {res['core_share'] * 100:.1f} % (waited {waited * 100:.0f} %) | "
+            f"{res.get('room_share', 0) * 100:.2f} % | {res['devserver_share']:.2f}, behind "
+            f"{res.get('devserver_behind_share', 0) * 100:.1f} %{'' if devserver_sustained(res) else ': NOT KEPT UP'} | "
+            f"{res['devserver_cpu_share'] * 100:.0f} % (waited {res['devserver_wait_share'] * 100:.0f} %{behind}) | "
+            f"{res['peak_rss_kb'] / 1024:.0f} | {'—' if not load else f'{load[0]:.1f}–{load[1]:.1f}'} | {ok}/{res['k']} | "
             f"{'yes' if res['realtime'] else 'no'}{': ' + why if why and not res['realtime'] else ''} |")
 
 
-def run_rooms(spec: str, speakers: int, seconds: float, one_process: bool, keep: str | None, jsonl: str | None) -> tuple[list[dict], dict | None]:
+def run_rooms(spec: str, speakers: int, seconds: float, one_process: bool, keep: str | None, jsonl: str | None,
+              meetings: RoomMeetings | None = None) -> tuple[list[dict], dict | None]:
     results = []
     search = None
     def one(k: int) -> dict:
+        t0, load0 = time.monotonic(), os.getloadavg()[0]
         try:
-            res = rooms_run(k, speakers, seconds, one_process, keep)
+            res = rooms_run(k, speakers, seconds, one_process, keep, meetings)
         except RuntimeError as e:  # the devserver did not come up with K rooms
             res = {"k": k, "speakers": speakers, "seconds": seconds, "one_process": one_process, "processes": 0,
-                   "cpu_s": 0.0, "core_share": 0.0, "devserver_share": 1.0, "devserver_cpu_share": 0.0,
+                   "cpu_s": 0.0, "core_share": 0.0, "room_share": 0.0, "devserver_share": 1.0, "devserver_cpu_share": 0.0,
                    "devserver_wait_share": 0.0, "run_queue_s": 0.0, "peak_rss_kb": 0, "verdicts": {}, "exits": [],
                    "logs": [], "early": [], "realtime": False, "server_error": str(e)}
+        res["elapsed_s"] = time.monotonic() - t0  # the run with the devserver's start (clip rendering) and the scoring
+        res["loadavg"] = [load0, os.getloadavg()[0]]  # the machine's 1-minute load average (others' work shows here)
         results.append(res)
         if jsonl:
             with open(jsonl, "a") as f:
@@ -1065,7 +1248,8 @@ def run_rooms(spec: str, speakers: int, seconds: float, one_process: bool, keep:
             res = one(search.next)
             if res.get("error"):
                 break
-            search.record(res["k"], res["realtime"], [], res["devserver_share"])
+            search.record(res["k"], res["realtime"] and devserver_sustained(res), [],
+                          res["devserver_share"] if devserver_sustained(res) else 1.0)
     else:
         for k in [int(x) for x in spec.split(",") if x]:
             if one(k).get("error"):
@@ -1088,11 +1272,22 @@ def main() -> int:
                          "the peers up to --max-peers); recorders pinned to one core (see --pin)")
     ap.add_argument("--max-peers", type=int, default=16, metavar="CAP")
     ap.add_argument("--rooms", metavar="K[,K…]|max",
-                    help="record K live rooms of --room-speakers speakers at once with bedrud-bot pinned to one core, "
-                         "one process per room; 'max' finds the most that stay in real time")
+                    help="record K live rooms of --room-speakers speakers (or --room-meeting meetings) at once with "
+                         "bedrud-bot pinned to one core, one process per room; 'max' finds the most that stay in real "
+                         "time. Prints per K the bot's share of its core and per room, the devserver's busy share, the "
+                         "verdicts, then the least-squares slope over the K and the extrapolated rooms per core")
     ap.add_argument("--one-process", action="store_true",
                     help="with --rooms: one `bedrud-bot join LINK1 … LINKK --record` process for all rooms")
     ap.add_argument("--room-speakers", type=int, default=4)
+    ap.add_argument("--room-meeting", type=int, metavar="N",
+                    help="with --rooms: every room is a generated realistic meeting of N people instead of "
+                         "--room-speakers always-talking speakers (room benchI: seed --meeting-seed + I - 1, "
+                         "--meeting-minutes long; the run lasts the meeting + 4 s); each room judged real time with "
+                         "the worst case's rules, its files and voiced seconds from the meeting's truth. "
+                         "E.g. --rooms 4,8,16 --one-process --room-meeting 10: rooms per core for 10-person meetings")
+    ap.add_argument("--live-coding", action="store_true",
+                    help="with --rooms: the devserver codes its speakers' frames live, as without --scripted-precode "
+                         "(default: --scripted-precode, each clip coded once when the scenarios load)")
     ap.add_argument("--room-seconds", type=float, help="recording time of each --rooms run (default --seconds)")
     ap.add_argument("--pin", help="CPU list for the recorders (taskset -c); the devserver gets the other CPUs. "
                                   "Default: 0 with --max or --rooms on a machine of 2 or more CPUs, else unpinned")
@@ -1132,10 +1327,14 @@ def main() -> int:
     if a.one_process and not a.rooms:
         print("bench-peers: --one-process goes with --rooms", file=sys.stderr)
         return 2
+    if a.room_meeting is not None and (not a.rooms or a.room_meeting < 1):
+        print("bench-peers: --room-meeting N (N ≥ 1) goes with --rooms", file=sys.stderr)
+        return 2
     if any("=" not in x or not x.partition("=")[0] for x in a.bot_set):
         print("bench-peers: --bot-set takes SECTION.KEY=VALUE, e.g. record.mix_complexity=2", file=sys.stderr)
         return 2
     Opts.bot_set = a.bot_set
+    Opts.precode = not a.live_coding
     # The table's runs are pinned only with --pin (a peer may use more than one core, as a
     # user would let it); the searches for the most a core holds are pinned unless --no-pin.
     table_pin = None if a.no_pin else a.pin
@@ -1173,8 +1372,9 @@ def main() -> int:
         most = search_max(tools, a.seconds, caps, a.keep, a.json + ".runs.jsonl" if a.json else None)
     rooms, rooms_max = ([], None)
     if a.rooms:
+        room_meetings = RoomMeetings(a.room_meeting, a.meeting_minutes, a.meeting_seed) if a.room_meeting else None
         rooms, rooms_max = run_rooms(a.rooms, a.room_speakers, a.room_seconds or a.seconds, a.one_process, a.keep,
-                                     a.json + ".runs.jsonl" if a.json else None)
+                                     a.json + ".runs.jsonl" if a.json else None, room_meetings)
     meeting_runs = run_meetings(meetings, tools, a.meeting_minutes, a.meeting_seed, a.rounds, a.keep,
                                 a.json + ".runs.jsonl" if a.json else None) if meetings else []
     table, rows = summarize([r for r in runs if r["tool"] in tools], ns, a.seconds, most) if ns or most else ("", {})
@@ -1199,17 +1399,43 @@ def main() -> int:
         print(meeting_summarize(meeting_runs, meetings, a.meeting_minutes))
     if rooms:
         mode = "one process for all rooms" if a.one_process else "one process per room"
-        print(f"\nlive rooms of {a.room_speakers} speakers recorded by bedrud-bot, {mode}, {a.room_seconds or a.seconds:.0f} s, {search_label}:\n")
-        print("| rooms | processes | recorder CPU s | of the core | devserver CPU of its core (run-queue wait) | peak RSS MiB (sum) | rooms in real time | all in real time |")
-        print("|---|---|---|---|---|---|---|---|")
+        if a.room_meeting:
+            what = (f"generated {a.room_meeting}-person meetings ({a.meeting_minutes:g} min, room benchI seed "
+                    f"{a.meeting_seed}+I-1; recorded {rooms[0]['seconds']:.0f} s)")
+        else:
+            what = f"{a.room_speakers} always-talking speakers ({a.room_seconds or a.seconds:.0f} s)"
+        coding = "clips coded once at load, --scripted-precode" if Opts.precode else "frames coded live"
+        print(f"\nlive rooms of {what} recorded by bedrud-bot, {mode}, {search_label}; devserver {coding}:\n")
+        print("| rooms | processes | recorder CPU s | of the core (run-queue wait) | per room | devserver busy, speakers "
+              "behind (share of their talk) | devserver CPU of its core (run-queue wait, catch-ups) | peak RSS MiB (sum) | load avg (start–end) | rooms in real time "
+              "| all in real time |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
         for res in rooms:
             print(rooms_line(res))
         if rooms_max:
             print(f"\nmost rooms in real time: {most_cell(rooms_max)}")
+        fit = rooms_fit(rooms)
+        if fit["slope"] is None:
+            print(f"\nno slope: fewer than two K with every room in real time and the devserver keeping up "
+                  f"(K={','.join(map(str, fit['ks'])) or 'none'})")
+        else:
+            ks = ",".join(map(str, fit["ks"]))
+            print(f"\nleast squares over K={ks} (every room in real time, the devserver keeping up: busy under "
+                  f"{SATURATED:.1f}, speakers behind at most {BEHIND * 100:.0f} % of their talk): "
+                  f"bot share of its core = {fit['intercept']:.4f} + {fit['slope']:.5f} × rooms "
+                  f"({fit['slope'] * 100:.2f} % of a core per added room, intercept {fit['intercept'] * 100:.2f} %)")
+            if fit["rooms_per_core"] is not None:
+                print(f"extrapolated rooms per core: {fit['rooms_per_core']:.0f} (EXTRAPOLATION from K={ks}, not a "
+                      f"measurement: where the line reaches the whole core; {fit['rooms_at_limit']:.0f} where it reaches "
+                      f"the {SATURATED * 100:.0f} % real-time limit)")
+            else:
+                print("extrapolated rooms per core: none (the slope is not positive)")
+        print(f"devserver the limit: {devserver_limit(rooms)}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"runs": runs, "summary": rows, "versions": versions, "most": most, "rooms": rooms,
-                       "rooms_max": rooms_max, "meetings": meeting_runs}, f, indent=1, default=str)
+                       "rooms_max": rooms_max, "rooms_fit": rooms_fit(rooms) if rooms else None,
+                       "meetings": meeting_runs}, f, indent=1, default=str)
     broken = [r for r in runs + meeting_runs if r["broken"]]
     for r in broken:
         print(f"bench-peers: broken run: {r['tool']} N={r['n']} (exit {r['exit']}, log {r['log']})", file=sys.stderr)

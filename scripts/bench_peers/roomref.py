@@ -30,6 +30,23 @@ def catch_ups(base_url: str, timeout: float = 10) -> dict[str, list[tuple[int, i
     return out
 
 
+def catch_ups_by_room(base_url: str, timeout: float = 10) -> dict[str, dict[str, list[tuple[int, int]]]]:
+    """catch_ups, per room: room name -> identity -> jumps (identities repeat between
+    rooms, e.g. every generated meeting has a p01). A participant that has left is no
+    longer in `/_dev/state`, so its jumps are not counted."""
+    with urllib.request.urlopen(base_url + "/_dev/state", timeout=timeout) as r:
+        state = json.loads(r.read())
+    out: dict[str, dict[str, list[tuple[int, int]]]] = {}
+    for room in state.get("rooms", []):
+        mine = out.setdefault(room.get("name", ""), {})
+        for p in room.get("participants", []):
+            audio = p.get("audio")
+            if p.get("scripted") and isinstance(audio, dict):
+                mine[p["identity"]] = [(int(c["atClipSample"]), int(c["skippedSamples"]))
+                                       for c in audio.get("catchUps", [])]
+    return out
+
+
 def as_carried(source: np.ndarray, jumps: list[tuple[int, int]]) -> np.ndarray:
     """The clip with each jump's silence inserted at its clip sample."""
     if not jumps:

@@ -153,3 +153,45 @@ def test_turn_by_turn_scoring_and_the_mix_at_each_sources_offset():
     assert pearson(room[int(1.0 * RATE):], total) < 0.9   # one lag cannot place three offsets
     pos, corr = find_clip(room, clips[0], int(round((m.turns[0].start + 1.0) * RATE)) + 500, RATE // 2)
     assert corr > 0.99
+
+
+def test_a_meeting_room_is_judged_by_its_truth():
+    """bench-peers --rooms --room-meeting: who must have a file, how long, and how much
+    voiced audio must arrive come from the meeting (bench_peers meeting_room_rules); the
+    rest is the worst case's bot_room_verdict."""
+    from bench_peers.__main__ import bot_room_verdict, meeting_room_rules
+    m = generate(10, 1, seed=2, render=fake_render)
+    late = next(p for p in m.people if p.join_at > 0)
+    session = m.duration + 2.0
+    n, least, voiced = meeting_room_rules(m, session)
+    assert n == 10 and set(least) == {p.identity for p in m.people}
+    assert least[late.identity] == pytest.approx(0.5 * (session if late.leave_at is None else late.leave_at) - 0.5 * late.join_at)
+    talk = {p.identity: p.talk_s for p in m.people}
+    for who, s in voiced.items():
+        assert 0 < s <= talk[who] + 1e-6
+    assert all(voiced.get(p.identity, 0) == 0 for p in m.people if p.muted)
+
+    def summary(**change):  # type: ignore[no-untyped-def]
+        people = []
+        for p in m.people:
+            end = min(session, p.leave_at or session)
+            row = {"identity": p.identity, "file": p.name + ".opus", "duration_ms": int((end - p.join_at) * 1000),
+                   "gaps_ms": {"dtx": 1000}, "late": 0, "mix_late": 0,
+                   "packets": int(voiced.get(p.identity, 0) * 50) + 100}
+            row.update(change.get(p.identity, {}))
+            people.append(row)
+        return {"exit_code": 0, "participants": people, "_events": change.get("events", [])}
+    assert bot_room_verdict(summary(), n, 0, voiced, least) == []
+    speaker = max(voiced, key=lambda w: voiced[w])
+    assert any("arrived" in w for w in bot_room_verdict(summary(**{speaker: {"packets": 10}}), n, 0, voiced, least))
+    assert any("ms file" in w for w in bot_room_verdict(summary(**{late.identity: {"duration_ms": 1000}}), n, 0, voiced, least))
+    assert any("participant files" in w for w in bot_room_verdict(summary(**{speaker: {"file": None}}), n, 0, voiced, least))
+    assert any("mix_late" in w for w in bot_room_verdict(summary(**{speaker: {"mix_late": 3}}), n, 0, voiced, least))
+    gap = {"type": "gap", "cause": "noPackets", "offset_ms": 5000, "duration_ms": 800, "participant": {"identity": speaker}}
+    assert any("noPackets" in w for w in bot_room_verdict(summary(events=[gap]), n, 0, voiced, least))
+    # A muted person's whole file is one noPackets gap ending where the file ends: not a failure.
+    muted = next(p for p in m.people if p.muted)
+    tail = {"type": "gap", "cause": "noPackets", "offset_ms": 100, "duration_ms": int(session * 1000) - 100,
+            "participant": {"identity": muted.identity}}
+    done = {"type": "file_finished", "offset_ms": int(session * 1000), "participant": {"identity": muted.identity}}
+    assert bot_room_verdict(summary(events=[tail, done]), n, 0, voiced, least) == []
