@@ -13,6 +13,7 @@ static inline int shim_opus_encoder_set_dtx(OpusEncoder *e, opus_int32 on) { ret
 static inline int shim_opus_encoder_set_vbr(OpusEncoder *e, opus_int32 on) { return opus_encoder_ctl(e, OPUS_SET_VBR(on)); }
 static inline int shim_opus_encoder_get_lookahead(OpusEncoder *e, opus_int32 *out) { return opus_encoder_ctl(e, OPUS_GET_LOOKAHEAD(out)); }
 static inline int shim_opus_encoder_reset(OpusEncoder *e) { return opus_encoder_ctl(e, OPUS_RESET_STATE); }
+static inline int shim_opus_encoder_set_prediction_disabled(OpusEncoder *e, opus_int32 on) { return opus_encoder_ctl(e, OPUS_SET_PREDICTION_DISABLED(on)); }
 static inline int shim_opus_decoder_reset(OpusDecoder *d) { return opus_decoder_ctl(d, OPUS_RESET_STATE); }
 static inline int shim_opus_decoder_get_last_packet_duration(OpusDecoder *d, opus_int32 *out) { return opus_decoder_ctl(d, OPUS_GET_LAST_PACKET_DURATION(out)); }
 static inline int shim_opus_decoder_set_gain(OpusDecoder *d, opus_int32 q8dB) { return opus_decoder_ctl(d, OPUS_SET_GAIN(q8dB)); }

@@ -79,6 +79,8 @@ final class RoomMixer: MixPassthrough.View {
     static let silenceWarmupFrames = 5
     private var silentRun = 0
     private var encoderBypassed = false
+    /// Frames still to code without prediction after a passthrough run.
+    private var predictionOffFrames = 0
     private var lastTOC: UInt8 = 0xF8  // CELT FB 20 ms mono until the first packet
     /// The level of every frame written, for the report (``LevelStrip``).
     private(set) var strip = LevelStrip()
@@ -299,6 +301,10 @@ final class RoomMixer: MixPassthrough.View {
             for c in 0..<channels { frameBuffer[i * channels + c] = max(-1, min(1, ring[j + c])) }
         }
         _ = encoder.encode(frameBuffer, frameSamples: f, into: packet, outCapacity: Self.packetCapacity)
+        // The decoder has the voice's frames, not the dropped one: the first real frame is
+        // coded without prediction from it.
+        encoder.setPredictionDisabled(true)
+        predictionOffFrames = 1
         encoderBypassed = false
         silentRun = 0
         envelope = 0
@@ -336,6 +342,13 @@ final class RoomMixer: MixPassthrough.View {
 
     func packet(of source: Int, startingIn range: ClosedRange<Int64>) -> MixPassthrough.Packet? {
         queue?.find(source: source, startingIn: range).map { MixPassthrough.Packet(start: $0.entry.start, samples: Int($0.entry.samples)) }
+    }
+
+    func startsAfresh(_ p: MixPassthrough.Packet, of source: Int, align: Int64) -> Bool {
+        guard let q = queue, let (i, _) = q.find(source: source, startingIn: p.start...p.start),
+              let toc = q.withPacket(i, { $0.first }) else { return false }
+        // Alignment frames and concealment packets are CELT; so is every encoded frame.
+        return toc >> 3 < 16 && (align > 0 || lastTOC >> 3 >= 16)
     }
 
     func unlimited(from: Int64, to: Int64) -> Bool {
@@ -427,6 +440,10 @@ final class RoomMixer: MixPassthrough.View {
         }
         framesEncoded += 1
         lastTOC = packet[0]
+        if predictionOffFrames > 0 {
+            predictionOffFrames -= 1
+            if predictionOffFrames == 0 { encoder.setPredictionDisabled(false) }
+        }
         // Granule = decoded samples so far, pre-skip included (RFC 7845 §4).
         let granule = (granuleEnd ?? cursor) - granuleBase
         writer.packet(UnsafeRawBufferPointer(start: packet, count: n), granule: granule, samples: f, eos: eos)

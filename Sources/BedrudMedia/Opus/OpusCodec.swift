@@ -98,6 +98,10 @@ package final class OpusEncoderBox {
     /// Forgets the encoder's history (after a stretch the mixer wrote without encoding).
     func reset() { _ = shim_opus_encoder_reset(encoder) }
 
+    /// With `true`, frames are coded without prediction from earlier ones (for a frame a
+    /// decoder reaches from another stream's packets).
+    func setPredictionDisabled(_ on: Bool) { _ = shim_opus_encoder_set_prediction_disabled(encoder, on ? 1 : 0) }
+
     /// Encodes one frame of `frameSamples` per channel into `out` (capacity `outCapacity`).
     /// - Returns: the packet length, or a negative libopus error.
     package func encode(_ pcm: UnsafePointer<Float>, frameSamples: Int, into out: UnsafeMutablePointer<UInt8>, outCapacity: Int) -> Int {

@@ -29,6 +29,9 @@ import Testing
             (packets[source] ?? []).filter { range.contains($0) }.min().map { MixPassthrough.Packet(start: $0, samples: 960) }
         }
         func unlimited(from: Int64, to: Int64) -> Bool { !loud.contains { $0.overlaps(from..<to) } }
+        /// Packets that would not start afresh (CELT ones, say), by start.
+        var stale: Set<Int64> = []
+        func startsAfresh(_ p: MixPassthrough.Packet, of source: Int, align: Int64) -> Bool { !stale.contains(p.start) }
 
         /// Packets of `source` every 20 ms from `first` to `end`.
         mutating func sends(_ source: Int, from first: Int64, to end: Int64) {

@@ -17,9 +17,9 @@ import Testing
         let a = zip(TestSignal.speech(seconds: 8, seed: 1, talkUntil: 3), TestSignal.speech(seconds: 8, seed: 5, talkFrom: 6)).map { $0 + $1 }
         let b = TestSignal.speech(seconds: 8, pitch: 210, seed: 2, talkFrom: 2.5, talkUntil: 6)
         var sa = PacketScript(), sb = PacketScript()
-        sa.append(TestEncoder.encode(a), firstSequence: 10, firstTimestamp: 1000, startSeconds: 0)
+        sa.append(TestEncoder.encode(a, signalVoice: true), firstSequence: 10, firstTimestamp: 1000, startSeconds: 0)
         // B's clock is 7 ms off A's grid: its packets never line up with the mix's frames.
-        sb.append(TestEncoder.encode(b), ssrc: 0x2222, firstSequence: 500, firstTimestamp: 90_000, startSeconds: 0.007)
+        sb.append(TestEncoder.encode(b, signalVoice: true), ssrc: 0x2222, firstSequence: 500, firstTimestamp: 90_000, startSeconds: 0.007)
         let ra = rec.add("a"), rb = rec.add("b")
         let end = VirtualRecording.origin + 8 * Self.sec + 200_000_000
         rec.run([(ra, sa.packets), (rb, sb.packets)], until: end)

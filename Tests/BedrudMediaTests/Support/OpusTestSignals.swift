@@ -47,7 +47,7 @@ typealias SplitMix = SeededGenerator
 enum TestEncoder {
     static func encode(
         _ pcm: [Float], channels: Int = 1, frameSamples: Int = 960, bitrate: Int = 32000, fec: Bool = false, lossPercent: Int = 0,
-        application: Int32 = OPUS_APPLICATION_VOIP
+        application: Int32 = OPUS_APPLICATION_VOIP, signalVoice: Bool = false
     ) -> [[UInt8]] {
         var err: Int32 = 0
         guard let enc = opus_encoder_create(48000, Int32(channels), application, &err) else { return [] }
@@ -55,6 +55,9 @@ enum TestEncoder {
         _ = shim_opus_encoder_set_bitrate(enc, Int32(bitrate))
         _ = shim_opus_encoder_set_inband_fec(enc, fec ? 1 : 0)
         _ = shim_opus_encoder_set_packet_loss_perc(enc, Int32(lossPercent))
+        // The synthetic voices are harmonic enough for libopus to code them as music (CELT);
+        // a real voice at these rates is SILK or hybrid, as with this hint.
+        if signalVoice { _ = shim_opus_encoder_set_signal_voice(enc) }
         var packets: [[UInt8]] = []
         var out = [UInt8](repeating: 0, count: 4000)
         let frames = pcm.count / channels / frameSamples
