@@ -70,9 +70,8 @@ final class RoomMixer: MixPassthrough.View {
     private(set) var framesEncoded = 0
     /// Silent frames written as concealment packets instead of being encoded.
     private(set) var silentFramesSkipped = 0
-    /// Packets of one voice written as they are, and how often a run of them began.
+    /// Packets of one voice written as they are.
     private(set) var packetsPassedThrough = 0
-    private(set) var passthroughRuns = 0
     /// Where the first 256 runs began and ended (session samples), for the tests and the
     /// benchmark's switch measurement.
     private(set) var switches: [Int64] = []
@@ -259,7 +258,6 @@ final class RoomMixer: MixPassthrough.View {
                 encodeFrame(Int(n), eos: false, granuleEnd: nil)
                 left -= n
             }
-            passthroughRuns += 1
             if switches.count < 512 { switches.append(p.start) }
             pass(q, source, p)
         case .pass(let source, let p):
