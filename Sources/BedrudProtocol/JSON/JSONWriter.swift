@@ -1,8 +1,8 @@
 /// The one JSON writer of the bot: an `Encodable` value in, JSON text out, sorted keys,
 /// without importing Foundation (see ``OSThread``). Its output is byte for byte what the
 /// Foundation writers it replaced wrote on Linux, so `events.jsonl`, `summary.json`,
-/// `--json` answers and stored sessions keep their exact text (`FoundationFreeTests`
-/// and `JSONWriterTests` compare them):
+/// `--json` answers and stored sessions keep their exact text (`JSONWriterTests`
+/// compares them):
 ///
 /// - numbers: integers as integers, `Double` and `Float` by their shortest `description`
 ///   with a trailing `.0` dropped (`3`, `4.5`, `1e-07`, `1e+16`); NaN and the infinities
