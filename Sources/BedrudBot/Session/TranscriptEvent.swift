@@ -8,6 +8,12 @@ import BedrudProtocol
 /// the writer and `repair` switch over it exhaustively, and decoding picks the payload
 /// from `type` in one place. Every case's keys are written flat beside `type`.
 ///
+/// Texts that come from outside (names, identities, ids, chat, reasons and details a
+/// server gave) are ``BoundedText``, an event's `message` ``BoundedMessage``: cut to their
+/// limit when the event is built (and when a line is read back), so no line is written
+/// with a megabyte name. Texts the bot makes itself from its own enums (`kind`, `reason`,
+/// `cause`, `quality`) stay `String`.
+///
 /// Reading is lenient where lines from older versions differ: a missing text, number,
 /// flag or list reads as empty (``Defaulted``), a participant written as a bare identity
 /// (before issue 11) reads as one with no name. A participant or a file's `participant`

@@ -102,7 +102,7 @@ public enum JSONWriter {
                 out += style.pretty ? "{\n\n" + indent(depth) + "}" : "{}"
                 return
             }
-            let keys = style.keyOrder == .collated ? object.keys.sorted(by: KeyOrder.less)
+            let keys = style.keyOrder == .collated && !object.keys.allSatisfy(KeyOrder.isPlain) ? object.keys.sorted(by: KeyOrder.less)
                 : object.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             out += "{"
             for (n, key) in keys.enumerated() {
@@ -233,6 +233,13 @@ extension JSONWriter.KeyOrder {
             return 0
         default: return 0
         }
+    }
+
+    /// Whether `key` has only lowercase ASCII letters and `_` (every key of `events.jsonl`):
+    /// keys like these are in ``collated`` order when sorted by code point (`_` sorts
+    /// before the letters in both), so the writer sorts them the cheap way.
+    static func isPlain(_ key: String) -> Bool {
+        key.utf8.allSatisfy { ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || $0 == UInt8(ascii: "_") }
     }
 
     /// Whether `a` comes before `b` in the ``collated`` order.

@@ -159,6 +159,20 @@ import TestSupport
                 "seed \(seed); first difference: \(first.map { "\(mine[max(0, $0 - 1) ... $0]) vs \(theirs[max(0, $0 - 1) ... $0])" } ?? "count")")
     }
 
+    /// Keys of lowercase letters and `_` only (all of `events.jsonl`'s) take a shortcut;
+    /// their order is still `JSONSerialization`'s.
+    @Test func plainKeysAreInJSONSerializationsOrderToo() throws {
+        let seed = UInt64(7)
+        var rng = SeededGenerator(seed: seed)
+        let alphabet = Array("ab_z")
+        var doc: [String: Int] = ["exit_code": 1, "exit": 1, "exitcode": 1, "room_sid": 1, "room": 1, "_": 1, "a_": 1, "a__b": 1, "offset_ms": 1]
+        for _ in 0 ..< 300 {
+            doc[String((0 ..< Int.random(in: 1 ... 6, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })] = 1
+        }
+        let theirs = String(decoding: try JSONSerialization.data(withJSONObject: doc, options: [.sortedKeys]), as: UTF8.self)
+        #expect(try JSONWriter.string(doc, style: .init(escapingSlashes: true, keyOrder: .collated)) == theirs, "seed \(seed)")
+    }
+
     @Test func aNilOptionalIsLeftOutAndAFloatKeepsItsShortestText() throws {
         let text = try JSONWriter.string(Self.doc)
         #expect(!text.contains("absent"), "a nil optional is left out, as synthesized Codable does")
