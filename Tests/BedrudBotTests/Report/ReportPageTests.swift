@@ -7,8 +7,8 @@ import TestSupport
 
 @Suite struct ReportPageTests {
     static func input(events: String = ReportFixture.meeting, files: [ReportFile] = ReportFixture.files(), existing: Set<String> = ["attachments/cat.png"]) -> ReportInput {
-        let summary = ReportSummary(json: (try? JSONDecoder().decode(JSONValue.self, from: Data(ReportFixture.summaryJSON.utf8))) ?? .null)
-        let (ev, bad) = ReportEvent.parse(events)
+        let summary = try? JSONDecoder().decode(SessionSummary.self, from: Data(ReportFixture.summaryJSON.utf8))
+        let (ev, bad) = TranscriptLine.read(events)
         return ReportInput(summary: summary, events: ev, unreadableEventLines: bad, files: files, otherFiles: [("events.jsonl", 4000)],
                            leftoverParts: [], instance: "work", utcOffsetSeconds: 3600, existingPaths: existing)
     }
@@ -97,8 +97,8 @@ import TestSupport
         events = events.replacingOccurrences(of: "\"room\":\"standup\"", with: "\"room\":\(JSONValue.quoted(Self.hostile))")
         events = events.replacingOccurrences(of: "hello <b>all</b>", with: Self.hostile.replacingOccurrences(of: "\"", with: "\\\""))
         var input = Self.input(events: events)
-        input.summary.room = Self.hostile
-        input.summary.message = Self.hostile
+        input.summary?.room = Nullable(Self.hostile)
+        input.summary?.message = Self.hostile
         input.files.append(ReportFile(name: "\"><img src=x onerror=alert(3)>.opus", bytes: 1, valid: true, durationMs: 1, identity: "u-bob"))
         let html = ReportPage.render(input, nonce: "n")
         #expect(!html.contains("<img src=x"))
@@ -144,7 +144,7 @@ import TestSupport
         let files = [ReportFile(name: "room.opus", bytes: 20_000_000, valid: true, durationMs: 3_600_000, levels: levels)]
             + (0..<10).map { ReportFile(name: "Person Number \($0).opus", bytes: 10_000_000, valid: true, durationMs: 3_600_000, identity: "user-\($0)", levels: levels) }
         var input = Self.input(events: lines.joined(separator: "\n"), files: files)
-        input.summary = ReportSummary()
+        input.summary = nil
         let bytes = ReportPage.render(input, nonce: "n").utf8.count
         print("report.html of a synthetic 1 h, 10-person meeting: \(bytes) bytes (\(lines.count) events)")
         #expect(bytes < 2_000_000, "\(bytes) bytes")

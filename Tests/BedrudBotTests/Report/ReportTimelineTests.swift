@@ -30,7 +30,7 @@ enum ReportFixture {
         #"{"type":"session_ended","time":"2026-11-29T14:00:20.000Z","offset_ms":20000,"reason":"left","end_reason":"signal","exit_code":0,"detail":"stopped by SIGINT","duration_ms":20000}"#,
     ].joined(separator: "\n") + "\n"
 
-    static var events: [ReportEvent] { ReportEvent.parse(meeting).events }
+    static var events: [TranscriptLine] { TranscriptLine.read(meeting).lines }
 
     static let summaryJSON = """
         {"room":"standup","server":"http://127.0.0.1:1","started":"2026-11-29T14:00:00.000Z","ended":"2026-11-29T14:00:20.000Z",
@@ -77,13 +77,13 @@ enum ReportFixture {
     }
 
     @Test func markersSitOnTheSendersLaneWithTheirText() {
-        #expect(t.lanes[3].markers == [.init(kind: "chat", offsetMs: 7000, text: "hello <b>all</b> [2 attachments]")])
-        #expect(t.lanes[1].markers == [.init(kind: "reaction", offsetMs: 14_000, text: "👍")])
+        #expect(t.lanes[3].markers == [.init(kind: .chat, offsetMs: 7000, text: "hello <b>all</b> [2 attachments]")])
+        #expect(t.lanes[1].markers == [.init(kind: .reaction, offsetMs: 14_000, text: "👍")])
     }
 
     @Test func aWriteErrorGapOfTheMixGoesOnTheRoomLane() {
         let lines = #"{"type":"gap","offset_ms":500,"participant":null,"track_sid":"","duration_ms":4000,"cause":"write_error","written_ms":4600}"#
-        let t = ReportTimeline(events: ReportEvent.parse(lines).events, files: [], durationMs: 10_000)
+        let t = ReportTimeline(events: TranscriptLine.read(lines).lines, files: [], durationMs: 10_000)
         #expect(t.lanes.count == 1)
         #expect(t.spans(.gapWriteError, of: "") == [.init(kind: .gapWriteError, startMs: 500, endMs: 4500)])
     }
@@ -95,7 +95,7 @@ enum ReportFixture {
             {"type":"gap","offset_ms":1000,"participant":"p1","track_sid":"T","duration_ms":500,"cause":"loss"}
             {"type":"chat","offset_ms":1200,"partic
             """
-        let (events, bad) = ReportEvent.parse(text)
+        let (events, bad) = TranscriptLine.read(text)
         #expect(bad == 1)
         let t = ReportTimeline(events: events, files: [], durationMs: nil)
         #expect(t.durationMs == 1500)
