@@ -69,6 +69,24 @@ import TestSupport
         #expect(!without.contains("<img "))
     }
 
+    @Test func aPollShowsItsOptionsAndWhoVotedAndAMessageItsReactions() {
+        let events = ReportFixture.wire + [
+            #"{"type":"reaction","offset_ms":6000,"participant":\#(ReportFixture.who("carol", "Carol")),"message_id":"before","emoji":"🎉"}"#,
+            #"{"type":"poll_vote","offset_ms":6100,"participant":\#(ReportFixture.who("carol", "Carol")),"message_id":"old-poll","option_id":"o1","option":"Yes"}"#,
+        ].joined(separator: "\n")
+        let html = ReportPage.render(Self.input(events: events, files: [], existing: []), nonce: "n")
+        #expect(html.contains("<li data-offset=\"4026\"><span class=\"when\">+0:04</span> <strong><bdi>Alice Doe</bdi></strong> <span class=\"msg\"><bdi>Grüße — the slide 👩‍👩‍👧</bdi></span>"
+            + "<ul class=\"attachments\"><li>attachment (not saved): <bdi>attachment</bdi> <span class=\"mime\">image/png</span></li></ul>"
+            + "<ul class=\"reactions\" aria-label=\"Reactions\"><li><bdi>👍</bdi> <bdi>Bob Chen</bdi></li></ul></li>"), "\(html)")
+        #expect(html.contains("<li data-offset=\"4027\"><span class=\"when\">+0:04</span> <strong><bdi>Bob Chen</bdi></strong> "
+            + "<div class=\"poll\">Poll: <bdi>Lunch at noon?</bdi><ul class=\"poll-options\"><li><bdi>Pizza</bdi>: no votes</li>"
+            + "<li><bdi>Soup</bdi>: no votes</li><li><bdi>Ramen 🍜</bdi>: 1 vote (<bdi>Alice Doe</bdi>)</li></ul></div></li>"))
+        #expect(html.contains("<strong><bdi>Carol</bdi></strong> <span class=\"msg\">reacted <bdi>🎉</bdi> to a message not in this recording</span></li>"))
+        #expect(html.contains("<strong><bdi>Carol</bdi></strong> <span class=\"msg\">voted <bdi>Yes</bdi> in a poll not in this recording</span></li>"))
+        #expect(html.contains("aria-label=\"reaction at +0:04: 👍 to Alice Doe: “Grüße — the slide 👩‍👩‍👧”\""))
+        #expect(html.contains("<title>poll: Lunch at noon? (Pizza / Soup / Ramen 🍜)</title>"))
+    }
+
     @Test func anEventTypeThePageDoesNotKnowIsListedGenerically() {
         let html = ReportPage.render(Self.input(), nonce: "n")
         #expect(html.contains("<tr><td>+0:17</td><td>hologram_beamed</td><td><bdi>Alice; colour: teal; track_sid</bdi></td></tr>") == false)
