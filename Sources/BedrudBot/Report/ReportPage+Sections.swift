@@ -1,5 +1,5 @@
-import FoundationEssentials
 import BedrudProtocol
+import FoundationEssentials
 
 /// The page's sections below the timeline: chat, participants, network, every event.
 extension ReportPage {
