@@ -3,10 +3,10 @@
 /// reactions on it; a reaction or vote whose message the recording does not have (sent
 /// before the bot joined) is an entry of its own.
 ///
-/// Votes and reactions follow the web client: a voter's last vote is the one that counts,
-/// and a participant who sends the same emoji on a message again takes it back
-/// (`reactToMessage` toggles). Who voted or reacted is the packet's sender (`participant`),
-/// not the identity the packet claims.
+/// Votes and reactions as the web client keeps them: a poll's `votes` holds one option per
+/// voter, so a voter's last vote is the one that counts, and a participant who sends the
+/// same emoji on a message again takes it back (`reactToMessage` toggles). Who voted or
+/// reacted is the packet's sender (`participant`), not the identity the packet claims.
 struct ReportChat: Equatable {
     /// A participant as the page names them: the display name, else the identity.
     struct Person: Equatable {
