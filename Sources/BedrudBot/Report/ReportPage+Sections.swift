@@ -64,11 +64,11 @@ extension ReportPage {
     /// An attachment: shown from the session folder when it was saved there (an image as an
     /// image), otherwise its URL as text. A remote URL is never loaded by the page.
     static func attachment(_ a: TranscriptEvent.Attachment, existing: Set<String>) -> String {
-        let mime = a.mime
-        let kind = a.kind
-        let candidates = [a.path, a.url].compactMap { $0 }
+        let mime = a.mime.text
+        let kind = a.kind.text
+        let candidates = [a.path, a.url].compactMap { $0?.text }
         let local = candidates.first { existing.contains($0) }
-        let label = HTMLText.remote(a.name ?? local ?? a.url ?? "attachment")
+        let label = HTMLText.remote(a.name?.text ?? local ?? a.url?.text ?? "attachment")
         guard let local, let url = HTMLText.relativeURL(local) else {
             return "attachment (not saved): \(label)" + (mime.isEmpty ? "" : " <span class=\"mime\">\(HTMLText.escape(mime))</span>")
         }
