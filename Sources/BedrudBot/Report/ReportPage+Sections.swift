@@ -163,8 +163,8 @@ extension ReportPage {
 
     /// An event's keys and values as it is written to events.jsonl.
     static func jsonFields(_ event: TranscriptEvent) -> [String: JSONValue]? {
-        guard let data = try? JSONEncoder().encode(event) else { return nil }
-        return (try? JSONDecoder().decode(JSONValue.self, from: data))?.object
+        guard let text = try? JSONWriter.string(event, style: .eventLine) else { return nil }
+        return (try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)))?.object
     }
 
     /// Who an unread line is about: its participant's name, else its identity (a bare
