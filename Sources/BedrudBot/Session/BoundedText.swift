@@ -1,23 +1,25 @@
-/// A text from outside (a name, an identity, a chat's id, a reason or a detail a server
-/// gave) as an event keeps it: at most ``limitBytes`` of UTF-8. A longer text is cut at a
-/// Unicode scalar boundary and ended with `…`; docs/EVENTS.md says so. A real name is far
-/// shorter; a megabyte name would otherwise be a megabyte on every line that names its
-/// owner. The text is cut when the event is built, and again when a line is read back,
-/// so a ``TranscriptEvent`` never holds more.
+/// How many bytes of UTF-8 a ``Bounded`` text keeps.
+protocol TextLimit: Sendable {
+    static var bytes: Int { get }
+}
+
+/// A text from outside as an event keeps it: at most `Limit.bytes` of UTF-8. A longer
+/// text is cut at a Unicode scalar boundary and ended with `…`; docs/EVENTS.md says so.
+/// The text is cut when the event is built, and again when a line is read back, so a
+/// ``TranscriptEvent`` never holds more.
 ///
 /// Encoded and decoded as a plain JSON string; compared, hashed and printed as its text.
-struct BoundedText: Hashable, Sendable, Codable, ExpressibleByStringLiteral, CustomStringConvertible, EmptyValue {
-    /// 16 KiB.
-    static let limitBytes = 16 << 10
+struct Bounded<Limit: TextLimit>: Hashable, Sendable, Codable, ExpressibleByStringLiteral, CustomStringConvertible, EmptyValue {
+    static var limitBytes: Int { Limit.bytes }
 
     let text: String
 
-    init(_ text: String) { self.text = BoundedText.cut(text, toBytes: Self.limitBytes) }
+    init(_ text: String) { self.text = Self.cut(text, toBytes: Limit.bytes) }
     init(stringLiteral text: String) { self.init(text) }
 
     var description: String { text }
     var isEmpty: Bool { text.isEmpty }
-    static var emptyValue: BoundedText { BoundedText("") }
+    static var emptyValue: Self { Self("") }
 
     init(from decoder: any Decoder) throws { self.init(try decoder.singleValueContainer().decode(String.self)) }
 
@@ -41,29 +43,16 @@ struct BoundedText: Hashable, Sendable, Codable, ExpressibleByStringLiteral, Cus
     }
 }
 
-/// A message's text as an event keeps it (a chat, a server's notice, a warning: an event's
-/// `message`): at most ``limitBytes`` of UTF-8, cut as ``BoundedText`` cuts. Bedrud's web
-/// client sends chats longer than 60,000 bytes in chunks, and ``ChatAssembler`` already
-/// refuses a message over 2,000,000 UTF-16 code units (at most 6 MB of UTF-8), so a
+/// A name, an identity, a chat's id, a reason or a detail a server gave: 16 KiB. A real
+/// name is far shorter; a megabyte name would otherwise be a megabyte on every line that
+/// names its owner.
+typealias BoundedText = Bounded<NameLimit>
+enum NameLimit: TextLimit { static let bytes = 16 << 10 }
+
+/// A message's text (a chat, a server's notice, a warning: an event's `message`): 8 MiB.
+/// Bedrud's web client sends chats longer than 60,000 bytes in chunks, and ``ChatAssembler``
+/// already refuses a message over 2,000,000 UTF-16 code units (at most 6 MB of UTF-8), so a
 /// reassembled chat is kept whole; only texts repeated on many lines (names, identities)
-/// are held to ``BoundedText/limitBytes``.
-struct BoundedMessage: Hashable, Sendable, Codable, ExpressibleByStringLiteral, CustomStringConvertible, EmptyValue {
-    /// 8 MiB.
-    static let limitBytes = 8 << 20
-
-    let text: String
-
-    init(_ text: String) { self.text = BoundedText.cut(text, toBytes: Self.limitBytes) }
-    init(stringLiteral text: String) { self.init(text) }
-
-    var description: String { text }
-    var isEmpty: Bool { text.isEmpty }
-    static var emptyValue: BoundedMessage { BoundedMessage("") }
-
-    init(from decoder: any Decoder) throws { self.init(try decoder.singleValueContainer().decode(String.self)) }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        try c.encode(text)
-    }
-}
+/// are held to 16 KiB.
+typealias BoundedMessage = Bounded<MessageLimit>
+enum MessageLimit: TextLimit { static let bytes = 8 << 20 }
