@@ -9,7 +9,7 @@
 //                     module's compile sees libmicrohttpd's copy of the socket headers
 //   BedrudRTC         SDP, ICE (libnice), DTLS (OpenSSL), SRTP (libsrtp2), SCTP (usrsctp), RTP/RTCP
 //   BedrudMedia       jitter buffer, Opus, Ogg, mixer, levels, media and writer threads
-//   BedrudBench       the media benchmark (`bedrud-bot bench`), kept out of the library
+//   BedrudBench       the media and RTC benchmarks (`bedrud-bot bench`), kept out of the libraries
 //   BedrudCore        the iOS app's Core/ made headless: API, Auth, LiveKit, Models
 //   BedrudBot         the jobs: config model, CLI commands, recording session, transcript, smoke test
 //   bedrud-bot        the executable: hands argv to BedrudBot and exits with its code
@@ -48,7 +48,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(name: "BedrudMedia", dependencies: ["BedrudProtocol", "COpus", "COgg"], swiftSettings: swiftSettings),
-        .target(name: "BedrudBench", dependencies: ["BedrudProtocol", "BedrudMedia", "COpus"], swiftSettings: swiftSettings),
+        .target(name: "BedrudBench", dependencies: ["BedrudProtocol", "BedrudRTC", "BedrudMedia", "COpus"], swiftSettings: swiftSettings),
         .target(
             name: "BedrudCore",
             dependencies: ["BedrudProtocol", "BedrudNet", "BedrudRTC"],
@@ -79,6 +79,7 @@ let package = Package(
         .testTarget(name: "BedrudListenerTests", dependencies: ["BedrudListener"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudRTCTests", dependencies: ["BedrudRTC", "TestSupport", "COpus"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudMediaTests", dependencies: ["BedrudMedia", "BedrudBench", "TestSupport", "COpus", "COgg"], swiftSettings: swiftSettings),
+        .testTarget(name: "BedrudBenchTests", dependencies: ["BedrudBench"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudCoreTests", dependencies: ["BedrudCore", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudBotTests", dependencies: ["BedrudBot", "BedrudBench", "TestSupport"], swiftSettings: swiftSettings),
     ]
