@@ -3,7 +3,9 @@
 //
 // Layers, lowest first. A target imports only targets listed above it here.
 //   C shims           system libraries from Debian, one module.modulemap + shim.h each
-//   BedrudProtocol    pure values and codecs: protobuf, LiveKit messages, JWT, links, config syntax, rings
+//   BedrudProtocol    pure values and codecs: protobuf, LiveKit messages, JWT, links, config syntax
+//   BedrudRuntime     what runs and waits: threads, locks, the monotonic clock, WakeSignal, the packet
+//                     ring between threads, the process's logging
 //   BedrudNet         TCP, TLS (OpenSSL), HTTP/1.1 client, WebSocket client, HMAC-SHA256
 //   BedrudListener    serve's one listening port (libmicrohttpd); its own target, so that no other
 //                     module's compile sees libmicrohttpd's copy of the socket headers
@@ -40,23 +42,24 @@ let package = Package(
 
         // MARK: - Layers
         .target(name: "BedrudProtocol", swiftSettings: swiftSettings),
-        .target(name: "BedrudNet", dependencies: ["BedrudProtocol", "COpenSSL"], swiftSettings: swiftSettings),
+        .target(name: "BedrudRuntime", swiftSettings: swiftSettings),
+        .target(name: "BedrudNet", dependencies: ["BedrudProtocol", "BedrudRuntime", "COpenSSL"], swiftSettings: swiftSettings),
         .target(name: "BedrudListener", dependencies: ["BedrudNet", "CMicroHTTPD"], swiftSettings: swiftSettings),
         .target(
             name: "BedrudRTC",
-            dependencies: ["BedrudProtocol", "COpenSSL", "CSRTP", "CNice", "CUsrsctp"],
+            dependencies: ["BedrudProtocol", "BedrudRuntime", "COpenSSL", "CSRTP", "CNice", "CUsrsctp"],
             swiftSettings: swiftSettings
         ),
-        .target(name: "BedrudMedia", dependencies: ["BedrudProtocol", "COpus", "COgg"], swiftSettings: swiftSettings),
-        .target(name: "BedrudBench", dependencies: ["BedrudProtocol", "BedrudRTC", "BedrudMedia", "COpus"], swiftSettings: swiftSettings),
+        .target(name: "BedrudMedia", dependencies: ["BedrudProtocol", "BedrudRuntime", "COpus", "COgg"], swiftSettings: swiftSettings),
+        .target(name: "BedrudBench", dependencies: ["BedrudProtocol", "BedrudRuntime", "BedrudRTC", "BedrudMedia", "COpus"], swiftSettings: swiftSettings),
         .target(
             name: "BedrudCore",
-            dependencies: ["BedrudProtocol", "BedrudNet", "BedrudRTC"],
+            dependencies: ["BedrudProtocol", "BedrudRuntime", "BedrudNet", "BedrudRTC"],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "BedrudBot",
-            dependencies: ["BedrudProtocol", "BedrudNet", "BedrudListener", "BedrudRTC", "BedrudMedia", "BedrudBench", "BedrudCore"],
+            dependencies: ["BedrudProtocol", "BedrudRuntime", "BedrudNet", "BedrudListener", "BedrudRTC", "BedrudMedia", "BedrudBench", "BedrudCore"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(name: "bedrud-bot", dependencies: ["BedrudBot"], swiftSettings: swiftSettings),
@@ -64,7 +67,7 @@ let package = Package(
         // MARK: - Tests
         .target(
             name: "TestSupport",
-            dependencies: ["BedrudProtocol", "BedrudNet", "BedrudCore"],
+            dependencies: ["BedrudProtocol", "BedrudRuntime", "BedrudNet", "BedrudCore"],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),
@@ -75,6 +78,7 @@ let package = Package(
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "BedrudRuntimeTests", dependencies: ["BedrudRuntime"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudNetTests", dependencies: ["BedrudNet", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudListenerTests", dependencies: ["BedrudListener"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudRTCTests", dependencies: ["BedrudRTC", "TestSupport", "COpus"], swiftSettings: swiftSettings),

@@ -3,6 +3,7 @@ import BedrudMedia
 import BedrudNet
 import BedrudProtocol
 import BedrudRTC
+import BedrudRuntime
 import Dispatch
 import FoundationEssentials
 import Glibc

@@ -1,4 +1,5 @@
 import BedrudProtocol
+import BedrudRuntime
 
 /// What the packet path reports upwards (rare events only; never per packet).
 protocol MediaReceiverDelegate: AnyObject {

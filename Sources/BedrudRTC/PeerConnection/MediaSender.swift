@@ -1,4 +1,5 @@
 import BedrudProtocol
+import BedrudRuntime
 
 /// One published audio track on the loop thread: takes encoded packets from a
 /// ``PacketRing`` (the same structure the receive path fills), sends each when its sample
