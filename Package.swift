@@ -3,13 +3,15 @@
 //
 // Layers, lowest first. A target imports only targets listed above it here.
 //   C shims           system libraries from Debian, one module.modulemap + shim.h each
-//   BedrudProtocol    pure values and codecs: protobuf, LiveKit messages, JWT, links, config syntax, rings
+//   BedrudProtocol    pure values and codecs: protobuf, LiveKit messages, JWT, links, config syntax
+//   BedrudRuntime     what runs and waits: threads, locks, the monotonic clock, WakeSignal, the packet
+//                     ring between threads, the process's logging
 //   BedrudNet         TCP, TLS (OpenSSL), HTTP/1.1 client, WebSocket client, HMAC-SHA256
 //   BedrudListener    serve's one listening port (libmicrohttpd); its own target, so that no other
 //                     module's compile sees libmicrohttpd's copy of the socket headers
 //   BedrudRTC         SDP, ICE (libnice), DTLS (OpenSSL), SRTP (libsrtp2), SCTP (usrsctp), RTP/RTCP
 //   BedrudMedia       jitter buffer, Opus, Ogg, mixer, levels, media and writer threads
-//   BedrudBench       the media benchmark (`bedrud-bot bench`), kept out of the library
+//   BedrudBench       the media and RTC benchmarks (`bedrud-bot bench`), kept out of the libraries
 //   BedrudCore        the iOS app's Core/ made headless: API, Auth, LiveKit, Models
 //   BedrudBot         the jobs: config model, CLI commands, recording session, transcript, smoke test
 //   bedrud-bot        the executable: hands argv to BedrudBot and exits with its code
@@ -40,23 +42,24 @@ let package = Package(
 
         // MARK: - Layers
         .target(name: "BedrudProtocol", swiftSettings: swiftSettings),
-        .target(name: "BedrudNet", dependencies: ["BedrudProtocol", "COpenSSL"], swiftSettings: swiftSettings),
+        .target(name: "BedrudRuntime", swiftSettings: swiftSettings),
+        .target(name: "BedrudNet", dependencies: ["BedrudProtocol", "BedrudRuntime", "COpenSSL"], swiftSettings: swiftSettings),
         .target(name: "BedrudListener", dependencies: ["BedrudNet", "CMicroHTTPD"], swiftSettings: swiftSettings),
         .target(
             name: "BedrudRTC",
-            dependencies: ["BedrudProtocol", "COpenSSL", "CSRTP", "CNice", "CUsrsctp"],
+            dependencies: ["BedrudProtocol", "BedrudRuntime", "COpenSSL", "CSRTP", "CNice", "CUsrsctp"],
             swiftSettings: swiftSettings
         ),
-        .target(name: "BedrudMedia", dependencies: ["BedrudProtocol", "COpus", "COgg"], swiftSettings: swiftSettings),
-        .target(name: "BedrudBench", dependencies: ["BedrudProtocol", "BedrudMedia", "COpus"], swiftSettings: swiftSettings),
+        .target(name: "BedrudMedia", dependencies: ["BedrudProtocol", "BedrudRuntime", "COpus", "COgg"], swiftSettings: swiftSettings),
+        .target(name: "BedrudBench", dependencies: ["BedrudProtocol", "BedrudRuntime", "BedrudRTC", "BedrudMedia", "COpus"], swiftSettings: swiftSettings),
         .target(
             name: "BedrudCore",
-            dependencies: ["BedrudProtocol", "BedrudNet", "BedrudRTC"],
+            dependencies: ["BedrudProtocol", "BedrudRuntime", "BedrudNet", "BedrudRTC"],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "BedrudBot",
-            dependencies: ["BedrudProtocol", "BedrudNet", "BedrudListener", "BedrudRTC", "BedrudMedia", "BedrudBench", "BedrudCore"],
+            dependencies: ["BedrudProtocol", "BedrudRuntime", "BedrudNet", "BedrudListener", "BedrudRTC", "BedrudMedia", "BedrudBench", "BedrudCore"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(name: "bedrud-bot", dependencies: ["BedrudBot"], swiftSettings: swiftSettings),
@@ -64,7 +67,7 @@ let package = Package(
         // MARK: - Tests
         .target(
             name: "TestSupport",
-            dependencies: ["BedrudProtocol", "BedrudNet", "BedrudCore"],
+            dependencies: ["BedrudProtocol", "BedrudRuntime", "BedrudNet", "BedrudCore"],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),
@@ -75,10 +78,12 @@ let package = Package(
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "BedrudRuntimeTests", dependencies: ["BedrudRuntime"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudNetTests", dependencies: ["BedrudNet", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudListenerTests", dependencies: ["BedrudListener"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudRTCTests", dependencies: ["BedrudRTC", "TestSupport", "COpus"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudMediaTests", dependencies: ["BedrudMedia", "BedrudBench", "TestSupport", "COpus", "COgg"], swiftSettings: swiftSettings),
+        .testTarget(name: "BedrudBenchTests", dependencies: ["BedrudBench"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudCoreTests", dependencies: ["BedrudCore", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "BedrudBotTests", dependencies: ["BedrudBot", "BedrudBench", "TestSupport"], swiftSettings: swiftSettings),
     ]

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import BedrudMedia
 import BedrudProtocol
+import BedrudRuntime
 import COpus
 
 /// What to measure. `quick` keeps the whole run well under two minutes on a loaded

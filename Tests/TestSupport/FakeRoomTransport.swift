@@ -1,5 +1,6 @@
 import BedrudCore
 import BedrudProtocol
+import BedrudRuntime
 import Synchronization
 
 /// A ``RoomTransport`` without sockets or media, for testing what drives it (the

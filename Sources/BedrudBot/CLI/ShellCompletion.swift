@@ -1,4 +1,5 @@
 import BedrudProtocol
+import BedrudRuntime
 
 /// Writes completion scripts for bash, zsh and fish from the ``CommandSpec`` tree, the
 /// same data `--help` prints, so a new command or flag completes as soon as it is in the

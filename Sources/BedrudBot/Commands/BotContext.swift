@@ -1,6 +1,7 @@
 import BedrudCore
 import BedrudNet
 import BedrudProtocol
+import BedrudRuntime
 import FoundationEssentials
 
 /// What most commands need: the loaded configuration, the chosen instance and clients

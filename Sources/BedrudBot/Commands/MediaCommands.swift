@@ -2,6 +2,7 @@ import BedrudBench
 import BedrudMedia
 import BedrudProtocol
 import BedrudRTC
+import BedrudRuntime
 import Dispatch
 import FoundationEssentials
 import Glibc

@@ -2,6 +2,7 @@ import BedrudCore
 import BedrudMedia
 import BedrudProtocol
 import BedrudRTC
+import BedrudRuntime
 import Dispatch
 import FoundationEssentials
 import Glibc

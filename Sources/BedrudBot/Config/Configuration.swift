@@ -1,5 +1,6 @@
 import BedrudNet
 import BedrudProtocol
+import BedrudRuntime
 import Dispatch
 import FoundationEssentials
 import Glibc

@@ -4,6 +4,7 @@ import Glibc
 import BedrudMedia
 import BedrudNet
 import BedrudProtocol
+import BedrudRuntime
 
 /// One configuration key: where it lives, its type, default and documentation.
 /// docs/CONFIG.md documents exactly these; a test keeps the two in step.

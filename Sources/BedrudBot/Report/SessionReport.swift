@@ -1,5 +1,6 @@
 import BedrudMedia
 import BedrudProtocol
+import BedrudRuntime
 import FoundationEssentials
 import Glibc
 

@@ -6,6 +6,7 @@ import BedrudMedia
 import BedrudListener
 import BedrudNet
 import BedrudProtocol
+import BedrudRuntime
 import FoundationEssentials
 import Synchronization
 

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import BedrudMedia
 import BedrudProtocol
+import BedrudRuntime
 import FoundationEssentials
 import Dispatch
 import Synchronization

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import BedrudRuntime
 import Dispatch
 import FoundationEssentials
 import BedrudProtocol

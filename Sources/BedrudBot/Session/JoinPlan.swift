@@ -2,6 +2,7 @@ import BedrudCore
 import BedrudMedia
 import BedrudNet
 import BedrudProtocol
+import BedrudRuntime
 import FoundationEssentials
 import Dispatch
 import Glibc

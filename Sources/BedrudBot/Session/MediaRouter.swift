@@ -2,6 +2,7 @@ import BedrudCore
 import BedrudMedia
 import BedrudProtocol
 import BedrudRTC
+import BedrudRuntime
 import Synchronization
 
 /// Connects the WebRTC layer to the media pipeline: every subscribed audio track gets a

@@ -4,6 +4,7 @@ import Glibc
 import BedrudCore
 import BedrudMedia
 import BedrudProtocol
+import BedrudRuntime
 import FoundationEssentials
 import Synchronization
 

@@ -1,6 +1,7 @@
 import BedrudMedia
 import BedrudProtocol
 import BedrudRTC
+import BedrudRuntime
 import Dispatch
 import FoundationEssentials
 import Glibc

@@ -8,10 +8,14 @@ import BedrudRTC
 /// and whose continues. Pure: `handle` takes a room event and returns the pipeline's
 /// controls; the shell (``RoomRun``) sends them.
 ///
-/// It is the one place that knows who is in the room now, for the media and for the
-/// session's bookkeeping (``RoomRun`` reads ``people`` and ``name(of:)`` from here).
-/// Bots are in the room like anyone: a recorded bot gets its outage gap like a person
-/// (only the lifecycle's alone timeout leaves them out, through ``people``).
+/// It is the one place in the bot layer that knows who is in the room now: ``RoomState``
+/// decides, and its participant events say so, in order; the bridge follows them as they
+/// are handled (a read of the room's actor would be ahead of the event in hand). The media
+/// reads presence here, ``RoomRun`` passes the number of ``people`` on to the lifecycle
+/// (``SessionLifecycle/Input/people(_:)``), and the summary and transcript take their names
+/// from ``names`` and ``name(of:)``. Bots are in the room like anyone: a recorded bot gets
+/// its outage gap like a person (only the lifecycle's alone timeout leaves them out, through
+/// ``people``).
 struct RoomMediaBridge: Sendable {
     /// Tells bots from people (``BotRecognition``).
     let bots: BotRecognition
@@ -39,7 +43,8 @@ struct RoomMediaBridge: Sendable {
         case .participantUpdated(let p, _):
             names[p.identity] = p.name
             // Another bot marks itself just after joining: from now on it is not company.
-            if present[p.identity] != nil { present[p.identity] = bots.isBot(p) }
+            // An update never makes a bot a person again; a new session of it is judged afresh.
+            if present[p.identity] == false, bots.isBot(p) { present[p.identity] = true }
             return []
         case .participantLeft(let p, _):
             present[p.identity] = nil

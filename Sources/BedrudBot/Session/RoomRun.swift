@@ -3,6 +3,7 @@ import BedrudMedia
 import BedrudNet
 import BedrudProtocol
 import BedrudRTC
+import BedrudRuntime
 import Dispatch
 import FoundationEssentials
 import Glibc
@@ -394,17 +395,14 @@ final class RoomRun: Sendable {
     }
 
     /// Feeds one room event to the media bridge (who is present, what the pipeline is told)
-    /// and the lifecycle (who keeps the bot company), and counts what the summary reports.
+    /// and the number of people it counts to the lifecycle (whether anyone keeps the bot
+    /// company), and counts what the summary reports.
     private func handle(_ event: RoomEvent, pipeline: MediaPipeline) {
-        let controls = book.withLock { $0.bridge.handle(event) }
+        let (controls, people) = book.withLock { b in (b.bridge.handle(event), b.bridge.people.count) }
         for control in controls { pipeline.send(control) }
         switch event {
-        case .participantJoined(let p), .participantRejoined(let p, _):
-            feed(.participantJoined(identity: p.identity, isBot: options.bots.isBot(p)))
-        case .participantUpdated(let p, _):
-            feed(.participantUpdated(identity: p.identity, isBot: options.bots.isBot(p)))
-        case .participantLeft(let p, _):
-            feed(.participantLeft(identity: p.identity))
+        case .participantJoined, .participantRejoined, .participantUpdated, .participantLeft:
+            feed(.people(people))
         case .reconnected:
             let restarted = book.withLock { b in
                 defer { b.restartPending = false }

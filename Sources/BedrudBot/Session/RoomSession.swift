@@ -2,6 +2,7 @@ import BedrudCore
 import BedrudMedia
 import BedrudProtocol
 import BedrudRTC
+import BedrudRuntime
 import FoundationEssentials
 import Synchronization
 

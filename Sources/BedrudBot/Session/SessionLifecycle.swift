@@ -64,12 +64,13 @@ public enum EndReason: String, Sendable, Codable, CaseIterable {
 
 /// The session's lifecycle rules, as a pure value: when to leave and why.
 ///
-/// The owner (``RoomRun``) feeds it what happens — the session started, a person came or
-/// left, a timer fired, a signal, the room ended, a free-space sample, a failed write —
-/// with the instant it happened on a monotonic clock, and carries out the actions it
-/// returns: arm or cancel a timer, sample free space, leave with a cause. The first stop
-/// cause wins; everything after it only finishes. Bots (``BotRecognition``) are never
-/// people: they neither keep the bot in the room nor count as having come.
+/// The owner (``RoomRun``) feeds it what happens — the session started, the number of
+/// people in the room changed, a timer fired, a signal, the room ended, a free-space
+/// sample, a failed write — with the instant it happened on a monotonic clock, and carries
+/// out the actions it returns: arm or cancel a timer, sample free space, leave with a
+/// cause. The first stop cause wins; everything after it only finishes. Bots
+/// (``BotRecognition``) are never people: they neither keep the bot in the room nor count
+/// as having come.
 public struct SessionLifecycle: Sendable, Equatable {
     /// The settings the rules use.
     public struct Rules: Sendable, Equatable {
@@ -98,11 +99,10 @@ public struct SessionLifecycle: Sendable, Equatable {
     public enum Input: Sendable, Equatable {
         /// The session begins (before joining).
         case started
-        /// Someone joined (or came back). `isBot`: recognised by ``BotRecognition``.
-        case participantJoined(identity: String, isBot: Bool)
-        /// Someone's attributes changed: a bot marks itself just after joining.
-        case participantUpdated(identity: String, isBot: Bool)
-        case participantLeft(identity: String)
+        /// Someone came, came back, changed or left: the number of people (not bots, as
+        /// ``BotRecognition`` tells them) in the room now. The lifecycle keeps no list of its
+        /// own: the count is ``RoomMediaBridge/people``'s, which follows the room's events.
+        case people(Int)
         case timerFired(Timer)
         case signal(Int32)
         /// The room ended for the bot (also after the bot's own leave: `.left`).
@@ -144,8 +144,8 @@ public struct SessionLifecycle: Sendable, Equatable {
 
     public let rules: Rules
     public let recording: Bool
-    /// Identities of the people (not bots) in the room now.
-    public private(set) var people: Set<String> = []
+    /// The number of people (not bots) in the room now, as last told by ``Input/people(_:)``.
+    public private(set) var people = 0
     /// Whether a person was ever here.
     public private(set) var somebodyCame = false
     /// The stop cause, once one was decided.
@@ -186,19 +186,14 @@ public struct SessionLifecycle: Sendable, Equatable {
             if checksDisk { out += [.checkDisk] + arm(.diskCheck, rules.diskCheckInterval) }
             if recording, let split = rules.split { out += arm(.split, split) }
             return out
-        case .participantJoined(let identity, let isBot), .participantUpdated(let identity, let isBot):
-            if case .participantUpdated = input, !isBot { return [] }
-            if isBot {
-                guard people.remove(identity) != nil else { return [] }
-                return personLeft()
+        case .people(let count):
+            let before = people
+            people = max(0, count)
+            if people > 0 {
+                somebodyCame = true
+                return cancel(.alone) + cancel(.waitForParticipants)
             }
-            guard !people.contains(identity) else { return [] }
-            people.insert(identity)
-            somebodyCame = true
-            return cancel(.alone) + cancel(.waitForParticipants)
-        case .participantLeft(let identity):
-            guard people.remove(identity) != nil else { return [] }
-            return personLeft()
+            return before > 0 ? personLeft() : []
         case .timerFired(let timer):
             // A timer that was cancelled or re-armed after it was scheduled fires late: ignored.
             guard let deadline = deadlines[timer], now >= deadline - 0.001 else { return [] }
@@ -207,7 +202,7 @@ public struct SessionLifecycle: Sendable, Equatable {
             case .duration:
                 return leave(.duration, "duration of \(ConfigValues.formatDuration(rules.duration ?? 0)) reached")
             case .alone:
-                guard people.isEmpty, somebodyCame else { return [] }
+                guard people == 0, somebodyCame else { return [] }
                 return leave(.alone, "everyone else left (alone for \(ConfigValues.formatDuration(rules.aloneTimeout)))")
             case .waitForParticipants:
                 guard !somebodyCame else { return [] }
@@ -258,7 +253,7 @@ public struct SessionLifecycle: Sendable, Equatable {
     }
 
     private mutating func personLeft() -> [Action] {
-        guard people.isEmpty, somebodyCame, rules.aloneTimeout > 0, stop == nil else { return [] }
+        guard people == 0, somebodyCame, rules.aloneTimeout > 0, stop == nil else { return [] }
         return arm(.alone, rules.aloneTimeout)
     }
 

@@ -5,6 +5,7 @@ import BedrudCore
 import BedrudMedia
 import BedrudProtocol
 import BedrudRTC
+import BedrudRuntime
 import FoundationEssentials
 import Dispatch
 import Synchronization

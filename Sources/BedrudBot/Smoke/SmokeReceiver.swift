@@ -2,6 +2,7 @@ import BedrudCore
 import BedrudMedia
 import BedrudProtocol
 import BedrudRTC
+import BedrudRuntime
 import Synchronization
 
 /// The listener's router: the first audio track it is offered goes into one ring, read

@@ -2,6 +2,7 @@ import BedrudCore
 import BedrudMedia
 import BedrudProtocol
 import BedrudRTC
+import BedrudRuntime
 import FoundationEssentials
 
 /// Runs the stages in the order ``SmokeRun`` asks, feeding it what happened.

@@ -1,5 +1,6 @@
 import BedrudNet
 import BedrudProtocol
+import BedrudRuntime
 import FoundationEssentials
 import Synchronization
 

@@ -1,5 +1,6 @@
 import BedrudNet
 import BedrudProtocol
+import BedrudRuntime
 
 /// How to log in without asking anyone, when there is no usable session.
 public enum LoginMethod: Sendable {

@@ -1,5 +1,6 @@
 import BedrudNet
 import BedrudProtocol
+import BedrudRuntime
 import FoundationEssentials
 
 /// Opens LiveKit signalling WebSockets and explains failed upgrades.

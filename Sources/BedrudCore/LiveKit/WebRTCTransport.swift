@@ -1,5 +1,6 @@
 import BedrudProtocol
 import BedrudRTC
+import BedrudRuntime
 import FoundationEssentials
 import Synchronization
 

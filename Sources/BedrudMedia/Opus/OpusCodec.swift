@@ -1,4 +1,5 @@
 import BedrudProtocol
+import BedrudRuntime
 import COpus
 
 /// A libopus decoder for one track, decoding to 48 kHz float PCM.

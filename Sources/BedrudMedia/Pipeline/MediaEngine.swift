@@ -1,4 +1,5 @@
 import BedrudProtocol
+import BedrudRuntime
 
 /// A control message for the media thread (never one per packet).
 public enum MediaControl: Sendable {

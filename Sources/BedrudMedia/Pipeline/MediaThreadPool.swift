@@ -1,4 +1,5 @@
 import BedrudProtocol
+import BedrudRuntime
 
 /// Media and writer threads shared by several pipelines (one process recording several
 /// rooms). Each pipeline is pinned to the worker with the fewest pipelines when it starts,

@@ -1,4 +1,5 @@
 import BedrudProtocol
+import BedrudRuntime
 
 /// Everything the media thread keeps for one participant: the ring of the current
 /// track, the two reorder windows, the passthrough Ogg stream, the decoder and the

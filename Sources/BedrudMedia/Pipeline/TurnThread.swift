@@ -1,4 +1,5 @@
 import BedrudProtocol
+import BedrudRuntime
 import Synchronization
 
 /// What one turn of a ``TurnJob`` found.

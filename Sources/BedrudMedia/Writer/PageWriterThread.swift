@@ -1,4 +1,5 @@
 import BedrudProtocol
+import BedrudRuntime
 
 /// One writer thread shared by the page writers of several pipelines (one process
 /// recording several rooms, ``MediaThreadPool``): a ``TurnThread`` over the writers.

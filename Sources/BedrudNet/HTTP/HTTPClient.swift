@@ -1,4 +1,5 @@
 import BedrudProtocol
+import BedrudRuntime
 import Synchronization
 
 /// Timeouts, limits and trust for an ``HTTPClient``.

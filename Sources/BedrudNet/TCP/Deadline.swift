@@ -1,4 +1,5 @@
 import BedrudProtocol
+import BedrudRuntime
 
 /// A point on the monotonic clock by which an operation must finish.
 public struct Deadline: Sendable, Comparable {

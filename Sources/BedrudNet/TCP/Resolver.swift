@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import BedrudProtocol
+import BedrudRuntime
 import Dispatch
 import FoundationEssentials
 import Synchronization

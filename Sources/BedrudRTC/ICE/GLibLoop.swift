@@ -1,4 +1,5 @@
 import BedrudProtocol
+import BedrudRuntime
 import CNice
 import Dispatch
 import FoundationEssentials

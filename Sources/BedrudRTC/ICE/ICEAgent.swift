@@ -1,4 +1,5 @@
 import BedrudProtocol
+import BedrudRuntime
 import CNice
 
 /// ICE connection state (the RTCIceConnectionState names).

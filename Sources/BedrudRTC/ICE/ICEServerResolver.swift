@@ -1,4 +1,5 @@
 import BedrudProtocol
+import BedrudRuntime
 import Dispatch
 import FoundationEssentials
 import Glibc

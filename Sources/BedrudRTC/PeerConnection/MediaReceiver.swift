@@ -1,4 +1,5 @@
 import BedrudProtocol
+import BedrudRuntime
 
 /// What the packet path reports upwards (rare events only; never per packet).
 protocol MediaReceiverDelegate: AnyObject {
@@ -35,8 +36,8 @@ final class InboundStream {
 /// Thread contract: confined to the loop thread. In steady state a received RTP packet
 /// costs no allocation here, no lock and no actor hop (libsrtp2 itself may allocate; see
 /// ``SRTPTransform``).
-final class MediaReceiver {
-    var srtp: (any SRTPTransform)?
+package final class MediaReceiver {
+    package var srtp: (any SRTPTransform)?
     weak var delegate: (any MediaReceiverDelegate)?
     /// Sends one protected datagram; set by the transport.
     var sendDatagram: ((UnsafeRawPointer, Int) -> Bool)?
@@ -61,7 +62,7 @@ final class MediaReceiver {
     /// loop for NACKs.
     private(set) var nackTimerRunning = false
 
-    init(maxDatagram: Int, nack: NACKTracker.Configuration, logRoom: String? = nil) {
+    package init(maxDatagram: Int, nack: NACKTracker.Configuration, logRoom: String? = nil) {
         badInput = RateLimitedLog(Logger("rtc.media", room: logRoom))
         self.maxDatagram = max(256, maxDatagram)
         buffer = .allocate(byteCount: self.maxDatagram + 64, alignment: 16)
@@ -84,7 +85,7 @@ final class MediaReceiver {
     /// Makes `tracks` the set of known SSRCs. Existing streams keep their state and ring;
     /// streams no longer listed are removed (their rings detached).
     /// The figures of a stream that is gone are kept in ``endedTrackStats``.
-    func setTracks(_ tracks: [RemoteTrack]) {
+    package func setTracks(_ tracks: [RemoteTrack]) {
         var next: [UInt32: InboundStream] = [:]
         for t in tracks {
             if let s = streams[t.ssrc] {
@@ -107,7 +108,7 @@ final class MediaReceiver {
     }
 
     /// Attaches `ring` to the stream of `ssrc`. Returns false if no such track is known.
-    func attach(_ ring: PacketRing?, ssrc: UInt32) -> Bool {
+    package func attach(_ ring: PacketRing?, ssrc: UInt32) -> Bool {
         guard let s = streams[ssrc] else { return false }
         s.ring = ring
         return true
@@ -117,7 +118,7 @@ final class MediaReceiver {
 
     /// One SRTP or SRTCP datagram from the ICE transport.
     @inline(__always)
-    func handle(_ datagram: UnsafeRawPointer, count n: Int, isRTCP: Bool, nowNanos: UInt64) {
+    package func handle(_ datagram: UnsafeRawPointer, count n: Int, isRTCP: Bool, nowNanos: UInt64) {
         guard n <= maxDatagram else {
             counters.unknownDatagrams &+= 1
             return

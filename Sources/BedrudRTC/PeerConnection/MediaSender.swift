@@ -1,4 +1,5 @@
 import BedrudProtocol
+import BedrudRuntime
 
 /// One published audio track on the loop thread: takes encoded packets from a
 /// ``PacketRing`` (the same structure the receive path fills), sends each when its sample
@@ -12,7 +13,7 @@ import BedrudProtocol
 ///
 /// Thread contract: the producer pushes from its own thread; everything else runs on the
 /// loop thread. No allocation, lock or hop per packet.
-final class MediaSender {
+package final class MediaSender {
     let track: LocalAudioTrack
     let rtp: RTPSender
     let ring: PacketRing
@@ -21,7 +22,7 @@ final class MediaSender {
     var muted = false
     private(set) var packetsSent: UInt64 = 0
     private(set) var bytesSent: UInt64 = 0
-    private(set) var sendFailures: UInt64 = 0
+    package private(set) var sendFailures: UInt64 = 0
     private(set) var mutedDrops: UInt64 = 0
 
     private let staging: UnsafeMutableRawBufferPointer
@@ -34,7 +35,7 @@ final class MediaSender {
     static let earlyNanos: UInt64 = 2_000_000
     static let capacity = 1500
 
-    init(track: LocalAudioTrack, rtp: RTPSender, ring: PacketRing, startNanos: UInt64) {
+    package init(track: LocalAudioTrack, rtp: RTPSender, ring: PacketRing, startNanos: UInt64) {
         self.track = track
         self.rtp = rtp
         self.ring = ring
@@ -58,7 +59,7 @@ final class MediaSender {
     /// Sends every packet that is due at `nowNanos`. Returns the deadline of the next
     /// waiting packet, if one is staged.
     @discardableResult
-    func tick(nowNanos: UInt64, srtp: any SRTPTransform, send: (UnsafeRawPointer, Int) -> Bool) -> UInt64? {
+    package func tick(nowNanos: UInt64, srtp: any SRTPTransform, send: (UnsafeRawPointer, Int) -> Bool) -> UInt64? {
         while true {
             if pending == nil {
                 let staged = ring.pop { h, payload in

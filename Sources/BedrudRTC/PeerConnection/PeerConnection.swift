@@ -1,4 +1,5 @@
 import BedrudProtocol
+import BedrudRuntime
 
 /// One WebRTC peer connection as LiveKit uses it: one ICE + DTLS + SRTP + SCTP stack,
 /// fed by remote offers/answers and trickled candidates from the control plane, putting

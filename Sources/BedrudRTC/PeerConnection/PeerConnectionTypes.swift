@@ -70,6 +70,21 @@ public struct RemoteTrack: Sendable, Equatable, Hashable {
     /// True when NACKs are sent for this track.
     public var nack: Bool
 
+    package init(ssrc: UInt32, mid: String?, kind: String, streamID: String?, trackID: String?, participantSID: String?, trackSID: String?,
+                 payloadType: UInt8, clockRate: Int, stereo: Bool, nack: Bool) {
+        self.ssrc = ssrc
+        self.mid = mid
+        self.kind = kind
+        self.streamID = streamID
+        self.trackID = trackID
+        self.participantSID = participantSID
+        self.trackSID = trackSID
+        self.payloadType = payloadType
+        self.clockRate = clockRate
+        self.stereo = stereo
+        self.nack = nack
+    }
+
     public func hash(into h: inout Hasher) { h.combine(ssrc) }
 
     /// Splits LiveKit's msid `PA_x|TR_y` (or `PA_x|<stream>` with the track id `TR_y`).

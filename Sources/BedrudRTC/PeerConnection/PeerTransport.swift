@@ -1,4 +1,5 @@
 import BedrudProtocol
+import BedrudRuntime
 import CNice
 
 /// The loop-confined core of a ``PeerConnection``: one ICE agent, one DTLS transport,

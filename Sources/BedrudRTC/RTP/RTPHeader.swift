@@ -120,11 +120,11 @@ extension UnsafeRawBufferPointer {
 }
 
 extension UnsafeMutableRawBufferPointer {
-    @inline(__always) func storeBE16(_ v: UInt16, at i: Int) {
+    @inline(__always) package func storeBE16(_ v: UInt16, at i: Int) {
         self[i] = UInt8(v >> 8)
         self[i + 1] = UInt8(truncatingIfNeeded: v)
     }
-    @inline(__always) func storeBE32(_ v: UInt32, at i: Int) {
+    @inline(__always) package func storeBE32(_ v: UInt32, at i: Int) {
         self[i] = UInt8(v >> 24)
         self[i + 1] = UInt8(truncatingIfNeeded: v >> 16)
         self[i + 2] = UInt8(truncatingIfNeeded: v >> 8)

@@ -1,4 +1,5 @@
 import BedrudBot
+import BedrudRuntime
 import Foundation
 import Testing
 import TestSupport

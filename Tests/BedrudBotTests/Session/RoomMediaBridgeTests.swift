@@ -74,6 +74,16 @@ import Testing
         #expect(Self.run(&bridge, [.reconnecting(.resume)]) == [["reconnecting u-rec"]])
     }
 
+    @Test func anUpdateNeverMakesABotAPersonAgainButANewSessionIsJudgedAfresh() {
+        var bridge = RoomMediaBridge()
+        var marked = Self.recorder
+        marked.attributes[BotRecognition.attributeKey] = "1.0"
+        _ = Self.run(&bridge, [.participantJoined(marked), .participantUpdated(Self.recorder, changes: .attributes)])
+        #expect(bridge.people == [])
+        _ = Self.run(&bridge, [.participantRejoined(Self.recorder, previousSid: "PA_r")])
+        #expect(bridge.people == ["u-rec"])
+    }
+
     @Test func anUpdateForSomeoneNotPresentDoesNotAddThem() {
         var bridge = RoomMediaBridge()
         #expect(Self.run(&bridge, [.participantUpdated(Self.alice, changes: .name), .reconnecting(.resume)]) == [[], []])

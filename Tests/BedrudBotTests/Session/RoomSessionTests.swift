@@ -3,6 +3,7 @@ import BedrudCore
 import BedrudMedia
 import BedrudNet
 import BedrudProtocol
+import BedrudRuntime
 import Foundation
 import Testing
 import TestSupport

@@ -10,7 +10,7 @@ import Testing
     @Test func theNoticeEndsTheSessionWithTheServersText() {
         var l = L(rules: L.Rules(), recording: true)
         _ = l.handle(.started, at: 0)
-        _ = l.handle(.participantJoined(identity: "alice", isBot: false), at: 1)
+        _ = l.handle(.people(1), at: 1)
         let detail = "the server ended the meeting (room_ended): The host ended the meeting for everyone"
         #expect(l.handle(.roomEndNotice(event: "room_ended", message: "The host ended the meeting for everyone"), at: 5)
                 == [.leave(.roomEnded, detail: detail)])

@@ -20,7 +20,7 @@ import Testing
     @Test func durationStopsAndEndsAsASuccess() {
         var l = L(rules: Self.rules(duration: 90), recording: true)
         #expect(l.handle(.started, at: 0) == [.arm(.duration, seconds: 90)])
-        #expect(l.handle(.participantJoined(identity: "alice", isBot: false), at: 5) == [])
+        #expect(l.handle(.people(1), at: 5) == [])
         #expect(l.handle(.timerFired(.duration), at: 89.5) == [], "early fire (a stale or imprecise timer) is ignored")
         #expect(l.handle(.timerFired(.duration), at: 90) == [.leave(.duration, detail: "duration of 1m30s reached")])
         #expect(l.handle(.signal(15), at: 90.1) == [], "the first cause wins")
@@ -31,41 +31,70 @@ import Testing
     @Test func aloneTimeoutCountsPeopleOnlyAndOnlyAfterSomebodyCame() {
         var l = L(rules: Self.rules(alone: 30), recording: false)
         #expect(l.handle(.started, at: 0) == [])
-        // A bot coming and going is not company, and arms nothing.
-        #expect(l.handle(.participantJoined(identity: "recorder-2", isBot: true), at: 1) == [])
-        #expect(l.handle(.participantLeft(identity: "recorder-2"), at: 2) == [])
-        #expect(l.handle(.participantJoined(identity: "alice", isBot: false), at: 3) == [])
-        #expect(l.handle(.participantJoined(identity: "bob", isBot: false), at: 4) == [])
-        #expect(l.handle(.participantLeft(identity: "alice"), at: 10) == [])
-        #expect(l.handle(.participantLeft(identity: "bob"), at: 11) == [.arm(.alone, seconds: 30)])
+        // A bot coming and going leaves no person in the room, and arms nothing.
+        #expect(l.handle(.people(0), at: 1) == [])
+        #expect(l.handle(.people(0), at: 2) == [])
+        #expect(l.handle(.people(1), at: 3) == [])
+        #expect(l.handle(.people(2), at: 4) == [])
+        #expect(l.handle(.people(1), at: 10) == [])
+        #expect(l.handle(.people(0), at: 11) == [.arm(.alone, seconds: 30)])
         // Bob comes back: the timer is cancelled; its late fire does nothing.
-        #expect(l.handle(.participantJoined(identity: "bob", isBot: false), at: 20) == [.cancel(.alone)])
+        #expect(l.handle(.people(1), at: 20) == [.cancel(.alone)])
         #expect(l.handle(.timerFired(.alone), at: 41) == [])
-        #expect(l.handle(.participantLeft(identity: "bob"), at: 50) == [.arm(.alone, seconds: 30)])
+        #expect(l.handle(.people(0), at: 50) == [.arm(.alone, seconds: 30)])
         #expect(l.handle(.timerFired(.alone), at: 80) == [.leave(.alone, detail: "everyone else left (alone for 30s)")])
         _ = l.handle(.roomEnded(.left), at: 80.1)
         #expect(l.ending?.reason == .alone && l.ending?.exitCode == .success)
     }
 
+    /// Room events through the bridge, and the people it counts into the lifecycle, as
+    /// `RoomRun` feeds them.
+    static func feed(_ l: inout L, _ bridge: inout RoomMediaBridge, _ event: RoomEvent, at t: Double) -> [L.Action] {
+        _ = bridge.handle(event)
+        return l.handle(.people(bridge.people.count), at: t)
+    }
+
     @Test func aBotThatMarksItselfLateStopsBeingCompany() {
         var l = L(rules: Self.rules(alone: 10), recording: false)
+        var bridge = RoomMediaBridge()
+        let bot = MeetingParticipant(identity: "other-bot", sid: "PA_b", name: "Other Bot")
+        var marked = bot
+        marked.attributes[BotRecognition.attributeKey] = "1.0"
         _ = l.handle(.started, at: 0)
-        #expect(l.handle(.participantJoined(identity: "other-bot", isBot: false), at: 1) == [])
-        #expect(l.handle(.participantUpdated(identity: "other-bot", isBot: true), at: 1.2) == [.arm(.alone, seconds: 10)])
-        #expect(l.people.isEmpty)
+        #expect(Self.feed(&l, &bridge, .participantJoined(bot), at: 1) == [])
+        #expect(Self.feed(&l, &bridge, .participantUpdated(marked, changes: .attributes), at: 1.2) == [.arm(.alone, seconds: 10)])
+        #expect(l.people == 0)
+        // It stays a bot whatever it changes next; nobody came back.
+        #expect(Self.feed(&l, &bridge, .participantUpdated(bot, changes: .attributes), at: 2) == [])
+        #expect(Self.feed(&l, &bridge, .participantLeft(bot, reason: .disconnected(.clientInitiated)), at: 3) == [])
+        #expect(l.handle(.timerFired(.alone), at: 11.2) == [.leave(.alone, detail: "everyone else left (alone for 10s)")])
+    }
+
+    @Test func botsThatComeAndGoAreNobody() {
+        var l = L(rules: Self.rules(alone: 10, wait: 60), recording: false)
+        var bridge = RoomMediaBridge(bots: BotRecognition(namePatterns: ["*Recorder*"]))
+        let recorder = MeetingParticipant(identity: "u-rec", sid: "PA_r", name: "Other Recorder")
+        let alice = MeetingParticipant(identity: "u-alice", sid: "PA_a", name: "Alice")
+        #expect(l.handle(.started, at: 0) == [.arm(.waitForParticipants, seconds: 60)])
+        #expect(Self.feed(&l, &bridge, .participantJoined(recorder), at: 1) == [])
+        #expect(Self.feed(&l, &bridge, .participantJoined(alice), at: 2) == [.cancel(.waitForParticipants)])
+        #expect(Self.feed(&l, &bridge, .participantLeft(alice, reason: .disconnected(.clientInitiated)), at: 3) == [.arm(.alone, seconds: 10)])
+        #expect(Self.feed(&l, &bridge, .participantLeft(recorder, reason: .disconnected(.clientInitiated)), at: 4) == [])
+        // A person who comes back as a new session is company again.
+        #expect(Self.feed(&l, &bridge, .participantRejoined(alice, previousSid: "PA_old"), at: 5) == [.cancel(.alone)])
     }
 
     @Test func aloneTimeoutZeroNeverLeaves() {
         var l = L(rules: Self.rules(alone: 0), recording: false)
         _ = l.handle(.started, at: 0)
-        _ = l.handle(.participantJoined(identity: "alice", isBot: false), at: 1)
-        #expect(l.handle(.participantLeft(identity: "alice"), at: 2) == [])
+        _ = l.handle(.people(1), at: 1)
+        #expect(l.handle(.people(0), at: 2) == [])
     }
 
     @Test func waitForParticipantsLeavesWithFourteenWhenNobodyCame() {
         var l = L(rules: Self.rules(wait: 120), recording: true)
         #expect(l.handle(.started, at: 0) == [.arm(.waitForParticipants, seconds: 120)])
-        #expect(l.handle(.participantJoined(identity: "recorder-2", isBot: true), at: 10) == [], "a bot is not somebody")
+        #expect(l.handle(.people(0), at: 10) == [], "a bot is not somebody")
         #expect(l.handle(.timerFired(.waitForParticipants), at: 120) == [.leave(.nobodyCame, detail: "nobody came within 2m")])
         _ = l.handle(.roomEnded(.left), at: 120.3)
         #expect(l.ending == L.Ending(reason: .nobodyCame, exitCode: .nobodyCame, detail: "nobody came within 2m"))
@@ -75,7 +104,7 @@ import Testing
     @Test func waitForParticipantsIsCancelledBySomebody() {
         var l = L(rules: Self.rules(wait: 120), recording: true)
         _ = l.handle(.started, at: 0)
-        #expect(l.handle(.participantJoined(identity: "alice", isBot: false), at: 30) == [.cancel(.waitForParticipants)])
+        #expect(l.handle(.people(1), at: 30) == [.cancel(.waitForParticipants)])
         #expect(l.handle(.timerFired(.waitForParticipants), at: 120) == [])
         #expect(!l.isStopping)
     }

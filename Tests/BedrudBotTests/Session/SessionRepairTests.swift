@@ -2,6 +2,7 @@
 import BedrudCore
 import BedrudMedia
 import BedrudProtocol
+import BedrudRuntime
 import Foundation
 import Testing
 import TestSupport

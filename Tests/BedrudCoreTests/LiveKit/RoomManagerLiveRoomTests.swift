@@ -2,6 +2,7 @@ import BedrudCore
 import BedrudNet
 import BedrudProtocol
 import BedrudRTC
+import BedrudRuntime
 import Foundation
 import Synchronization
 import Testing

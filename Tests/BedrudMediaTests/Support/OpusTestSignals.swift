@@ -1,3 +1,4 @@
+import BedrudRuntime
 import TestSupport
 import BedrudMedia
 import BedrudProtocol

@@ -34,24 +34,6 @@ import TestSupport
         // hide a ">" from the WebVTT escaping: a cue parser reads code points.
         #expect(">\u{301}".replacingScalars(">", with: "&gt;") == "&gt;\u{301}")
     }
-
-    @Test func osThreadRunsNamedAndLockGuards() async {
-        let lock = PosixLock()
-        final class Box: @unchecked Sendable { var name = ""; var n = 0 }
-        let box = Box()
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            OSThread.start(name: "bedrud.test.thread.long", stackSize: 1 << 20) {
-                let comm = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
-                lock.withLock {
-                    box.name = comm.trimmingCharacters(in: .newlines)
-                    box.n += 1
-                }
-                c.resume()
-            }
-        }
-        #expect(lock.withLock { box.name } == "bedrud.test.thr")
-        #expect(lock.withLock { box.n } == 1)
-    }
 }
 
 @Suite struct PathTextTests {

@@ -1,4 +1,5 @@
 import BedrudProtocol
+import BedrudRuntime
 import COpus
 import Foundation
 import Testing

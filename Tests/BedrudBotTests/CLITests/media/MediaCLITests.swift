@@ -1,4 +1,5 @@
 import BedrudProtocol
+import BedrudRuntime
 import Foundation
 import TestSupport
 import Testing

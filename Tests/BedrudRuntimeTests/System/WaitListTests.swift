@@ -1,4 +1,4 @@
-import BedrudProtocol
+import BedrudRuntime
 import Testing
 
 /// `WaitList`: the timed-wait bookkeeping RoomSession, WebRTCTransport and PeerTransport share.

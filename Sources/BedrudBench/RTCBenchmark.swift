@@ -1,4 +1,6 @@
 import BedrudProtocol
+import BedrudRTC
+import BedrudRuntime
 
 /// Microbenchmark of the per-packet receive path, for docs/BENCHMARKS.md and the bench
 /// command: demux → copy into the reused buffer → SRTP unprotect → RTP parse → stats and

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import BedrudRTC
+import BedrudBench
 
 @Suite("Receive path benchmark")
 struct ReceivePathBenchmarkTests {

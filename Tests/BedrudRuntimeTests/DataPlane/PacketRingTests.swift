@@ -1,4 +1,4 @@
-import BedrudProtocol
+import BedrudRuntime
 import Foundation
 import Testing
 
