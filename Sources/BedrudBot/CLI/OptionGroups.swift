@@ -9,7 +9,8 @@ public enum OptionGroups {
     public static let caFile = ValueOption("ca-file", value: "FILE", help: "For a link to an unconfigured server: trust this PEM CA.")
     public static let pinSHA256 = ValueOption("pin-sha256", value: "FINGERPRINT", help: "For a link to an unconfigured server: trust this certificate.")
     public static let tlsInsecure = Flag("tls-insecure", help: "For a link to an unconfigured server: skip certificate checks.")
-    public static let guestName = ValueOption("guest-name", value: "NAME", help: "Display name when joining a link's server as a guest (default: bedrud-bot).")
+    public static let guestName = ValueOption("guest-name", value: "NAME", help: "Display name when joining a link's server as a guest (default: \(defaultGuestName)).")
+    static let defaultGuestName = "bedrud-bot"
     /// `recordings` and `status`: where the session folders are (`record.output_dir`).
     public static let output = ValueOption("output", short: "o", value: "DIR", help: "Where the recordings are (default: record.output_dir).")
 

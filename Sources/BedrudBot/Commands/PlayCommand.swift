@@ -68,7 +68,9 @@ enum PlayCommand {
         static let duration = ValueOption("duration", short: "d", value: "DURATION", help: "Stop after this much playing time (e.g. 30s, 10m).")
         static let bitrate = ValueOption("bitrate", value: "RATE", help: "Opus bit rate for WAV, tone and speech (e.g. 48k; default 32k mono, 64k stereo).")
         static let trackName = ValueOption("track-name", value: "NAME", help: "Name of the published track (default: the file name).")
-        static let timeout = ValueOption("timeout", value: "DURATION", help: "Give up joining and publishing after this long (default 30s).")
+        static let timeout = ValueOption("timeout", value: "DURATION",
+                                         help: "Give up joining and publishing after this long (default \(ConfigValues.formatDuration(defaultTimeout))).")
+        static let defaultTimeout: Double = 30
     }
 
     /// What to play, read and checked before joining.
@@ -124,7 +126,7 @@ enum PlayCommand {
         let ctx = try BotContext(inv)
         var duration = try inv.duration(Options.duration)
         if let d = duration, d <= 0 { throw CommandFailure(.usage, "--duration must be longer than 0") }
-        let timeout = try inv.duration(Options.timeout) ?? 30
+        let timeout = try inv.duration(Options.timeout) ?? Options.defaultTimeout
         guard timeout > 0 else { throw CommandFailure(.usage, "--timeout must be longer than 0") }
         // Read and encode-ready before joining: a bad file fails without touching the server.
         let (source, defaultName) = try source(inv)

@@ -60,7 +60,9 @@ enum SayCommand {
         static let image = ValueOption("image", value: "FILE", help: "Add an image file (PNG, JPEG, GIF or WebP), uploaded to the room as the web client does.")
         static let react = ValueOption("react", value: "EMOJI", help: "Send a reaction to the message given by --to instead of TEXT.")
         static let to = ValueOption("to", value: "ID", help: "With --react: the id of the chat message to react to.")
-        static let timeout = ValueOption("timeout", value: "DURATION", help: "Give up joining and sending after this long (default 30s).")
+        static let timeout = ValueOption("timeout", value: "DURATION",
+                                         help: "Give up joining and sending after this long (default \(ConfigValues.formatDuration(defaultTimeout))).")
+        static let defaultTimeout: Double = 30
     }
 
     /// The attachment for `--attach`: an http(s) image URL, MIME type from its extension.
@@ -237,7 +239,7 @@ enum SayCommand {
         } else if text.isEmpty && attachments.isEmpty && imagePath == nil {
             throw CommandFailure(.usage, "nothing to say: TEXT is empty and there is no --attach, --image or --react")
         }
-        let timeout = try inv.duration(Options.timeout) ?? 30
+        let timeout = try inv.duration(Options.timeout) ?? Options.defaultTimeout
         guard timeout > 0 else { throw CommandFailure(.usage, "--timeout must be longer than 0") }
 
         let plan = try JoinPlan.make(ctx, target: inv.positionals[0])

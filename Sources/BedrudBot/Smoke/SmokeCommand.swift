@@ -59,8 +59,10 @@ enum SmokeCommand {
         static let keep = ValueOption("keep", value: "FILE", help: "Keep the listener's decoded recording of the signal as a WAV file.")
         static let json = Flag("json", help: "Print the result as one JSON object on stdout.")
         static let junit = ValueOption("junit", value: "FILE", help: "Write a JUnit XML report: one testcase per stage.")
-        static let timeout = ValueOption("timeout", value: "DURATION", help: "Limit for each network stage (default 20s).")
-        static let guestName = ValueOption("guest-name", value: "NAME", help: "Display-name prefix of the guests (default: bedrud-smoke).")
+        static let timeout = ValueOption("timeout", value: "DURATION", help: "Limit for each network stage (default \(ConfigValues.formatDuration(defaultTimeout))).")
+        static let defaultTimeout: Double = 20
+        static let guestName = ValueOption("guest-name", value: "NAME", help: "Display-name prefix of the guests (default: \(defaultGuestName)).")
+        static let defaultGuestName = "bedrud-smoke"
     }
 
     static func run(_ inv: Invocation) async throws -> ExitCode {
@@ -76,10 +78,10 @@ enum SmokeCommand {
         }
         let seconds = try inv.duration(Options.duration) ?? 6
         guard seconds >= 3, seconds <= 60 else { throw CommandFailure(.usage, "--duration must be 3s–60s") }
-        let timeout = try inv.duration(Options.timeout) ?? 20
+        let timeout = try inv.duration(Options.timeout) ?? Options.defaultTimeout
         guard timeout > 0 else { throw CommandFailure(.usage, "--timeout must be longer than 0") }
         let target = inv.positionals[0]
-        let guest = inv[Options.guestName] ?? "bedrud-smoke"
+        let guest = inv[Options.guestName] ?? Options.defaultGuestName
         let plan = try JoinPlan.make(ctx, target: target)
 
         let shell = SmokeShell(ctx: ctx, plan: plan, guestPrefix: guest, thresholds: thresholds,
