@@ -20,7 +20,7 @@ struct SmokeLink: Equatable {
 }
 
 /// What the ICE and DTLS stages decide from the two sides' snapshots, taken again at each
-/// connection change until they pass or fail. Pure: the shell in `SmokeCommand` takes the
+/// connection change until they pass or fail. Pure: the shell, `SmokeShell`, takes the
 /// snapshots and waits for the transports' next change.
 enum SmokeConnectivity {
     enum Verdict: Equatable {
