@@ -1,4 +1,5 @@
 import BedrudMedia
+import BedrudProtocol
 import FoundationEssentials
 
 /// `bedrud-bot smoke ROOM|LINK`: the end-to-end test of a Bedrud deployment. One process,
@@ -48,7 +49,7 @@ enum SmokeCommand {
     /// Declared once: the spec lists them and the command reads them through these.
     enum Options {
         static let duration = ValueOption("duration", value: "DURATION", help: "Length of the test signal (default 6s: 5 bursts; 3s–60s).")
-        static let thresholds = ValueOption("thresholds", value: "LIST", help: "latency=500ms,loss=5%,jitter=30ms (the defaults); any subset.")
+        static let thresholds = ValueOption("thresholds", value: "LIST", help: "\(SmokeThresholds.defaultsText) (the defaults); any subset.")
         static let turnOnly = Flag("turn-only", help: "Use relay (TURN) candidates only, to test the TURN server.")
         static let keep = ValueOption("keep", value: "FILE", help: "Keep the listener's decoded recording of the signal as a WAV file.")
         static let json = Flag("json", help: "Print the result as one JSON object on stdout.")
