@@ -21,6 +21,8 @@ final class RoomRun: Sendable {
     let plan: JoinPlan
     let join: JoinRoomResponse
     let options: RoomRunOptions
+    /// What the run decides from its options (``RoomRunPlan``).
+    let decisions: RoomRunPlan
     let console: Console
     /// The lifecycle value and the run's bookkeeping, updated by the run's event tasks.
     private let book: Mutex<Book>
@@ -56,6 +58,7 @@ final class RoomRun: Sendable {
         self.plan = plan
         self.join = join
         self.options = options
+        decisions = RoomRunPlan(options)
         self.console = console
         book = Mutex(Book(lifecycle: SessionLifecycle(rules: options.rules, recording: options.record), bridge: RoomMediaBridge(bots: options.bots)))
     }
@@ -185,9 +188,8 @@ final class RoomRun: Sendable {
     /// transcript's first event and points the lifecycle's actions at them.
     private func assemble(folder: SessionFolder?, startUnixNanos: Int64) throws -> Parts {
         let directory = folder?.path
-        let runPlan = RoomRunPlan(options)
         let status = StatusReporter(console: console, showStats: options.showStats, interval: options.statsIntervalSeconds, json: options.json)
-        let pc = runPlan.pipeline(room: join.room.name, startUnixNanos: startUnixNanos, liveView: status.live, logRoom: console.label)
+        let pc = decisions.pipeline(room: join.room.name, startUnixNanos: startUnixNanos, liveView: status.live, logRoom: console.label)
         if !pc.decode { logger.debug("not decoding the audio: no recording, no --json, no live view") }
         let sinks: RecordingSinkFactory & Sendable = folder ?? DiscardingSinkFactory()
         let pipeline = MediaPipeline(config: pc, sinks: sinks, pool: options.pool)
@@ -280,7 +282,7 @@ final class RoomRun: Sendable {
         let durationMs = transcript.offsetNow()
         let media = parts.pipeline.stats
         var summary: SessionSummary?
-        for step in RoomRunPlan(options).finishing(hasFolder: true) {
+        for step in decisions.finishing(hasFolder: true) {
             switch step {
             case .writeTranscript:
                 do {
