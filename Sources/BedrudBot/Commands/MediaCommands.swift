@@ -82,10 +82,11 @@ enum MediaCommands {
         static let tracks = ValueOption("tracks", value: "N", help: "Decoded tracks (rooms of 10).")
         static let passthroughTracks = ValueOption("passthrough-tracks", value: "N", help: "Passthrough-only tracks.")
         static let seconds = ValueOption("seconds", value: "S", help: "Media seconds per track.")
-        static let complexity = ValueOption("complexity", value: "C", help: "libopus complexity of the mix encoder (0-10, default 5).")
+        static let complexity = ValueOption("complexity", value: "C",
+                                            help: "libopus complexity of the mix encoder (0-10, default \(Settings.Record.mixComplexity.builtIn)).")
         static let speech = ValueOption("speech", value: "WAV", help: "Encode this 48 kHz 16-bit WAV (e.g. espeak-ng speech) instead of the built-in signal.")
         static let noAllocProbe = Flag("no-alloc-probe", help: "Skip the allocation count.")
-        static let mixTalkers = ValueOption("mix-talkers", value: "N", help: "Talkers in the mix encoder figures' room (default 4).")
+        static let mixTalkers = ValueOption("mix-talkers", value: "N", help: "Talkers in the mix encoder figures' room (default \(MediaBenchmarkOptions(quick: false).mixTalkers)).")
         static let writeMix = ValueOption("write-mix", value: "DIR", help: "Write the mix encoder figures' input and decoded outputs into DIR as WAV (to score them, docs/BENCHMARKS.md).")
         static let noNetwork = Flag("no-network", help: "Skip the WebRTC receive-path figures (g).")
         static let allocProbe = ValueOption("alloc-probe", value: "MODE", help: "(internal) run one allocation probe: passthrough, full or calibration.")
@@ -106,8 +107,10 @@ enum MediaCommands {
     /// Declared once: the spec lists them and the command reads them through these.
     enum DevRecordOptions {
         static let dir = ValueOption("dir", value: "DIR", help: "Output directory (must exist).")
-        static let seconds = ValueOption("seconds", value: "S", help: "How long to record (default 30).")
-        static let tracks = ValueOption("tracks", value: "N", help: "Participants (default 2).")
+        static let seconds = ValueOption("seconds", value: "S", help: "How long to record (default \(defaultSeconds)).")
+        static let tracks = ValueOption("tracks", value: "N", help: "Participants (default \(defaultTracks)).")
+        static let defaultSeconds = 30
+        static let defaultTracks = 2
     }
 
     // MARK: - verify
@@ -316,8 +319,8 @@ enum MediaCommands {
 
     static func runDevRecord(_ inv: Invocation) async throws -> ExitCode {
         guard let dir = inv[DevRecordOptions.dir] else { throw CommandFailure(.usage, "--dir DIR is required") }
-        let seconds = try inv.integer(DevRecordOptions.seconds, in: 1...86_400) ?? 30
-        let tracks = try inv.integer(DevRecordOptions.tracks, in: 1...50) ?? 2
+        let seconds = try inv.integer(DevRecordOptions.seconds, in: 1...86_400) ?? DevRecordOptions.defaultSeconds
+        let tracks = try inv.integer(DevRecordOptions.tracks, in: 1...50) ?? DevRecordOptions.defaultTracks
         var config = MediaPipelineConfig()
         config.room = "dev-record"
         config.sessionStartUnixNanos = Int64(Date().timeIntervalSince1970 * 1e9)

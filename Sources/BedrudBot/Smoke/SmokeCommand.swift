@@ -48,7 +48,12 @@ enum SmokeCommand {
 
     /// Declared once: the spec lists them and the command reads them through these.
     enum Options {
-        static let duration = ValueOption("duration", value: "DURATION", help: "Length of the test signal (default 6s: 5 bursts; 3s–60s).")
+        static let duration = ValueOption("duration", value: "DURATION",
+                                          help: "Length of the test signal (default \(Int(defaultDuration))s: \(Int(defaultDuration) - 1) bursts; \(durationRangeText)).")
+        /// The test signal: 1 s of silence, then one burst a second.
+        static let defaultDuration: Double = 6
+        static let durationRange: ClosedRange<Double> = 3...60
+        static var durationRangeText: String { "\(Int(durationRange.lowerBound))s–\(Int(durationRange.upperBound))s" }
         static let thresholds = ValueOption("thresholds", value: "LIST", help: "\(SmokeThresholds.defaultsText) (the defaults); any subset.")
         static let turnOnly = Flag("turn-only", help: "Use relay (TURN) candidates only, to test the TURN server.")
         static let keep = ValueOption("keep", value: "FILE", help: "Keep the listener's decoded recording of the signal as a WAV file.")
@@ -71,8 +76,8 @@ enum SmokeCommand {
         if let t = inv[Options.thresholds] {
             do { try thresholds.apply(t) } catch { throw CommandFailure(.usage, error.description) }
         }
-        let seconds = try inv.duration(Options.duration) ?? 6
-        guard seconds >= 3, seconds <= 60 else { throw CommandFailure(.usage, "--duration must be 3s–60s") }
+        let seconds = try inv.duration(Options.duration) ?? Options.defaultDuration
+        guard Options.durationRange.contains(seconds) else { throw CommandFailure(.usage, "--duration must be \(Options.durationRangeText)") }
         let timeout = try inv.duration(Options.timeout) ?? Options.defaultTimeout
         guard timeout > 0 else { throw CommandFailure(.usage, "--timeout must be longer than 0") }
         let target = inv.positionals[0]
