@@ -68,38 +68,35 @@ enum RecordingsCommand {
         }
     }
 
-    // MARK: - Pure: one folder's facts → an entry
+    // MARK: - Pure: one folder's contents → an entry
 
-    /// What one session folder holds, as read by ``scan(_:)``.
-    struct FolderFacts {
-        var path: String
-        var summary: ReportSummary?
-        var events: [ReportEvent]
-        var files: [(name: String, bytes: Int64)]
-        /// `verify` problems per `.opus` file (empty: valid).
-        var verify: [String: [String]]
-        var busy: Bool
-    }
-
-    static func entry(_ f: FolderFacts) -> Entry {
-        let started = f.summary?.started ?? f.events.first { $0.type == "session_started" }?.string("time")
-        let room = f.summary?.room ?? f.events.first { $0.type == "session_started" }?.string("room")
+    /// The listing of one session folder; `busy` when a bot holds its lock (being recorded).
+    static func entry(_ f: SessionFolder.Contents, busy: Bool) -> Entry {
+        let sessionStarted = f.lines.first { $0.event?.type == .sessionStarted }
+        let started = f.summary?.started.value ?? sessionStarted?.time
+        let room = f.summary?.room.value ?? sessionStarted.flatMap { if case .sessionStarted(let e) = $0.event { e.room } else { nil } }
         var people = Set<String>()
-        for e in f.events where e.type == "participant_joined" { if let id = e.identity { people.insert(id) } }
+        for line in f.lines { if case .participantJoined(let e) = line.event { people.insert(e.participant.identity) } }
         for p in f.summary?.participants ?? [] { people.insert(p.identity) }
-        let ended = f.events.last { $0.type == "session_ended" }
-        let duration = f.summary?.durationMs ?? ended?.int64("duration_ms") ?? f.events.map { max($0.offsetMs, $0.int64("end_ms") ?? 0) }.max()
+        let ended = f.lines.lazy.compactMap { if case .sessionEnded(let e) = $0.event { e } else { nil } }.last
+        let lastMs = f.lines.map { line in
+            if case .speakingTurn(let t) = line.event { max(line.offsetMs, t.endMs) } else { line.offsetMs }
+        }.max()
+        let duration = f.summary?.durationMs ?? ended?.durationMs ?? lastMs
         let names = Set(f.files.map(\.name))
         var problems: [String] = []
         let parts = f.files.map(\.name).filter { $0.hasSuffix(".part") }.sorted()
-        if !f.busy {
+        if !busy {
             if !parts.isEmpty { problems.append(".part left: " + parts.joined(separator: ", ") + " (run: bedrud-bot repair \(f.path))") }
             if f.summary == nil { problems.append("no summary.json") }
         }
-        for (name, p) in f.verify.sorted(by: { $0.key < $1.key }) where !p.isEmpty {
-            problems.append("verify \(name): \(p.first ?? "")" + (p.count > 1 ? " (+\(p.count - 1) more)" : ""))
+        for a in f.audio {
+            let p = a.verified?.problems ?? ["cannot be read"]
+            guard !p.isEmpty else { continue }
+            problems.append("verify \(a.name): \(p.first ?? "")" + (p.count > 1 ? " (+\(p.count - 1) more)" : ""))
         }
-        let reason = f.busy ? "recording" : (f.summary?.endReason ?? "unfinished")
+        // (A summary from elsewhere may lack `end_reason`: empty is taken as absent.)
+        let reason = busy ? "recording" : f.summary.flatMap { $0.endReason.isEmpty ? nil : $0.endReason } ?? "unfinished"
         return Entry(folder: f.path, report: names.contains(SessionReport.fileName) ? f.path + "/" + SessionReport.fileName : nil,
                      room: room, started: started, durationMs: duration, people: people.count, endReason: reason,
                      bytes: f.files.reduce(0) { $0 + $1.bytes }, problems: problems)
@@ -132,23 +129,9 @@ enum RecordingsCommand {
             .flatMap { sessionFolders(under: root + "/" + $0, depth: depth - 1) }
     }
 
-    static func scan(_ path: String) -> FolderFacts {
-        let fm = FileManager.default
-        let text = (try? String(contentsOfFile: path + "/events.jsonl", encoding: .utf8)) ?? ""
-        var summary: ReportSummary?
-        if let data = fm.contents(atPath: path + "/summary.json"), let v = try? JSONDecoder().decode(JSONValue.self, from: data) {
-            summary = ReportSummary(json: v)
-        }
-        var files: [(String, Int64)] = []
-        var verify: [String: [String]] = [:]
-        for name in ((try? fm.contentsOfDirectory(atPath: path)) ?? []).sorted() {
-            files.append((name, SessionReport.size(path + "/" + name)))
-            if name.hasSuffix(".opus") {
-                verify[name] = (try? OggOpusVerifier.verify(path: path + "/" + name))?.problems ?? ["cannot be read"]
-            }
-        }
-        return FolderFacts(path: path, summary: summary, events: ReportEvent.parse(text).events, files: files.map { (name: $0.0, bytes: $0.1) },
-                           verify: verify, busy: SessionFolder.isBusy(path))
+    /// Every session under `root`, listed, newest first.
+    static func entries(under root: String) -> [Entry] {
+        sorted(sessionFolders(under: root).map { entry(SessionFolder.Contents(reading: $0), busy: SessionFolder.isBusy($0)) })
     }
 
     static func run(_ inv: Invocation) async throws -> ExitCode {
@@ -164,7 +147,7 @@ enum RecordingsCommand {
             throw CommandFailure(.notFound, "no recordings folder at \(root) (nothing recorded yet, or a different --output / record.output_dir)")
         }
         let room = inv.positionals.first
-        let entries = Array(sorted(sessionFolders(under: root).map { entry(scan($0)) }.filter { room == nil || $0.room == room }).prefix(limit))
+        let entries = Array(entries(under: root).filter { room == nil || $0.room == room }.prefix(limit))
         if inv[Options.json] {
             try JSONOutput.print(entries, to: inv.console)
             return .success

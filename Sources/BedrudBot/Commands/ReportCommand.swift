@@ -34,9 +34,9 @@ enum ReportCommand {
         guard !inv.positionals.isEmpty else { throw CommandFailure(.usage, "report needs at least one SESSION_DIR") }
         var worst = ExitCode.success
         for dir in inv.positionals {
-            let folder = PathText.fixingSlashes(dir)
+            let folder = SessionFolder.Contents(reading: PathText.fixingSlashes(dir))
             do {
-                let path = try SessionReport.write(folder: folder, instance: instanceName(for: folder, inv))
+                let path = try SessionReport.write(folder, instance: instanceName(server: folder.summary?.server.value, inv))
                 inv.console.out(path)
                 if inv[Options.open] { open(path, inv) }
             } catch let e as CommandFailure {
@@ -49,9 +49,8 @@ enum ReportCommand {
 
     /// The configured instance whose server recorded the folder (its summary's `server`),
     /// for the page's header; nil when none matches or the configuration cannot be read.
-    static func instanceName(for folder: String, _ inv: Invocation) -> String? {
-        guard let config = try? inv.configuration(), let data = FileManager.default.contents(atPath: folder + "/summary.json"),
-              let json = try? JSONDecoder().decode(JSONValue.self, from: data), let server = ReportSummary(json: json).server else { return nil }
+    static func instanceName(server: String?, _ inv: Invocation) -> String? {
+        guard let config = try? inv.configuration(), let server else { return nil }
         return config.instances.first { (try? config.instance(named: $0.name))?.server == server }?.name
     }
 

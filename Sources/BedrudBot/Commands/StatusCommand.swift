@@ -190,7 +190,7 @@ enum StatusCommand {
     static func run(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
         let root = PathText.fixingSlashes(try ctx.config.value(Settings.Record.outputDir, flag: OptionGroups.output))
-        let recordings = Array(RecordingsCommand.sorted(RecordingsCommand.sessionFolders(under: root).map { RecordingsCommand.entry(RecordingsCommand.scan($0)) }).prefix(3))
+        let recordings = Array(RecordingsCommand.entries(under: root).prefix(3))
         var report = Report(state: .noInstance, instances: ctx.config.instances.map(\.name), recordings: recordings)
         let envInstance = !(inv.environment["BEDRUD_BOT_URL"] ?? "").isEmpty
         if !ctx.config.instances.isEmpty || envInstance {

@@ -1,10 +1,13 @@
 /// Escaping for text that goes into `report.html`. Every string that came from the
 /// network or a file (names, chat, reasons, file names, the room) passes through one of
-/// these before it reaches the page; nothing else is interpolated raw.
+/// these before it reaches the page; nothing else is interpolated raw. ``escape(_:)`` is
+/// also the escaper of `smoke --junit`'s XML (``SmokeReport``): one set of rules for both.
 enum HTMLText {
-    /// Text content and attribute values (double- or single-quoted): `& < > " '` become
-    /// entities; C0/C1 controls other than tab and line feed (which HTML forbids or a
-    /// terminal would act on if the file were `cat`) become U+FFFD.
+    /// Text content and attribute values (double- or single-quoted), in HTML and in XML 1.0:
+    /// `& < > " '` become entities (`&#39;`, which both know); C0/C1 controls other than
+    /// tab and line feed (which HTML and XML forbid, or a terminal would act on if the file
+    /// were `cat`; a carriage return among them) and the noncharacters U+FFFE and U+FFFF
+    /// (not characters in XML) become U+FFFD.
     static func escape(_ s: String) -> String {
         var out = ""
         out.reserveCapacity(s.utf8.count + 8)
@@ -17,7 +20,7 @@ enum HTMLText {
             case "'": out += "&#39;"
             case "\t", "\n": out.unicodeScalars.append(u)
             default:
-                if u.value < 0x20 || (0x7F...0x9F).contains(u.value) {
+                if u.value < 0x20 || (0x7F...0x9F).contains(u.value) || u.value == 0xFFFE || u.value == 0xFFFF {
                     out += "\u{FFFD}"
                 } else {
                     out.unicodeScalars.append(u)

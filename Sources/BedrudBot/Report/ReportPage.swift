@@ -35,10 +35,10 @@ enum ReportPage {
     /// (random per page, from ``SessionReport``; fixed in tests).
     static func render(_ input: ReportInput, nonce: String) -> String {
         let s = input.summary
-        let timeline = ReportTimeline(events: input.events, files: input.files, durationMs: s.durationMs)
-        let startMs = s.started.flatMap(ReportFormat.unixMs(iso:))
-            ?? input.events.first { $0.type == "session_started" }?.string("time").flatMap(ReportFormat.unixMs(iso:))
-        let room = s.room ?? input.events.first { $0.type == "session_started" }?.string("room") ?? "session"
+        let timeline = ReportTimeline(events: input.events, files: input.files, durationMs: s?.durationMs)
+        let started = input.events.first { $0.event?.type == .sessionStarted }
+        let startMs = s?.started.value.flatMap(ReportFormat.unixMs(iso:)) ?? started.flatMap { ReportFormat.unixMs(iso: $0.time) }
+        let room = s?.room.value ?? started.flatMap { if case .sessionStarted(let e) = $0.event { e.room } else { nil } } ?? "session"
         var h = ""
         h.reserveCapacity(64 * 1024)
         h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -84,17 +84,19 @@ enum ReportPage {
         h += "<header>\n<h1>\(HTMLText.remote(room))</h1>\n<dl class=\"facts\">\n"
         func fact(_ k: String, _ v: String) { h += "<div><dt>\(k)</dt><dd>\(v)</dd></div>\n" }
         if let i = input.instance { fact("Instance", HTMLText.remote(i)) }
-        if let server = s.server { fact("Server", HTMLText.remote(server)) }
+        if let server = s?.server.value { fact("Server", HTMLText.remote(server)) }
         if let startMs {
-            fact("Started", "<time datetime=\"\(HTMLText.escape(s.started ?? ""))\">\(ReportFormat.localTime(unixMs: startMs, utcOffsetSeconds: input.utcOffsetSeconds))</time>")
+            fact("Started", "<time datetime=\"\(HTMLText.escape(s?.started.value ?? ""))\">\(ReportFormat.localTime(unixMs: startMs, utcOffsetSeconds: input.utcOffsetSeconds))</time>")
             fact("Ended", ReportFormat.localTime(unixMs: startMs + timeline.durationMs, utcOffsetSeconds: input.utcOffsetSeconds))
         }
         fact("Duration", ReportFormat.duration(ms: timeline.durationMs))
         // summary.json, else the last line of a session whose summary was never written.
-        let ended = input.events.last { $0.type == "session_ended" }
-        var how = HTMLText.escape(s.endReason ?? ended?.string("end_reason") ?? "not recorded (the recorder stopped without finishing)")
-        if let m = s.message ?? ended?.string("detail"), !m.isEmpty { how += ": " + HTMLText.remote(m) }
-        if let c = s.exitCode ?? ended?.int64("exit_code") { how += " (exit code \(c))" }
+        // (A summary from elsewhere may lack a key: an empty reason or message is taken as absent.)
+        let ended = input.events.lazy.compactMap { if case .sessionEnded(let e) = $0.event { e } else { nil } }.last
+        let reason = s.flatMap { $0.endReason.isEmpty ? nil : $0.endReason } ?? ended?.endReason
+        var how = HTMLText.escape(reason ?? "not recorded (the recorder stopped without finishing)")
+        if let m = s.flatMap({ $0.message.isEmpty ? nil : $0.message }) ?? ended?.detail, !m.isEmpty { how += ": " + HTMLText.remote(m) }
+        if let c = s?.exitCode.value ?? ended?.exitCode { how += " (exit code \(c))" }
         fact("How it ended", how)
         let people = timeline.lanes.filter { !$0.isRoom }
         fact("Participants", people.isEmpty ? "none" : "\(people.count): " + people.map { HTMLText.remote($0.name) }.joined(separator: ", "))
@@ -168,22 +170,20 @@ enum ReportPage {
             h += "<li><svg width=\"28\" height=\"14\" aria-hidden=\"true\"><rect class=\"\(k.rawValue)\" x=\"0\" y=\"1\" width=\"28\" height=\"12\"/></svg>\(k.label)</li>\n"
         }
         h += "<li><svg width=\"28\" height=\"14\" aria-hidden=\"true\"><path class=\"level\" d=\"M0 14 L4 8 L8 11 L12 3 L16 9 L20 6 L24 12 L28 14 Z\"/></svg>audio level</li>\n"
-        for (kind, label) in markerLegend {
-            h += "<li><svg width=\"16\" height=\"14\" aria-hidden=\"true\">\(markerShape(kind, x: 8, y: 7))</svg>\(label)</li>\n"
+        for kind in ReportTimeline.MarkerKind.allCases {
+            h += "<li><svg width=\"16\" height=\"14\" aria-hidden=\"true\">\(markerShape(kind, x: 8, y: 7))</svg>\(kind.label)</li>\n"
         }
         h += "</ul>\n"
     }
 
-    static let markerLegend: [(String, String)] = [("chat", "chat"), ("reaction", "reaction"), ("moderation", "moderation"), ("poll", "poll"), ("event", "other event")]
-
-    static func markerShape(_ kind: String, x: Double, y: Double) -> String {
+    static func markerShape(_ kind: ReportTimeline.MarkerKind, x: Double, y: Double) -> String {
         let (cx, cy) = (num(x), num(y))
         switch kind {
-        case "chat": return "<circle class=\"mk-chat\" cx=\"\(cx)\" cy=\"\(cy)\" r=\"5\"/>"
-        case "reaction": return "<path class=\"mk-reaction\" d=\"M\(cx) \(num(y - 6)) L\(num(x + 6)) \(cy) L\(cx) \(num(y + 6)) L\(num(x - 6)) \(cy) Z\"/>"
-        case "moderation": return "<path class=\"mk-moderation\" d=\"M\(cx) \(num(y - 6)) L\(num(x + 6)) \(num(y + 5)) L\(num(x - 6)) \(num(y + 5)) Z\"/>"
-        case "poll": return "<rect class=\"mk-poll\" x=\"\(num(x - 5))\" y=\"\(num(y - 5))\" width=\"10\" height=\"10\"/>"
-        default: return "<circle class=\"mk-event\" cx=\"\(cx)\" cy=\"\(cy)\" r=\"4\"/>"
+        case .chat: return "<circle class=\"mk-chat\" cx=\"\(cx)\" cy=\"\(cy)\" r=\"5\"/>"
+        case .reaction: return "<path class=\"mk-reaction\" d=\"M\(cx) \(num(y - 6)) L\(num(x + 6)) \(cy) L\(cx) \(num(y + 6)) L\(num(x - 6)) \(cy) Z\"/>"
+        case .moderation: return "<path class=\"mk-moderation\" d=\"M\(cx) \(num(y - 6)) L\(num(x + 6)) \(num(y + 5)) L\(num(x - 6)) \(num(y + 5)) Z\"/>"
+        case .poll: return "<rect class=\"mk-poll\" x=\"\(num(x - 5))\" y=\"\(num(y - 5))\" width=\"10\" height=\"10\"/>"
+        case .event: return "<circle class=\"mk-event\" cx=\"\(cx)\" cy=\"\(cy)\" r=\"4\"/>"
         }
     }
 
@@ -233,7 +233,7 @@ enum ReportPage {
         for s in turns { spanRect(&h, s, y: y + laneHeight - 13, height: 10, d: d) }
         for m in lane.markers {
             let x = Double(plotLeft) + Double(min(max(0, m.offsetMs), d)) / Double(d) * Double(plotWidth)
-            h += "<g class=\"marker\" tabindex=\"0\" role=\"img\" data-kind=\"\(m.kind)\" data-offset=\"\(m.offsetMs)\" aria-label=\"\(HTMLText.escape("\(m.kind) at +\(ReportFormat.clock(ms: m.offsetMs)): \(m.text)"))\">"
+            h += "<g class=\"marker\" tabindex=\"0\" role=\"img\" data-kind=\"\(m.kind.rawValue)\" data-offset=\"\(m.offsetMs)\" aria-label=\"\(HTMLText.escape("\(m.kind.rawValue) at +\(ReportFormat.clock(ms: m.offsetMs)): \(m.text)"))\">"
             h += markerShape(m.kind, x: x, y: Double(y + 10)) + "<title>\(HTMLText.escape(m.text))</title></g>\n"
         }
         h += "</g>\n"

@@ -3,11 +3,12 @@ import BedrudProtocol
 
 /// What the report's timeline draws, decided from the event log alone (pure): one lane
 /// per participant plus the room mix, each with its spans (presence, speaking turns, mute,
-/// gaps by cause) and markers (chat, reactions, moderation, …).
+/// gaps by cause) and markers (chat, reactions, polls, moderation, …).
 ///
-/// A new event kind is one entry in ``markerKinds`` (a marker with its text) or one case
-/// in ``ReportTimeline/init(events:files:durationMs:)`` (a span); a kind the page does not
-/// know still appears in the page's event list.
+/// Every kind of event is decided in a `switch` without `default`: a span here, a marker
+/// in ``marker(for:chat:)``, or nothing, so a new kind of event does not compile until the
+/// report says what it shows of it. A line this version cannot read still appears in the
+/// page's event list.
 struct ReportTimeline: Equatable, Sendable {
     enum SpanKind: String, CaseIterable, Sendable {
         case presence, turn, mute
@@ -53,9 +54,16 @@ struct ReportTimeline: Equatable, Sendable {
         var endMs: Int64
     }
 
+    /// A marker's shape and colour class (`mk-chat`, …).
+    enum MarkerKind: String, CaseIterable, Sendable {
+        case chat, reaction, moderation, poll, event
+
+        /// The legend's words.
+        var label: String { self == .event ? "other event" : rawValue }
+    }
+
     struct Marker: Equatable, Sendable {
-        /// The marker's shape and colour class: `chat`, `reaction`, `moderation`, `poll`, `event`.
-        var kind: String
+        var kind: MarkerKind
         var offsetMs: Int64
         /// What it says on hover and focus (remote text, escaped when rendered).
         var text: String
@@ -77,26 +85,46 @@ struct ReportTimeline: Equatable, Sendable {
 
     // MARK: - Markers
 
-    /// The marker of an event type: its kind and its text. One line per kind of event.
-    static let markerKinds: [String: (kind: String, text: @Sendable (ReportEvent) -> String)] = [
-        "chat": ("chat", { e in
-            let n = e.fields["attachments"]?.array?.count ?? 0
-            return (e.string("message") ?? "") + (n > 0 ? " [\(n) attachment\(n == 1 ? "" : "s")]" : "")
-        }),
-        "reaction": ("reaction", { e in e.string("emoji") ?? e.string("reaction") ?? e.string("value") ?? "reaction" }),
-        "moderation": ("moderation", { e in
-            [e.string("event"), e.string("actor").map { "by \($0)" }, e.string("target").map { "→ \($0)" }].compactMap { $0 }.joined(separator: " ")
-        }),
-        "poll": ("poll", { e in "poll: " + (e.string("question") ?? e.string("title") ?? "") }),
-        "poll_vote": ("poll", { e in "vote" + (e.string("option").map { ": \($0)" } ?? "") }),
-        "transcription": ("event", { e in
-            (e.fields["segments"]?.array ?? []).compactMap { $0.object?["text"]?.string }.joined(separator: " ")
-        }),
-        "participant_updated": ("event", { _ in "details changed" }),
-        "profile_changed": ("event", { _ in "profile changed" }),
-        "deafen_state": ("moderation", { e in (e.fields["deafened"]?.bool ?? false) ? "deafened" : "undeafened" }),
-        "dtmf": ("event", { e in "DTMF " + (e.string("digit") ?? "") }),
-    ]
+    /// The marker an event puts on the timeline, with its text, or nil for an event drawn
+    /// as a span or not drawn. `chat` gives what a reaction or vote refers to.
+    static func marker(for event: TranscriptEvent, chat: ReportChat) -> (kind: MarkerKind, text: String)? {
+        switch event {
+        case .chat(let e):
+            let n = e.attachments.count
+            return (.chat, e.message + (n > 0 ? " [\(n) attachment\(n == 1 ? "" : "s")]" : ""))
+        case .reaction(let e):
+            guard let m = chat.message(id: e.messageId) else { return (.reaction, e.emoji) }
+            return (.reaction, "\(e.emoji) to \(m.from.name): " + (m.poll.map { "poll \($0.question)" } ?? excerpt(m.text)))
+        case .poll(let e):
+            return (.poll, "poll: \(e.question) (" + e.options.map(\.text).joined(separator: " / ") + ")")
+        case .pollVote(let e):
+            let poll = chat.message(id: e.messageId)?.poll
+            let option = !e.option.isEmpty ? e.option : poll?.options.first { $0.id == e.optionId }?.text ?? e.optionId
+            return (.poll, "vote: \(option)" + (poll.map { " (poll \($0.question))" } ?? ""))
+        case .moderation(let e):
+            return (.moderation, "\(e.event) by \(e.actor) → \(e.target)")
+        case .transcription(let e):
+            return (.event, e.segments.map(\.text).filter { !$0.isEmpty }.joined(separator: " "))
+        case .participantUpdated:
+            return (.event, "details changed")
+        case .profileChanged:
+            return (.event, "profile changed")
+        case .deafenState(let e):
+            return (.moderation, e.deafened ? "deafened" : "undeafened")
+        case .dtmf(let e):
+            return (.event, "DTMF " + e.digit)
+        case .sessionStarted, .joined, .connected, .reconnecting, .reconnected, .disconnected, .roomMoved, .participantJoined,
+             .participantLeft, .participantRejoined, .trackPublished, .trackUnpublished, .trackMuted, .trackUnmuted,
+             .subscriptionFailed, .requestRefused, .speakersChanged, .connectionQuality, .data, .chatDropped, .rpcRequest,
+             .fileStarted, .fileFinished, .fileRotated, .gap, .speakingTurn, .warning, .sessionEnded, .runEnded:
+            return nil
+        }
+    }
+
+    /// A message's text as a marker quotes it: its first 60 characters.
+    static func excerpt(_ text: String) -> String {
+        text.count > 60 ? "“" + text.prefix(59) + "…”" : "“" + text + "”"
+    }
 
     // MARK: - Building
 
@@ -109,15 +137,17 @@ struct ReportTimeline: Equatable, Sendable {
     ///   - events: `events.jsonl` in file order (sorted here by offset, stably).
     ///   - files: the session's audio files (a lane's `file`).
     ///   - durationMs: the session's length (summary), or nil to take the last event's offset.
-    init(events unsorted: [ReportEvent], files: [ReportFile], durationMs known: Int64?) {
+    init(events unsorted: [TranscriptLine], files: [ReportFile], durationMs known: Int64?) {
         let events = unsorted.enumerated().sorted { ($0.element.offsetMs, $0.offset) < ($1.element.offsetMs, $1.offset) }.map(\.element)
         var end = known ?? 0
         for e in events {
-            end = max(end, e.offsetMs, e.int64("end_ms") ?? 0, e.offsetMs + (e.type == "gap" ? e.int64("duration_ms") ?? 0 : 0))
-            if known == nil, e.type == "file_finished" { end = max(end, e.offsetMs) }
+            end = max(end, e.offsetMs)
+            if case .speakingTurn(let t) = e.event { end = max(end, t.endMs) }
+            if case .gap(let g) = e.event { end = max(end, e.offsetMs + g.durationMs) }
         }
         if let known { end = max(known, 0) }
         durationMs = end
+        let chat = ReportChat(events: events)
 
         var room = Lane(identity: "", name: "room mix", file: files.first { $0.identity == nil && $0.name.hasPrefix("room") }?.name)
         var order: [String] = []
@@ -125,71 +155,81 @@ struct ReportTimeline: Equatable, Sendable {
         var joinedAt: [String: Int64] = [:]
         var mutedAt: [String: Int64] = [:]
         var outageAt: Int64?
-        func lane(_ id: String, _ name: String?) -> String {
+        func lane(_ id: String, _ name: String?) {
             if lanes[id] == nil {
                 order.append(id)
                 lanes[id] = Lane(identity: id, name: name ?? id, file: files.first { $0.identity == id }?.name)
             } else if let name { lanes[id]?.name = name }
-            return id
         }
         func span(_ id: String, _ kind: SpanKind, _ s: Int64, _ e: Int64) {
             guard e > s else { return }
             lanes[id]?.spans.append(Span(kind: kind, startMs: max(0, s), endMs: min(end, e)))
         }
+        /// An audio track's mute starts (`track_published` muted, `track_muted`); video is not drawn.
+        func muted(_ id: String, _ name: String?, _ track: TranscriptEvent.Track, at offset: Int64) {
+            guard track.kind != "video" else { return }
+            lane(id, name)
+            if mutedAt[id] == nil { mutedAt[id] = offset }
+        }
         // The bot records; it is not a participant of its own recording.
-        let bot = events.first { $0.type == "session_started" }?.string("bot_identity")
-            ?? events.first { $0.type == "joined" }?.identity
+        let botIdentity = events.lazy.compactMap { if case .sessionStarted(let s) = $0.event { s.botIdentity } else { nil } }.first
+        let bot = botIdentity.flatMap { $0.isEmpty ? nil : $0 }
+            ?? events.lazy.compactMap { if case .joined(let j) = $0.event { j.participant.identity } else { nil } }.first
         for e in events {
+            // A line this version cannot read is only listed (ReportPage.eventLog).
+            guard let event = e.event else { continue }
             let id = e.identity
             if let bot, id == bot { continue }
-            switch e.type {
-            case "participant_joined", "participant_rejoined":
-                guard let id else { break }
-                _ = lane(id, e.name)
-                if joinedAt[id] == nil { joinedAt[id] = e.offsetMs }
-            case "participant_left":
-                guard let id else { break }
-                _ = lane(id, e.name)
+            let name = e.displayName
+            switch event {
+            case .participantJoined(let p):
+                lane(p.participant.identity, name)
+                if joinedAt[p.participant.identity] == nil { joinedAt[p.participant.identity] = e.offsetMs }
+            case .participantRejoined(let p):
+                lane(p.participant.identity, name)
+                if joinedAt[p.participant.identity] == nil { joinedAt[p.participant.identity] = e.offsetMs }
+            case .participantLeft(let p):
+                let id = p.participant.identity
+                lane(id, name)
                 if let s = joinedAt.removeValue(forKey: id) { span(id, .presence, s, e.offsetMs) }
                 if let s = mutedAt.removeValue(forKey: id) { span(id, .mute, s, e.offsetMs) }
-            case "track_muted":
-                guard let id, e.fields["track"]?.object?["kind"]?.string != "video" else { break }
-                _ = lane(id, e.name)
-                if mutedAt[id] == nil { mutedAt[id] = e.offsetMs }
-            case "track_unmuted":
-                guard let id, e.fields["track"]?.object?["kind"]?.string != "video" else { break }
-                if let s = mutedAt.removeValue(forKey: id) { span(id, .mute, s, e.offsetMs) }
-            case "track_published":
+            case .trackMuted(let t):
+                muted(t.participant.identity, name, t.track, at: e.offsetMs)
+            case .trackPublished(let t):
                 // A track published muted starts a mute span.
-                guard let id, let t = e.fields["track"]?.object, t["kind"]?.string != "video", t["muted"]?.bool == true else { break }
-                _ = lane(id, e.name)
-                if mutedAt[id] == nil { mutedAt[id] = e.offsetMs }
-            case "speaking_turn":
-                guard let id, let s = e.int64("start_ms"), let t = e.int64("end_ms") else { break }
-                _ = lane(id, e.name)
-                span(id, .turn, s, t)
-            case "gap":
-                guard let kind = SpanKind.gap(cause: e.string("cause") ?? ""), let d = e.int64("duration_ms") else { break }
-                let g = Span(kind: kind, startMs: max(0, e.offsetMs), endMs: min(end, e.offsetMs + d))
-                guard g.endMs > g.startMs else { break }
-                if let id, !id.isEmpty { _ = lane(id, e.name); lanes[id]?.spans.append(g) } else { room.spans.append(g) }
-            case "reconnecting":
+                if t.track.muted { muted(t.participant.identity, name, t.track, at: e.offsetMs) }
+            case .trackUnmuted(let t):
+                guard t.track.kind != "video" else { break }
+                if let s = mutedAt.removeValue(forKey: t.participant.identity) { span(t.participant.identity, .mute, s, e.offsetMs) }
+            case .speakingTurn(let t):
+                lane(t.participant.identity, name)
+                span(t.participant.identity, .turn, t.startMs, t.endMs)
+            case .gap(let g):
+                guard let kind = SpanKind.gap(cause: g.cause) else { break }
+                let s = Span(kind: kind, startMs: max(0, e.offsetMs), endMs: min(end, e.offsetMs + g.durationMs))
+                guard s.endMs > s.startMs else { break }
+                if let id = g.participant.value?.identity, !id.isEmpty { lane(id, name); lanes[id]?.spans.append(s) } else { room.spans.append(s) }
+            case .reconnecting:
                 if outageAt == nil { outageAt = e.offsetMs }
-            case "reconnected", "disconnected", "session_ended":
+            case .reconnected, .disconnected, .sessionEnded:
                 if let s = outageAt { room.spans.append(Span(kind: .outage, startMs: s, endMs: e.offsetMs)); outageAt = nil }
-            default:
-                guard let m = Self.markerKinds[e.type] else { break }
-                let marker = Marker(kind: m.kind, offsetMs: e.offsetMs, text: m.text(e))
-                // A chat or reaction sits on its sender's lane; moderation on its target's, else the room's.
-                let who = e.type == "moderation" ? e.string("target") : id
-                if let who, !who.isEmpty { _ = lane(who, e.name); lanes[who]?.markers.append(marker) } else { room.markers.append(marker) }
+            case .chat, .reaction, .poll, .pollVote, .moderation, .transcription, .participantUpdated, .profileChanged, .deafenState,
+                 .dtmf, .sessionStarted, .joined, .connected, .roomMoved, .trackUnpublished, .subscriptionFailed, .requestRefused,
+                 .speakersChanged, .connectionQuality, .data, .chatDropped, .rpcRequest, .fileStarted, .fileFinished, .fileRotated,
+                 .warning, .runEnded:
+                guard let m = Self.marker(for: event, chat: chat) else { break }
+                let marker = Marker(kind: m.kind, offsetMs: e.offsetMs, text: m.text)
+                // A chat, reaction or vote sits on its sender's lane; moderation on its target's, else the room's.
+                var who = id
+                if case .moderation(let mod) = event { who = mod.target }
+                if let who, !who.isEmpty { lane(who, name); lanes[who]?.markers.append(marker) } else { room.markers.append(marker) }
             }
         }
         for (id, s) in joinedAt { span(id, .presence, s, end) }
         for (id, s) in mutedAt { span(id, .mute, s, end) }
         if let s = outageAt, end > s { room.spans.append(Span(kind: .outage, startMs: s, endMs: end)) }
         // Participants with a file but no events (a transcript cut short) still get a lane.
-        for f in files { if let id = f.identity { _ = lane(id, nil) } }
+        for f in files { if let id = f.identity { lane(id, nil) } }
         let kindOrder = Dictionary(uniqueKeysWithValues: SpanKind.allCases.enumerated().map { ($1, $0) })
         self.lanes = [room] + order.compactMap { lanes[$0] }.map { l in
             var l = l

@@ -16,7 +16,14 @@ enum SessionReport {
     ///   session. A file without one (`repair`, `bedrud-bot report` later) is decoded for it.
     @discardableResult
     static func write(folder: String, instance: String? = nil, levels: [String: LevelStrip] = [:]) throws -> String {
-        let input = try read(folder: folder, instance: instance, levels: levels)
+        try write(SessionFolder.Contents(reading: folder), instance: instance, levels: levels)
+    }
+
+    /// ``write(folder:instance:levels:)`` of a folder already read.
+    @discardableResult
+    static func write(_ contents: SessionFolder.Contents, instance: String? = nil, levels: [String: LevelStrip] = [:]) throws -> String {
+        let folder = contents.path
+        let input = try read(contents, instance: instance, levels: levels)
         var rng = SystemRandomNumberGenerator()
         let nonce = (0..<4).map { _ in String(rng.next() as UInt32, radix: 16) }.joined()
         let html = ReportPage.render(input, nonce: nonce)
@@ -35,73 +42,60 @@ enum SessionReport {
     }
 
     /// Everything the page shows, from the folder's files.
-    static func read(folder: String, instance: String?, levels: [String: LevelStrip] = [:]) throws -> ReportInput {
-        let fm = FileManager.default
-        guard let eventsText = try? String(contentsOfFile: folder + "/events.jsonl", encoding: .utf8) else {
-            throw CommandFailure(.notFound, "\(folder) is not a session folder (it has no readable events.jsonl)")
+    static func read(_ contents: SessionFolder.Contents, instance: String?, levels: [String: LevelStrip] = [:]) throws -> ReportInput {
+        guard contents.hasEvents else {
+            throw CommandFailure(.notFound, "\(contents.path) is not a session folder (it has no readable events.jsonl)")
         }
-        let (events, unreadable) = ReportEvent.parse(eventsText)
-        var summary = ReportSummary()
-        if let data = fm.contents(atPath: folder + "/summary.json"), let v = try? JSONDecoder().decode(JSONValue.self, from: data) {
-            summary = ReportSummary(json: v)
-        }
-        let names = ((try? fm.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+        let summary = contents.summary
         var files: [ReportFile] = []
         var other: [(String, Int64)] = []
         var existing = Set<String>()
-        for name in names {
-            let path = folder + "/" + name
-            existing.insert(name)
-            if name.hasSuffix(".opus") {
-                files.append(audioFile(path: path, name: name, summary: summary, levels: levels))
-            } else if name == "attachments" {
-                for a in ((try? fm.contentsOfDirectory(atPath: path)) ?? []).sorted() {
-                    existing.insert("attachments/" + a)
-                    other.append(("attachments/" + a, size(path + "/" + a)))
+        for f in contents.files {
+            existing.insert(f.name)
+            if let audio = contents.audio.first(where: { $0.name == f.name }) {
+                files.append(audioFile(audio, folder: contents.path, summary: summary, levels: levels))
+            } else if f.name == "attachments" {
+                for a in contents.attachments {
+                    existing.insert(a.name)
+                    other.append((a.name, a.bytes))
                 }
-            } else if !name.hasSuffix(".part") && !name.hasSuffix(".tmp") && name != fileName && !name.hasPrefix(".") {
-                other.append((name, size(path)))
+            } else if !f.name.hasSuffix(".part") && !f.name.hasSuffix(".tmp") && f.name != fileName && !f.name.hasPrefix(".") {
+                other.append((f.name, f.bytes))
             }
         }
         // The room mix first, then participants in the order they appear in the summary.
-        let order = Dictionary(summary.participants.enumerated().map { ($1.file ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+        let order = Dictionary((summary?.participants ?? []).enumerated().map { ($1.file.value ?? "", $0) }, uniquingKeysWith: { a, _ in a })
         files.sort { a, b in
             if (a.identity == nil) != (b.identity == nil) { return a.identity == nil }
             return (order[a.name] ?? Int.max, a.name) < (order[b.name] ?? Int.max, b.name)
         }
-        let startMs = summary.started.flatMap(ReportFormat.unixMs(iso:))
-            ?? events.first { $0.type == "session_started" }?.string("time").flatMap(ReportFormat.unixMs(iso:)) ?? 0
+        let startMs = summary?.started.value.flatMap(ReportFormat.unixMs(iso:))
+            ?? contents.lines.first { $0.event?.type == .sessionStarted }.flatMap { ReportFormat.unixMs(iso: $0.time) } ?? 0
         var t = time_t(startMs / 1000)
         var tmv = tm()
         localtime_r(&t, &tmv)
-        return ReportInput(summary: summary, events: events, unreadableEventLines: unreadable, files: files,
+        return ReportInput(summary: summary, events: contents.lines, unreadableEventLines: contents.unreadableLines, files: files,
                            otherFiles: other.map { (path: $0.0, bytes: $0.1) },
-                           leftoverParts: names.filter { $0.hasSuffix(".part") }, instance: instance,
+                           leftoverParts: contents.files.map(\.name).filter { $0.hasSuffix(".part") }, instance: instance,
                            utcOffsetSeconds: Int(tmv.tm_gmtoff), existingPaths: existing)
-    }
-
-    static func size(_ path: String) -> Int64 {
-        var st = stat()
-        return stat(path, &st) == 0 ? Int64(st.st_size) : 0
     }
 
     /// One `.opus` file: verified (as `verify` does), its participant and start from its
     /// tags (else the summary), and its level strip: the one the recording kept, else
     /// decoded from the file with libopus.
-    static func audioFile(path: String, name: String, summary: ReportSummary, levels: [String: LevelStrip] = [:]) -> ReportFile {
-        var f = ReportFile(name: name, bytes: size(path))
-        guard let report = try? OggOpusVerifier.verify(path: path) else { return f }
+    static func audioFile(_ audio: SessionFolder.Contents.Audio, folder: String, summary: SessionSummary?, levels: [String: LevelStrip] = [:]) -> ReportFile {
+        var f = ReportFile(name: audio.name, bytes: audio.bytes)
+        guard let report = audio.verified else { return f }
         f.valid = report.isValid
         f.problems = report.problems
         f.durationMs = report.durationMillis
-        let tag = { (key: String) in report.tags?.comments.first { $0.key == key }?.value }
-        f.identity = tag("PARTICIPANT_IDENTITY").flatMap { $0.isEmpty ? nil : $0 }
-        let fromSummary = summary.participants.first { $0.file == name }
+        f.identity = audio.tag("PARTICIPANT_IDENTITY").flatMap { $0.isEmpty ? nil : $0 }
+        let fromSummary = summary?.participants.first { $0.file.value == audio.name }
         if f.identity == nil, let p = fromSummary { f.identity = p.identity }
-        f.startOffsetMs = tag("START_OFFSET_MS").flatMap { Int64($0) } ?? fromSummary?.startOffsetMs ?? 0
+        f.startOffsetMs = audio.tag("START_OFFSET_MS").flatMap { Int64($0) } ?? fromSummary?.startOffsetMs.value ?? 0
         if let strip = levels[f.identity ?? ""], report.isValid {
             f.levels = strip.levels(startMs: f.startOffsetMs, durationMs: Int64(report.durationMillis.rounded(.up)))
-        } else if let data = FileManager.default.contents(atPath: path) {
+        } else if let data = FileManager.default.contents(atPath: folder + "/" + audio.name) {
             f.levels = try? OggOpusLevels.measure([UInt8](data))
         }
         return f

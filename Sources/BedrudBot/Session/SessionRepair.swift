@@ -43,6 +43,12 @@ enum SessionRepair {
     // MARK: - Pure: events.jsonl and the files → transcript.vtt and summary.json
 
     static func rebuild(events text: String, files: [RecordedFile], repairedFiles: [String]) -> (vtt: String, summary: SessionSummary) {
+        rebuild(events: TranscriptLine.read(text), files: files, repairedFiles: repairedFiles)
+    }
+
+    /// ``rebuild(events:files:repairedFiles:)`` from lines already read (``SessionFolder/Contents``).
+    static func rebuild(events read: (lines: [TranscriptLine], unreadable: Int), files: [RecordedFile], repairedFiles: [String])
+        -> (vtt: String, summary: SessionSummary) {
         var turns: [(identity: String, name: String, startMs: Int64, endMs: Int64)] = []
         var chats: [(offsetMs: Int64, name: String, text: String)] = []
         /// Reactions and polls: transcript.vtt's NOTE blocks, as the live writer makes them.
@@ -55,19 +61,15 @@ enum SessionRepair {
         var bot: Set<String> = []
         var lastOffset: Int64 = 0
         var summary = emptySummary(repairedFiles: repairedFiles)
-        var repair = SessionSummary.Repair(eventLines: 0, eventLinesUnreadable: 0, filesRepaired: repairedFiles)
+        // The half line a crash leaves does not decode.
+        let repair = SessionSummary.Repair(eventLines: read.lines.count, eventLinesUnreadable: read.unreadable, filesRepaired: repairedFiles)
         var startedUnixMillis: Int64?
         /// The participant's name, else (transcripts before issue 11) the line's `name`; nil when empty.
         func name(_ p: TranscriptEvent.Participant, _ line: TranscriptLine) -> String? {
             let n = p.name.isEmpty ? line.legacyName ?? "" : p.name
             return n.isEmpty ? nil : n
         }
-        for text in text.split(separator: "\n", omittingEmptySubsequences: true) {
-            guard let line = try? JSONDecoder().decode(TranscriptLine.self, from: Data(text.utf8)) else {
-                repair.eventLinesUnreadable += 1  // the half line a crash leaves
-                continue
-            }
-            repair.eventLines += 1
+        for line in read.lines {
             let offset = line.offsetMs
             lastOffset = max(lastOffset, offset)
             switch line.event {
@@ -218,15 +220,12 @@ enum SessionRepair {
             console.out("\(dir): a finished session; nothing to repair (nothing was changed).")
             return .success
         }
-        var files: [RecordedFile] = []
-        for name in (try fm.contentsOfDirectory(atPath: dir)).sorted() where name.hasSuffix(".opus") {
-            guard let report = try? OggOpusVerifier.verify(path: dir + "/" + name) else { continue }
-            let identity = report.tags?.comments.first { $0.key == "PARTICIPANT_IDENTITY" }?.value
-            let start = report.tags?.comments.first { $0.key == "START_OFFSET_MS" }.flatMap { Int64($0.value) }
-            files.append(RecordedFile(name: name, identity: identity, durationMillis: Int64(report.durationMillis.rounded()), startOffsetMillis: start))
+        let contents = SessionFolder.Contents(reading: dir)
+        let files = contents.audio.compactMap { a in
+            a.verified.map { RecordedFile(name: a.name, identity: a.tag("PARTICIPANT_IDENTITY"), durationMillis: Int64($0.durationMillis.rounded()),
+                                          startOffsetMillis: a.tag("START_OFFSET_MS").flatMap { Int64($0) }) }
         }
-        let events = (try? String(contentsOfFile: dir + "/events.jsonl", encoding: .utf8)) ?? ""
-        let rebuilt = rebuild(events: events, files: files, repairedFiles: repaired)
+        let rebuilt = rebuild(events: (contents.lines, contents.unreadableLines), files: files, repairedFiles: repaired)
         var summary = rebuilt.summary
         for (name, missing, text) in [("transcript.vtt", vttMissing, rebuilt.vtt), ("summary.json", summaryMissing, "")] where missing {
             var body = text

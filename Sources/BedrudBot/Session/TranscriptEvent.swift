@@ -531,6 +531,9 @@ struct TranscriptLine: Codable {
     var sessionRoom: String? = nil
     /// A top-level `name`: where transcripts before issue 11 put the participant's name.
     var legacyName: String? = nil
+    /// Every key of a line this version cannot read as its type (``event`` is nil), as it
+    /// was: the report still lists such a line with what it says. Nil for a read event.
+    var unreadFields: [String: JSONValue]? = nil
 
     enum CodingKeys: String, CodingKey { case type, time, name, offsetMs = "offset_ms", writtenMs = "written_ms", sessionRoom = "session_room" }
 
@@ -557,6 +560,7 @@ struct TranscriptLine: Codable {
         sessionRoom = try? c.decodeIfPresent(String.self, forKey: .sessionRoom)
         legacyName = try? c.decodeIfPresent(String.self, forKey: .name)
         event = try? TranscriptEvent(from: decoder)
+        if event == nil { unreadFields = (try? JSONValue(from: decoder))?.object }
     }
 }
 

@@ -123,21 +123,7 @@ public enum SmokeReport {
 
     static func secs(_ s: Double) -> String { String(cFormat: "%.3f", s) }
 
-    /// XML attribute/text escaping; control characters (not allowed in XML 1.0) become U+FFFD.
-    static func xml(_ s: String) -> String {
-        var out = ""
-        for u in s.unicodeScalars {
-            switch u {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            case "\t", "\n", "\r": out.unicodeScalars.append(u)
-            default:
-                if u.value < 0x20 || (0x7F...0x9F).contains(u.value) || u.value == 0xFFFE || u.value == 0xFFFF { out += "\u{FFFD}" } else { out.unicodeScalars.append(u) }
-            }
-        }
-        return out
-    }
+    /// XML attribute and text escaping: the report's escaper (control characters, which
+    /// XML 1.0 does not allow, become U+FFFD).
+    static func xml(_ s: String) -> String { HTMLText.escape(s) }
 }

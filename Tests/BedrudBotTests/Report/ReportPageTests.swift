@@ -7,8 +7,8 @@ import TestSupport
 
 @Suite struct ReportPageTests {
     static func input(events: String = ReportFixture.meeting, files: [ReportFile] = ReportFixture.files(), existing: Set<String> = ["attachments/cat.png"]) -> ReportInput {
-        let summary = ReportSummary(json: (try? JSONDecoder().decode(JSONValue.self, from: Data(ReportFixture.summaryJSON.utf8))) ?? .null)
-        let (ev, bad) = ReportEvent.parse(events)
+        let summary = try? JSONDecoder().decode(SessionSummary.self, from: Data(ReportFixture.summaryJSON.utf8))
+        let (ev, bad) = TranscriptLine.read(events)
         return ReportInput(summary: summary, events: ev, unreadableEventLines: bad, files: files, otherFiles: [("events.jsonl", 4000)],
                            leftoverParts: [], instance: "work", utcOffsetSeconds: 3600, existingPaths: existing)
     }
@@ -69,6 +69,24 @@ import TestSupport
         #expect(!without.contains("<img "))
     }
 
+    @Test func aPollShowsItsOptionsAndWhoVotedAndAMessageItsReactions() {
+        let events = ReportFixture.wire + [
+            #"{"type":"reaction","offset_ms":6000,"participant":\#(ReportFixture.who("carol", "Carol")),"message_id":"before","emoji":"🎉"}"#,
+            #"{"type":"poll_vote","offset_ms":6100,"participant":\#(ReportFixture.who("carol", "Carol")),"message_id":"old-poll","option_id":"o1","option":"Yes"}"#,
+        ].joined(separator: "\n")
+        let html = ReportPage.render(Self.input(events: events, files: [], existing: []), nonce: "n")
+        #expect(html.contains("<li data-offset=\"4026\"><span class=\"when\">+0:04</span> <strong><bdi>Alice Doe</bdi></strong> <span class=\"msg\"><bdi>Grüße — the slide 👩‍👩‍👧</bdi></span>"
+            + "<ul class=\"attachments\"><li>attachment (not saved): <bdi>attachment</bdi> <span class=\"mime\">image/png</span></li></ul>"
+            + "<ul class=\"reactions\" aria-label=\"Reactions\"><li><bdi>👍</bdi> <bdi>Bob Chen</bdi></li></ul></li>"), "\(html)")
+        #expect(html.contains("<li data-offset=\"4027\"><span class=\"when\">+0:04</span> <strong><bdi>Bob Chen</bdi></strong> "
+            + "<div class=\"poll\">Poll: <bdi>Lunch at noon?</bdi><ul class=\"poll-options\"><li><bdi>Pizza</bdi>: no votes</li>"
+            + "<li><bdi>Soup</bdi>: no votes</li><li><bdi>Ramen 🍜</bdi>: 1 vote (<bdi>Alice Doe</bdi>)</li></ul></div></li>"))
+        #expect(html.contains("<strong><bdi>Carol</bdi></strong> <span class=\"msg\">reacted <bdi>🎉</bdi> to a message not in this recording</span></li>"))
+        #expect(html.contains("<strong><bdi>Carol</bdi></strong> <span class=\"msg\">voted <bdi>Yes</bdi> in a poll not in this recording</span></li>"))
+        #expect(html.contains("aria-label=\"reaction at +0:04: 👍 to Alice Doe: “Grüße — the slide 👩‍👩‍👧”\""))
+        #expect(html.contains("<title>poll: Lunch at noon? (Pizza / Soup / Ramen 🍜)</title>"))
+    }
+
     @Test func anEventTypeThePageDoesNotKnowIsListedGenerically() {
         let html = ReportPage.render(Self.input(), nonce: "n")
         #expect(html.contains("<tr><td>+0:17</td><td>hologram_beamed</td><td><bdi>Alice; colour: teal; track_sid</bdi></td></tr>") == false)
@@ -97,8 +115,8 @@ import TestSupport
         events = events.replacingOccurrences(of: "\"room\":\"standup\"", with: "\"room\":\(JSONValue.quoted(Self.hostile))")
         events = events.replacingOccurrences(of: "hello <b>all</b>", with: Self.hostile.replacingOccurrences(of: "\"", with: "\\\""))
         var input = Self.input(events: events)
-        input.summary.room = Self.hostile
-        input.summary.message = Self.hostile
+        input.summary?.room = Nullable(Self.hostile)
+        input.summary?.message = Self.hostile
         input.files.append(ReportFile(name: "\"><img src=x onerror=alert(3)>.opus", bytes: 1, valid: true, durationMs: 1, identity: "u-bob"))
         let html = ReportPage.render(input, nonce: "n")
         #expect(!html.contains("<img src=x"))
@@ -144,7 +162,7 @@ import TestSupport
         let files = [ReportFile(name: "room.opus", bytes: 20_000_000, valid: true, durationMs: 3_600_000, levels: levels)]
             + (0..<10).map { ReportFile(name: "Person Number \($0).opus", bytes: 10_000_000, valid: true, durationMs: 3_600_000, identity: "user-\($0)", levels: levels) }
         var input = Self.input(events: lines.joined(separator: "\n"), files: files)
-        input.summary = ReportSummary()
+        input.summary = nil
         let bytes = ReportPage.render(input, nonce: "n").utf8.count
         print("report.html of a synthetic 1 h, 10-person meeting: \(bytes) bytes (\(lines.count) events)")
         #expect(bytes < 2_000_000, "\(bytes) bytes")

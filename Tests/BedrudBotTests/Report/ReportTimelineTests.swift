@@ -30,7 +30,29 @@ enum ReportFixture {
         #"{"type":"session_ended","time":"2026-11-29T14:00:20.000Z","offset_ms":20000,"reason":"left","end_reason":"signal","exit_code":0,"detail":"stopped by SIGINT","duration_ms":20000}"#,
     ].joined(separator: "\n") + "\n"
 
-    static var events: [ReportEvent] { ReportEvent.parse(meeting).events }
+    static var events: [TranscriptLine] { TranscriptLine.read(meeting).lines }
+
+    /// The meeting wire (samples/scenarios/meeting-wire.scenario) as the bot writes it: a chat
+    /// with an image, Bob's 👍 on it, Bob's poll (its chat line, then its own line), Alice's
+    /// vote, a rename, a deafen, and the server ending the meeting.
+    static let wire = [
+        #"{"type":"session_started","time":"2026-12-06T22:57:56.579Z","offset_ms":1,"room":"wire","server":"http://127.0.0.1:1","bot_identity":"bot-1"}"#,
+        #"{"type":"participant_joined","offset_ms":69,"participant":\#(who("alice", "Alice Doe")),"tracks":[]}"#,
+        #"{"type":"participant_joined","offset_ms":70,"participant":\#(who("bob", "Bob Chen")),"tracks":[]}"#,
+        #"{"type":"chat","offset_ms":4026,"participant":\#(who("alice", "Alice Doe")),"message":"Grüße — the slide 👩‍👩‍👧","id":"m-slide","sent_ms":1,"attachments":[{"bytes":300000,"kind":"image","mime":"image/png","path":"attachments/m-slide-0.png","saved":true}]}"#,
+        #"{"type":"reaction","offset_ms":4026,"participant":\#(who("bob", "Bob Chen")),"message_id":"m-slide","emoji":"👍","voter_identity":"bob"}"#,
+        #"{"type":"chat","offset_ms":4027,"participant":\#(who("bob", "Bob Chen")),"message":"","id":"m-poll","sent_ms":2,"attachments":[],"poll":{"poll_id":"p1","question":"Lunch at noon?","options":[{"id":"o1","text":"Pizza"},{"id":"o2","text":"Soup"},{"id":"o3","text":"Ramen 🍜"}]}}"#,
+        #"{"type":"poll","offset_ms":4027,"participant":\#(who("bob", "Bob Chen")),"message_id":"m-poll","poll_id":"p1","question":"Lunch at noon?","options":[{"id":"o1","text":"Pizza"},{"id":"o2","text":"Soup"},{"id":"o3","text":"Ramen 🍜"}]}"#,
+        #"{"type":"poll_vote","offset_ms":4063,"participant":\#(who("alice", "Alice Doe")),"message_id":"m-poll","option_id":"o3","option":"Ramen 🍜","voter_identity":"alice"}"#,
+        #"{"type":"profile_changed","offset_ms":4563,"participant":\#(who("bob", "Robert Chen")),"sender":"bob","avatar_url":"","applied":true}"#,
+        #"{"type":"chat","offset_ms":5063,"participant":\#(who("bob", "Bob Chen")),"message":"renamed","id":"m-renamed","sent_ms":3,"attachments":[]}"#,
+        #"{"type":"deafen_state","offset_ms":5563,"participant":\#(who("alice", "Alice Doe")),"sender":"alice","deafened":true}"#,
+        #"{"type":"moderation","offset_ms":8063,"event":"room_ended","actor":"","target":"","sender":"","message":"The host ended the meeting for everyone","deleted_identity":""}"#,
+        #"{"type":"session_ended","offset_ms":8103,"reason":"left","end_reason":"room_ended","exit_code":10,"detail":"the server ended the meeting","duration_ms":8103}"#,
+    ].joined(separator: "\n") + "\n"
+
+    /// One line's event.
+    static func event(_ line: String) -> TranscriptEvent? { TranscriptLine.read(line).lines.first?.event }
 
     static let summaryJSON = """
         {"room":"standup","server":"http://127.0.0.1:1","started":"2026-11-29T14:00:00.000Z","ended":"2026-11-29T14:00:20.000Z",
@@ -77,13 +99,13 @@ enum ReportFixture {
     }
 
     @Test func markersSitOnTheSendersLaneWithTheirText() {
-        #expect(t.lanes[3].markers == [.init(kind: "chat", offsetMs: 7000, text: "hello <b>all</b> [2 attachments]")])
-        #expect(t.lanes[1].markers == [.init(kind: "reaction", offsetMs: 14_000, text: "👍")])
+        #expect(t.lanes[3].markers == [.init(kind: .chat, offsetMs: 7000, text: "hello <b>all</b> [2 attachments]")])
+        #expect(t.lanes[1].markers == [.init(kind: .reaction, offsetMs: 14_000, text: "👍")])
     }
 
     @Test func aWriteErrorGapOfTheMixGoesOnTheRoomLane() {
         let lines = #"{"type":"gap","offset_ms":500,"participant":null,"track_sid":"","duration_ms":4000,"cause":"write_error","written_ms":4600}"#
-        let t = ReportTimeline(events: ReportEvent.parse(lines).events, files: [], durationMs: 10_000)
+        let t = ReportTimeline(events: TranscriptLine.read(lines).lines, files: [], durationMs: 10_000)
         #expect(t.lanes.count == 1)
         #expect(t.spans(.gapWriteError, of: "") == [.init(kind: .gapWriteError, startMs: 500, endMs: 4500)])
     }
@@ -95,11 +117,59 @@ enum ReportFixture {
             {"type":"gap","offset_ms":1000,"participant":"p1","track_sid":"T","duration_ms":500,"cause":"loss"}
             {"type":"chat","offset_ms":1200,"partic
             """
-        let (events, bad) = ReportEvent.parse(text)
+        let (events, bad) = TranscriptLine.read(text)
         #expect(bad == 1)
         let t = ReportTimeline(events: events, files: [], durationMs: nil)
         #expect(t.durationMs == 1500)
         #expect(t.spans(.turn, of: "p1") == [.init(kind: .turn, startMs: 200, endMs: 900)])
         #expect(t.spans(.gapLoss, of: "p1") == [.init(kind: .gapLoss, startMs: 1000, endMs: 1500)])
+    }
+
+    @Test func pollsVotesAndReactionsSayWhatTheyAreAbout() {
+        let t = ReportTimeline(events: TranscriptLine.read(ReportFixture.wire).lines, files: [], durationMs: 8103)
+        #expect(t.lanes.map(\.identity) == ["", "alice", "bob"])
+        #expect(t.lanes[1].markers == [
+            .init(kind: .chat, offsetMs: 4026, text: "Grüße — the slide 👩‍👩‍👧 [1 attachment]"),
+            .init(kind: .poll, offsetMs: 4063, text: "vote: Ramen 🍜 (poll Lunch at noon?)"),
+            .init(kind: .moderation, offsetMs: 5563, text: "deafened"),
+        ])
+        #expect(t.lanes[2].markers == [
+            .init(kind: .reaction, offsetMs: 4026, text: "👍 to Alice Doe: “Grüße — the slide 👩‍👩‍👧”"),
+            .init(kind: .chat, offsetMs: 4027, text: ""),
+            .init(kind: .poll, offsetMs: 4027, text: "poll: Lunch at noon? (Pizza / Soup / Ramen 🍜)"),
+            .init(kind: .event, offsetMs: 4563, text: "profile changed"),
+            .init(kind: .chat, offsetMs: 5063, text: "renamed"),
+        ])
+        #expect(t.lanes[0].markers == [.init(kind: .moderation, offsetMs: 8063, text: "room_ended by  → ")])
+    }
+
+    @Test func eachKindOfEventIsAMarkerASpanOrNothing() {
+        let chat = ReportChat(events: TranscriptLine.read(ReportFixture.wire).lines)
+        func marker(_ line: String) -> ReportTimeline.Marker? {
+            guard let e = ReportFixture.event(line), let m = ReportTimeline.marker(for: e, chat: chat) else { return nil }
+            return .init(kind: m.kind, offsetMs: 0, text: m.text)
+        }
+        let p = #""participant":{"identity":"carol","name":"Carol"}"#
+        // A reaction or vote whose message the recording does not have says what it can.
+        #expect(marker(#"{"type":"reaction",\#(p),"message_id":"elsewhere","emoji":"🎉"}"#) == .init(kind: .reaction, offsetMs: 0, text: "🎉"))
+        #expect(marker(#"{"type":"reaction",\#(p),"message_id":"m-poll","emoji":"🎉"}"#) == .init(kind: .reaction, offsetMs: 0, text: "🎉 to Bob Chen: poll Lunch at noon?"))
+        #expect(marker(#"{"type":"poll_vote",\#(p),"message_id":"elsewhere","option_id":"o9","option":""}"#) == .init(kind: .poll, offsetMs: 0, text: "vote: o9"))
+        #expect(marker(#"{"type":"poll_vote",\#(p),"message_id":"m-poll","option_id":"o2","option":""}"#) == .init(kind: .poll, offsetMs: 0, text: "vote: Soup (poll Lunch at noon?)"))
+        #expect(marker(#"{"type":"transcription",\#(p),"sender":"x","segments":[{"text":"hello","final":true},{"text":"there"}]}"#) == .init(kind: .event, offsetMs: 0, text: "hello there"))
+        #expect(marker(#"{"type":"participant_updated",\#(p)}"#) == .init(kind: .event, offsetMs: 0, text: "details changed"))
+        #expect(marker(#"{"type":"deafen_state",\#(p),"deafened":false}"#) == .init(kind: .moderation, offsetMs: 0, text: "undeafened"))
+        #expect(marker(#"{"type":"dtmf",\#(p),"code":5,"digit":"5"}"#) == .init(kind: .event, offsetMs: 0, text: "DTMF 5"))
+        // Spans, and what the timeline does not draw.
+        for line in [
+            #"{"type":"speaking_turn",\#(p),"start_ms":1,"end_ms":2}"#, #"{"type":"gap",\#(p),"duration_ms":5,"cause":"loss"}"#,
+            #"{"type":"participant_joined",\#(p)}"#, #"{"type":"track_muted",\#(p),"track":{"kind":"audio"}}"#,
+            #"{"type":"data",\#(p),"topic":"chat","bytes":3}"#, #"{"type":"connection_quality",\#(p),"quality":"good"}"#,
+            #"{"type":"chat_dropped",\#(p),"id":"x"}"#, #"{"type":"rpc_request",\#(p),"method":"m"}"#,
+            #"{"type":"file_finished","participant":null,"output":"room"}"#, #"{"type":"warning","message":"w"}"#,
+            #"{"type":"reconnecting","mode":"resume"}"#, #"{"type":"session_ended","reason":"left"}"#,
+        ] {
+            #expect(ReportFixture.event(line) != nil, "\(line)")
+            #expect(marker(line) == nil, "\(line)")
+        }
     }
 }

@@ -4,7 +4,8 @@ import TestSupport
 
 /// `report.html` in a real browser (Debian's chromium, headless, installed by
 /// scripts/bootstrap): a devserver recording with two speakers, a late joiner, a mute,
-/// chat with an image and a 3 s network drop. A check script, added to a copy of the page
+/// chat with an image and a 3 s network drop; and one of the meeting wire (a poll, a vote,
+/// a reaction). A check script, added to a copy of the page
 /// under the page's own Content-Security-Policy, writes what it finds into the DOM, which
 /// chromium's `--dump-dom` prints.
 @Suite struct ReportBrowserTests {
@@ -33,6 +34,9 @@ import TestSupport
         var plotLeft: Double
         var plotWidth: Double
         var durationMs: Double
+        /// What each item of the chat list reads as (its text content), and each timeline marker's label.
+        var chat: [String]
+        var markers: [String]
     }
 
     /// Runs at the end of the page: waits for every player's metadata, reads the timeline's
@@ -72,7 +76,9 @@ import TestSupport
             && audios.every(a => Math.abs(a.currentTime - Math.max(0, Math.min((mid + 5000 - Number(a.dataset.start)) / 1000, a.duration))) < 0.25);
           const out = { audio, lanes, images, keyOK, errors: window.__errors, violations: window.__violations, pwned: window.__pwned !== undefined,
             imgX: document.querySelectorAll("img[src='x']").length, seekOK, plotLeft: data.plot_left, plotWidth: data.plot_width,
-            durationMs: data.duration_ms };
+            durationMs: data.duration_ms,
+            chat: Array.from(document.querySelectorAll("ol.chat > li")).map(li => li.textContent),
+            markers: Array.from(document.querySelectorAll("g.marker")).map(g => g.getAttribute("aria-label")) };
           const pre = document.createElement("pre"); pre.id = "check-result"; pre.textContent = JSON.stringify(out);
           document.body.appendChild(pre);
         })();
@@ -134,6 +140,29 @@ import TestSupport
         at 15s   tone alice 330Hz 2s amplitude=0.3
         at 15.5s tone bob 550Hz 2s amplitude=0.3
         """
+
+    /// samples/scenarios/meeting-wire.scenario recorded: the chat shows Bob's poll with its
+    /// options and Alice's vote, and Bob's 👍 on Alice's slide; the timeline says the same.
+    @Test func theMeetingWiresPollVoteAndReactionAreOnThePage() async throws {
+        let server = try await DevServer.start(scenario: "meeting-wire")
+        let user = try CLIUser()
+        let out = user.home.appendingPathComponent("rec").path
+        try await user.expect(10, ["join", server.baseURL + "/m/wire", "--record", "--output", out], timeout: 90)
+        let sessions = try FileManager.default.contentsOfDirectory(atPath: out + "/wire")
+        let dir = out + "/wire/" + (sessions.first ?? "")
+        let f = try await Self.check(folder: dir)
+        #expect(f.errors.isEmpty && f.violations.isEmpty, "\(f.errors) \(f.violations)")
+        let chat = f.chat.map { $0.replacingOccurrences(of: #"^\+\d+:\d\d "#, with: "", options: .regularExpression) }
+        #expect(chat == [
+            "Alice Doe Grüße — the slide 👩‍👩‍👧👍 Bob Chen",
+            "Bob Chen Poll: Lunch at noon?Pizza: no votesSoup: no votesRamen 🍜: 1 vote (Alice Doe)",
+            "Bob Chen renamed",
+        ], "\(f.chat)")
+        #expect(f.images.count == 1 && f.images.first?.width ?? 0 > 0, "the slide is shown: \(f.images)")
+        #expect(f.markers.contains { $0.hasSuffix(": 👍 to Alice Doe: “Grüße — the slide 👩‍👩‍👧”") && $0.hasPrefix("reaction at +0:0") }, "\(f.markers)")
+        #expect(f.markers.contains { $0.hasSuffix(": poll: Lunch at noon? (Pizza / Soup / Ramen 🍜)") && $0.hasPrefix("poll at +0:0") }, "\(f.markers)")
+        #expect(f.markers.contains { $0.hasSuffix(": vote: Ramen 🍜 (poll Lunch at noon?)") && $0.hasPrefix("poll at +0:0") }, "\(f.markers)")
+    }
 
     @Test func aRecordingsReportWorksInChromium() async throws {
         let server = try await DevServer.start(scenarioText: Self.meeting, timeout: 90)
