@@ -92,17 +92,3 @@ extension JSONValue: Encodable {
         }
     }
 }
-
-extension JSONValue {
-    /// The value as ``JSONWriter`` writes it (`[String: Any]`, `[Any]`, ``JSONNull``...).
-    public var anyValue: Any {
-        switch self {
-        case .string(let s): s
-        case .number(let n): n
-        case .bool(let b): b
-        case .array(let a): a.map(\.anyValue)
-        case .object(let o): o.mapValues(\.anyValue)
-        case .null: JSONNull()
-        }
-    }
-}

@@ -10,14 +10,9 @@ import FoundationEssentials
 /// Bedrud's own models inside them (a user, a room) keep the server's field names.
 /// Secrets (tokens, passwords) are never part of these values.
 enum JSONOutput {
-    static func encoder(pretty: Bool) -> JSONEncoder {
-        let enc = JSONEncoder()
-        enc.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
-        return enc
-    }
-
+    /// The text of `value`, written by ``JSONWriter``: keys by code point, `/` as it is.
     static func string<T: Encodable>(_ value: T, pretty: Bool = true) throws -> String {
-        String(decoding: try encoder(pretty: pretty).encode(value), as: UTF8.self)
+        try JSONWriter.string(value, style: .init(pretty: pretty))
     }
 
     /// Prints `value` on standard output (even under `-q`: it is what was asked for).

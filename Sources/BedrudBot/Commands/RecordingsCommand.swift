@@ -74,9 +74,9 @@ enum RecordingsCommand {
     static func entry(_ f: SessionFolder.Contents, busy: Bool) -> Entry {
         let sessionStarted = f.lines.first { $0.event?.type == .sessionStarted }
         let started = f.summary?.started.value ?? sessionStarted?.time
-        let room = f.summary?.room.value ?? sessionStarted.flatMap { if case .sessionStarted(let e) = $0.event { e.room } else { nil } }
+        let room = f.summary?.room.value ?? sessionStarted.flatMap { if case .sessionStarted(let e) = $0.event { e.room.text } else { nil } }
         var people = Set<String>()
-        for line in f.lines { if case .participantJoined(let e) = line.event { people.insert(e.participant.identity) } }
+        for line in f.lines { if case .participantJoined(let e) = line.event { people.insert(e.participant.identity.text) } }
         for p in f.summary?.participants ?? [] { people.insert(p.identity) }
         let ended = f.lines.lazy.compactMap { if case .sessionEnded(let e) = $0.event { e } else { nil } }.last
         let lastMs = f.lines.map { line in

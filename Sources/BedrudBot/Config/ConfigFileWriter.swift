@@ -30,13 +30,12 @@ public enum ConfigFileWriter {
         var st = stat()
         let mode: mode_t = stat(path, &st) == 0 ? st.st_mode & 0o777 : 0o600
         let tmp = dir + "/.\(PathText.lastComponent(path)).\(getpid()).tmp"
-        guard FileManager.default.createFile(atPath: tmp, contents: Data(editor.text.utf8), attributes: [.posixPermissions: Int(mode)]) else {
+        do throws(AtomicFile.Failure) {
+            try AtomicFile.write(editor.text.utf8, to: path, through: tmp, mode: mode, replacing: true)
+        } catch where error.step == .place {
+            throw ConfigError(file: path, "cannot replace the config file: \(error.reason)")
+        } catch {
             throw ConfigError(file: path, "cannot write the config file (is the folder writable? use --config to pick another file)")
-        }
-        chmod(tmp, mode)
-        guard rename(tmp, path) == 0 else {
-            unlink(tmp)
-            throw ConfigError(file: path, "cannot replace the config file: \(String(cString: strerror(errno)))")
         }
     }
 }

@@ -67,34 +67,34 @@ struct ReportChat: Equatable {
         var entries: [Entry] = []
         var byID: [String: Int] = [:]
         func person(_ line: TranscriptLine, _ p: TranscriptEvent.Participant) -> Person {
-            Person(identity: p.identity, name: line.displayName ?? p.identity)
+            Person(identity: p.identity.text, name: line.displayName ?? p.identity.text)
         }
         func add(_ m: Message) {
             if !m.id.isEmpty, byID[m.id] == nil { byID[m.id] = entries.count }
             entries.append(.message(m))
         }
-        func options(_ o: [TranscriptEvent.PollOption]) -> [Option] { o.map { Option(id: $0.id, text: $0.text) } }
+        func options(_ o: [TranscriptEvent.PollOption]) -> [Option] { o.map { Option(id: $0.id.text, text: $0.text.text) } }
         for line in lines {
             guard let event = line.event else { continue }
             switch event {
             case .chat(let c):
-                add(Message(id: c.id, offsetMs: line.offsetMs, from: person(line, c.participant), text: c.message, attachments: c.attachments,
-                            poll: c.poll.map { Poll(question: $0.question, options: options($0.options)) }))
+                add(Message(id: c.id.text, offsetMs: line.offsetMs, from: person(line, c.participant), text: c.message.text, attachments: c.attachments,
+                            poll: c.poll.map { Poll(question: $0.question.text, options: options($0.options)) }))
             case .poll(let p):
                 // Also in its chat message's `poll`; a line of its own only counts when that message is missing.
-                if let i = byID[p.messageId], case .message(let m) = entries[i], m.poll != nil { break }
-                if let i = byID[p.messageId], case .message(var m) = entries[i] {
-                    m.poll = Poll(question: p.question, options: options(p.options))
+                if let i = byID[p.messageId.text], case .message(let m) = entries[i], m.poll != nil { break }
+                if let i = byID[p.messageId.text], case .message(var m) = entries[i] {
+                    m.poll = Poll(question: p.question.text, options: options(p.options))
                     entries[i] = .message(m)
                 } else {
-                    add(Message(id: p.messageId, offsetMs: line.offsetMs, from: person(line, p.participant), text: "",
-                                poll: Poll(question: p.question, options: options(p.options))))
+                    add(Message(id: p.messageId.text, offsetMs: line.offsetMs, from: person(line, p.participant), text: "",
+                                poll: Poll(question: p.question.text, options: options(p.options))))
                 }
             case .pollVote(let v):
                 let voter = person(line, v.participant)
-                guard let i = byID[v.messageId], case .message(var m) = entries[i], var poll = m.poll,
-                      let chosen = poll.options.firstIndex(where: { $0.id == v.optionId }) else {
-                    entries.append(.vote(offsetMs: line.offsetMs, by: voter, option: v.option.isEmpty ? v.optionId : v.option))
+                guard let i = byID[v.messageId.text], case .message(var m) = entries[i], var poll = m.poll,
+                      let chosen = poll.options.firstIndex(where: { $0.id == v.optionId.text }) else {
+                    entries.append(.vote(offsetMs: line.offsetMs, by: voter, option: v.option.isEmpty ? v.optionId.text : v.option.text))
                     break
                 }
                 for o in poll.options.indices { poll.options[o].voters.removeAll { $0.identity == voter.identity } }
@@ -102,12 +102,12 @@ struct ReportChat: Equatable {
                 m.poll = poll
                 entries[i] = .message(m)
             case .reaction(let r):
-                let reaction = Reaction(emoji: r.emoji, by: person(line, r.participant))
-                guard let i = byID[r.messageId], case .message(var m) = entries[i] else {
+                let reaction = Reaction(emoji: r.emoji.text, by: person(line, r.participant))
+                guard let i = byID[r.messageId.text], case .message(var m) = entries[i] else {
                     entries.append(.reaction(offsetMs: line.offsetMs, reaction))
                     break
                 }
-                if let same = m.reactions.firstIndex(where: { $0.emoji == r.emoji && $0.by.identity == reaction.by.identity }) {
+                if let same = m.reactions.firstIndex(where: { $0.emoji == r.emoji.text && $0.by.identity == reaction.by.identity }) {
                     m.reactions.remove(at: same)
                 } else {
                     m.reactions.append(reaction)

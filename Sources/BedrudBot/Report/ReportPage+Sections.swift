@@ -64,11 +64,11 @@ extension ReportPage {
     /// An attachment: shown from the session folder when it was saved there (an image as an
     /// image), otherwise its URL as text. A remote URL is never loaded by the page.
     static func attachment(_ a: TranscriptEvent.Attachment, existing: Set<String>) -> String {
-        let mime = a.mime
-        let kind = a.kind
-        let candidates = [a.path, a.url].compactMap { $0 }
+        let mime = a.mime.text
+        let kind = a.kind.text
+        let candidates = [a.path, a.url].compactMap { $0?.text }
         let local = candidates.first { existing.contains($0) }
-        let label = HTMLText.remote(a.name ?? local ?? a.url ?? "attachment")
+        let label = HTMLText.remote(a.name?.text ?? local ?? a.url?.text ?? "attachment")
         guard let local, let url = HTMLText.relativeURL(local) else {
             return "attachment (not saved): \(label)" + (mime.isEmpty ? "" : " <span class=\"mime\">\(HTMLText.escape(mime))</span>")
         }
@@ -163,8 +163,8 @@ extension ReportPage {
 
     /// An event's keys and values as it is written to events.jsonl.
     static func jsonFields(_ event: TranscriptEvent) -> [String: JSONValue]? {
-        guard let data = try? JSONEncoder().encode(event) else { return nil }
-        return (try? JSONDecoder().decode(JSONValue.self, from: data))?.object
+        guard let text = try? JSONWriter.string(event, style: .eventLine) else { return nil }
+        return (try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)))?.object
     }
 
     /// Who an unread line is about: its participant's name, else its identity (a bare

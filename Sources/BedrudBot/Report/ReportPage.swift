@@ -38,7 +38,7 @@ enum ReportPage {
         let timeline = ReportTimeline(events: input.events, files: input.files, durationMs: s?.durationMs)
         let started = input.events.first { $0.event?.type == .sessionStarted }
         let startMs = s?.started.value.flatMap(ReportFormat.unixMs(iso:)) ?? started.flatMap { ReportFormat.unixMs(iso: $0.time) }
-        let room = s?.room.value ?? started.flatMap { if case .sessionStarted(let e) = $0.event { e.room } else { nil } } ?? "session"
+        let room = s?.room.value ?? started.flatMap { if case .sessionStarted(let e) = $0.event { e.room.text } else { nil } } ?? "session"
         var h = ""
         h.reserveCapacity(64 * 1024)
         h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -95,7 +95,7 @@ enum ReportPage {
         let ended = input.events.lazy.compactMap { if case .sessionEnded(let e) = $0.event { e } else { nil } }.last
         let reason = s.flatMap { $0.endReason.isEmpty ? nil : $0.endReason } ?? ended?.endReason
         var how = HTMLText.escape(reason ?? "not recorded (the recorder stopped without finishing)")
-        if let m = s.flatMap({ $0.message.isEmpty ? nil : $0.message }) ?? ended?.detail, !m.isEmpty { how += ": " + HTMLText.remote(m) }
+        if let m = s.flatMap({ $0.message.isEmpty ? nil : $0.message }) ?? ended?.detail.text, !m.isEmpty { how += ": " + HTMLText.remote(m) }
         if let c = s?.exitCode.value ?? ended?.exitCode { how += " (exit code \(c))" }
         fact("How it ended", how)
         let people = timeline.lanes.filter { !$0.isRoom }

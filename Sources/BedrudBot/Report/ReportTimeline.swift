@@ -91,20 +91,20 @@ struct ReportTimeline: Equatable, Sendable {
         switch event {
         case .chat(let e):
             let n = e.attachments.count
-            return (.chat, e.message + (n > 0 ? " [\(n) attachment\(n == 1 ? "" : "s")]" : ""))
+            return (.chat, e.message.text + (n > 0 ? " [\(n) attachment\(n == 1 ? "" : "s")]" : ""))
         case .reaction(let e):
-            guard let m = chat.message(id: e.messageId) else { return (.reaction, e.emoji) }
+            guard let m = chat.message(id: e.messageId.text) else { return (.reaction, e.emoji.text) }
             return (.reaction, "\(e.emoji) to \(m.from.name): " + (m.poll.map { "poll \($0.question)" } ?? excerpt(m.text)))
         case .poll(let e):
-            return (.poll, "poll: \(e.question) (" + e.options.map(\.text).joined(separator: " / ") + ")")
+            return (.poll, "poll: \(e.question) (" + e.options.map(\.text.text).joined(separator: " / ") + ")")
         case .pollVote(let e):
-            let poll = chat.message(id: e.messageId)?.poll
-            let option = !e.option.isEmpty ? e.option : poll?.options.first { $0.id == e.optionId }?.text ?? e.optionId
+            let poll = chat.message(id: e.messageId.text)?.poll
+            let option = !e.option.isEmpty ? e.option.text : poll?.options.first { $0.id == e.optionId.text }?.text ?? e.optionId.text
             return (.poll, "vote: \(option)" + (poll.map { " (poll \($0.question))" } ?? ""))
         case .moderation(let e):
             return (.moderation, "\(e.event) by \(e.actor) → \(e.target)")
         case .transcription(let e):
-            return (.event, e.segments.map(\.text).filter { !$0.isEmpty }.joined(separator: " "))
+            return (.event, e.segments.map(\.text.text).filter { !$0.isEmpty }.joined(separator: " "))
         case .participantUpdated:
             return (.event, "details changed")
         case .profileChanged:
@@ -112,7 +112,7 @@ struct ReportTimeline: Equatable, Sendable {
         case .deafenState(let e):
             return (.moderation, e.deafened ? "deafened" : "undeafened")
         case .dtmf(let e):
-            return (.event, "DTMF " + e.digit)
+            return (.event, "DTMF " + e.digit.text)
         case .sessionStarted, .joined, .connected, .reconnecting, .reconnected, .disconnected, .roomMoved, .participantJoined,
              .participantLeft, .participantRejoined, .trackPublished, .trackUnpublished, .trackMuted, .trackUnmuted,
              .subscriptionFailed, .requestRefused, .speakersChanged, .connectionQuality, .data, .chatDropped, .rpcRequest,
@@ -172,9 +172,9 @@ struct ReportTimeline: Equatable, Sendable {
             if mutedAt[id] == nil { mutedAt[id] = offset }
         }
         // The bot records; it is not a participant of its own recording.
-        let botIdentity = events.lazy.compactMap { if case .sessionStarted(let s) = $0.event { s.botIdentity } else { nil } }.first
+        let botIdentity = events.lazy.compactMap { if case .sessionStarted(let s) = $0.event { s.botIdentity.text } else { nil } }.first
         let bot = botIdentity.flatMap { $0.isEmpty ? nil : $0 }
-            ?? events.lazy.compactMap { if case .joined(let j) = $0.event { j.participant.identity } else { nil } }.first
+            ?? events.lazy.compactMap { if case .joined(let j) = $0.event { j.participant.identity.text } else { nil } }.first
         for e in events {
             // A line this version cannot read is only listed (ReportPage.eventLog).
             guard let event = e.event else { continue }
@@ -183,32 +183,32 @@ struct ReportTimeline: Equatable, Sendable {
             let name = e.displayName
             switch event {
             case .participantJoined(let p):
-                lane(p.participant.identity, name)
-                if joinedAt[p.participant.identity] == nil { joinedAt[p.participant.identity] = e.offsetMs }
+                lane(p.participant.identity.text, name)
+                if joinedAt[p.participant.identity.text] == nil { joinedAt[p.participant.identity.text] = e.offsetMs }
             case .participantRejoined(let p):
-                lane(p.participant.identity, name)
-                if joinedAt[p.participant.identity] == nil { joinedAt[p.participant.identity] = e.offsetMs }
+                lane(p.participant.identity.text, name)
+                if joinedAt[p.participant.identity.text] == nil { joinedAt[p.participant.identity.text] = e.offsetMs }
             case .participantLeft(let p):
-                let id = p.participant.identity
+                let id = p.participant.identity.text
                 lane(id, name)
                 if let s = joinedAt.removeValue(forKey: id) { span(id, .presence, s, e.offsetMs) }
                 if let s = mutedAt.removeValue(forKey: id) { span(id, .mute, s, e.offsetMs) }
             case .trackMuted(let t):
-                muted(t.participant.identity, name, t.track, at: e.offsetMs)
+                muted(t.participant.identity.text, name, t.track, at: e.offsetMs)
             case .trackPublished(let t):
                 // A track published muted starts a mute span.
-                if t.track.muted { muted(t.participant.identity, name, t.track, at: e.offsetMs) }
+                if t.track.muted { muted(t.participant.identity.text, name, t.track, at: e.offsetMs) }
             case .trackUnmuted(let t):
                 guard t.track.kind != "video" else { break }
-                if let s = mutedAt.removeValue(forKey: t.participant.identity) { span(t.participant.identity, .mute, s, e.offsetMs) }
+                if let s = mutedAt.removeValue(forKey: t.participant.identity.text) { span(t.participant.identity.text, .mute, s, e.offsetMs) }
             case .speakingTurn(let t):
-                lane(t.participant.identity, name)
-                span(t.participant.identity, .turn, t.startMs, t.endMs)
+                lane(t.participant.identity.text, name)
+                span(t.participant.identity.text, .turn, t.startMs, t.endMs)
             case .gap(let g):
                 guard let kind = SpanKind.gap(cause: g.cause) else { break }
                 let s = Span(kind: kind, startMs: max(0, e.offsetMs), endMs: min(end, e.offsetMs + g.durationMs))
                 guard s.endMs > s.startMs else { break }
-                if let id = g.participant.value?.identity, !id.isEmpty { lane(id, name); lanes[id]?.spans.append(s) } else { room.spans.append(s) }
+                if let id = g.participant.value?.identity.text, !id.isEmpty { lane(id, name); lanes[id]?.spans.append(s) } else { room.spans.append(s) }
             case .reconnecting:
                 if outageAt == nil { outageAt = e.offsetMs }
             case .reconnected, .disconnected, .sessionEnded:
@@ -221,7 +221,7 @@ struct ReportTimeline: Equatable, Sendable {
                 let marker = Marker(kind: m.kind, offsetMs: e.offsetMs, text: m.text)
                 // A chat, reaction or vote sits on its sender's lane; moderation on its target's, else the room's.
                 var who = id
-                if case .moderation(let mod) = event { who = mod.target }
+                if case .moderation(let mod) = event { who = mod.target.text }
                 if let who, !who.isEmpty { lane(who, name); lanes[who]?.markers.append(marker) } else { room.markers.append(marker) }
             }
         }

@@ -30,13 +30,10 @@ enum SessionReport {
         let path = folder + "/" + fileName
         var st = stat()
         let mode: mode_t = stat(folder + "/events.jsonl", &st) == 0 ? st.st_mode & 0o666 : 0o640
-        let part = path + ".part"
-        unlink(part)
-        try SessionFolder.writeFinished(part, html, mode: mode, temporarySuffix: ".tmp")
-        if rename(part, path) != 0 {
-            let e = errno
-            unlink(part)
-            throw CommandFailure(.failure, "cannot write \(path): \(String(cString: strerror(e)))")
+        do throws(AtomicFile.Failure) {
+            try AtomicFile.write(html.utf8, to: path, through: path + ".part", mode: mode, replacing: true)
+        } catch {
+            throw CommandFailure(.failure, error.step == .place ? "cannot write \(path): \(error.reason)" : error.description)
         }
         return path
     }

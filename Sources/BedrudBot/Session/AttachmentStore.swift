@@ -153,18 +153,18 @@ public final class AttachmentStore: Sendable {
     /// carrying `path` and `bytes` in place of the base64. Without a store it carries
     /// `bytes` and `saved: false`.
     static func eventFields(_ a: BedrudChatPayload.Attachment, chatID: String, index: Int, store: AttachmentStore?) -> TranscriptEvent.Attachment {
-        var fields = TranscriptEvent.Attachment(kind: a.kind, mime: a.mime)
-        if !a.name.isEmpty { fields.name = a.name }
+        var fields = TranscriptEvent.Attachment(kind: BoundedText(a.kind), mime: BoundedText(a.mime))
+        if !a.name.isEmpty { fields.name = BoundedText(a.name) }
         guard let parsed = parseDataURL(a.url) else {
-            fields.url = a.url
+            fields.url = BoundedText(a.url)
             fields.size = a.size
             return fields
         }
         switch parsed {
         case .failure(let problem):
-            fields.error = problem.rawValue
+            fields.error = BoundedText(problem.rawValue)
         case .success(let data):
-            if a.mime.isEmpty { fields.mime = data.mime }
+            if a.mime.isEmpty { fields.mime = BoundedText(data.mime) }
             fields.bytes = data.bytes.count
             guard let store else {
                 fields.saved = false
@@ -172,11 +172,11 @@ public final class AttachmentStore: Sendable {
             }
             do {
                 let mime = a.mime.isEmpty ? data.mime : a.mime
-                fields.path = try store.write(data.bytes, relative: relativePath(chatID: chatID, index: index, mime: mime, kind: a.kind, name: a.name))
+                fields.path = BoundedText(try store.write(data.bytes, relative: relativePath(chatID: chatID, index: index, mime: mime, kind: a.kind, name: a.name)))
                 fields.saved = true
             } catch {
                 fields.saved = false
-                fields.error = "\(error)"
+                fields.error = BoundedText("\(error)")
             }
         }
         return fields

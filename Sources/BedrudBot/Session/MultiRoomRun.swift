@@ -149,7 +149,7 @@ final class MultiRoomRun: Sendable {
     /// every room has one on stdout.
     static func notStartedLine(label: String, code: ExitCode, detail: String, unixNanos: Int64) -> String {
         TranscriptWriter.text(TranscriptLine(
-            event: .sessionEnded(.init(reason: "error", endReason: EndReason.error.rawValue, exitCode: Int(code.rawValue), detail: detail, durationMs: 0)),
+            event: .sessionEnded(.init(reason: "error", endReason: EndReason.error.rawValue, exitCode: Int(code.rawValue), detail: BoundedText(detail), durationMs: 0)),
             time: TranscriptWriter.iso(unixNanos), offsetMs: 0, sessionRoom: label))
     }
 
@@ -159,10 +159,10 @@ final class MultiRoomRun: Sendable {
         let rooms = o.labels.map { label -> TranscriptEvent.RunEnded.Room in
             let e = o.ends[label]
             return .init(sessionRoom: label, exitCode: Int((e?.code ?? .failure).rawValue), endReason: Nullable(e?.endReason?.rawValue),
-                         detail: e?.detail ?? "", folder: Nullable(e?.folder))
+                         detail: BoundedText(e?.detail ?? ""), folder: Nullable(e?.folder))
         }
         return TranscriptWriter.text(TranscriptLine(
-            event: .runEnded(.init(exitCode: Int(o.exitCode.rawValue), detail: o.finalLine, durationMs: offset, rooms: rooms)),
+            event: .runEnded(.init(exitCode: Int(o.exitCode.rawValue), detail: BoundedText(o.finalLine), durationMs: offset, rooms: rooms)),
             time: TranscriptWriter.iso(startUnixNanos + offset * 1_000_000), offsetMs: offset))
     }
 }

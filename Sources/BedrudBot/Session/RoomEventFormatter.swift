@@ -20,7 +20,7 @@ public struct RoomEventFormatter: Sendable {
     /// every event of its owner.
     public static let nameLimit = 64
     /// The most of one line, in Unicode scalars: room for a chat message of a few
-    /// sentences. events.jsonl keeps the whole text (bounded by ``TranscriptWriter/textLimitBytes``).
+    /// sentences. events.jsonl keeps the whole text (bounded by ``BoundedText/limitBytes``).
     public static let lineLimit = 1000
 
     func name(_ identity: String) -> String {

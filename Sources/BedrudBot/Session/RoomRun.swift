@@ -207,8 +207,8 @@ final class RoomRun: Sendable {
 
         let claims = JWTClaims(token: join.token)
         transcript?.write(.sessionStarted(.init(
-            room: join.room.name, server: plan.instance.server, livekitHost: join.livekitHost,
-            botIdentity: claims?.subject ?? "", botName: claims?.name ?? "", version: BedrudBotVersion.string,
+            room: BoundedText(join.room.name), server: plan.instance.server, livekitHost: BoundedText(join.livekitHost),
+            botIdentity: BoundedText(claims?.subject ?? ""), botName: BoundedText(claims?.name ?? ""), version: BedrudBotVersion.string,
             note: "Chat sent before the bot joined is not stored by Bedrud or LiveKit and cannot be captured.")))
         if let directory { console.note("Recording into \(directory)") }
 
@@ -270,7 +270,7 @@ final class RoomRun: Sendable {
             $0 = (media.participants.reduce(0) { $0 + $1.packets }, media.participants.reduce(0) { $0 + $1.lost }, media.pageBytesWritten)
         }
         parts.transcript?.write(.sessionEnded(.init(reason: ending.room.description, endReason: ending.lifecycle.reason.rawValue,
-                                                    exitCode: Int(ending.code.rawValue), detail: ending.message,
+                                                    exitCode: Int(ending.code.rawValue), detail: BoundedText(ending.message),
                                                     durationMs: parts.transcript?.offsetNow() ?? 0)))
     }
 
@@ -341,16 +341,13 @@ final class RoomRun: Sendable {
         }
     }
 
-    /// Writes `text` to `path` through `path.part` and renames it over the old file;
-    /// every failing step is reported.
+    /// Writes `text` to `path` through `path.part` and renames it over the old file
+    /// (``AtomicFile``); every failing step is reported.
     static func replaceFile(_ path: String, _ text: String, mode: mode_t) throws {
-        let part = path + ".part"
-        unlink(part)
-        try SessionFolder.writeFinished(part, text, mode: mode, temporarySuffix: ".tmp")
-        if rename(part, path) != 0 {
-            let e = errno
-            unlink(part)
-            throw CommandFailure(.failure, "cannot replace \(path): \(String(cString: strerror(e)))")
+        do throws(AtomicFile.Failure) {
+            try AtomicFile.write(text.utf8, to: path, through: path + ".part", mode: mode, replacing: true)
+        } catch {
+            throw CommandFailure(.failure, error.description)
         }
     }
 

@@ -66,7 +66,7 @@ enum SessionRepair {
         var startedUnixMillis: Int64?
         /// The participant's name, else (transcripts before issue 11) the line's `name`; nil when empty.
         func name(_ p: TranscriptEvent.Participant, _ line: TranscriptLine) -> String? {
-            let n = p.name.isEmpty ? line.legacyName ?? "" : p.name
+            let n = p.name.isEmpty ? line.legacyName ?? "" : p.name.text
             return n.isEmpty ? nil : n
         }
         for line in read.lines {
@@ -74,43 +74,43 @@ enum SessionRepair {
             lastOffset = max(lastOffset, offset)
             switch line.event {
             case .sessionStarted(let e):
-                summary.room = Nullable(e.room)
+                summary.room = Nullable(e.room.text)
                 summary.server = Nullable(e.server)
                 // The session starts at offset 0; this event is written a moment later.
                 startedUnixMillis = unixMillis(iso: line.time).map { $0 - offset }
                 summary.started = Nullable(startedUnixMillis.map { TranscriptWriter.iso($0 * 1_000_000) })
-                if !e.botIdentity.isEmpty { bot.insert(e.botIdentity) }
+                if !e.botIdentity.isEmpty { bot.insert(e.botIdentity.text) }
             case .joined(let e):
-                bot.insert(e.participant.identity)
-            case .participantJoined(let e): names[e.participant.identity] = e.participant.name
-            case .participantRejoined(let e): names[e.participant.identity] = e.participant.name
-            case .participantUpdated(let e): names[e.participant.identity] = e.participant.name
+                bot.insert(e.participant.identity.text)
+            case .participantJoined(let e): names[e.participant.identity.text] = e.participant.name.text
+            case .participantRejoined(let e): names[e.participant.identity.text] = e.participant.name.text
+            case .participantUpdated(let e): names[e.participant.identity.text] = e.participant.name.text
             case .speakingTurn(let e):
-                let id = e.participant.identity
+                let id = e.participant.identity.text
                 let n = name(e.participant, line) ?? names[id].flatMap { $0.isEmpty ? nil : $0 } ?? id
                 turns.append((id, n, e.startMs, e.endMs))
                 if let since = openSince[id], since <= e.endMs { openSince[id] = nil }
             case .speakersChanged(let e):
-                for id in e.started where openSince[id] == nil { openSince[id] = offset }
-                for id in e.stopped { openSince[id] = nil }
+                for id in e.started.map(\.text) where openSince[id] == nil { openSince[id] = offset }
+                for id in e.stopped { openSince[id.text] = nil }
             case .participantLeft(let e):
-                openSince[e.participant.identity] = nil
+                openSince[e.participant.identity.text] = nil
             case .gap(let e):
-                if let p = e.participant.value, !e.cause.isEmpty { gaps.append((p.identity, offset, e.durationMs, e.cause)) }
+                if let p = e.participant.value, !e.cause.isEmpty { gaps.append((p.identity.text, offset, e.durationMs, e.cause)) }
             case .chat(let e):
                 summary.chatMessages += 1
-                let id = e.participant.identity
+                let id = e.participant.identity.text
                 let n = name(e.participant, line) ?? id
-                chats.append((offset, n, e.message))
+                chats.append((offset, n, e.message.text))
                 if let poll = e.poll, notes.count < TranscriptWriter.maxNotes {
-                    notes.append((offset, TranscriptEvents.pollNote(by: n, question: poll.question, options: poll.options.map(\.text))))
+                    notes.append((offset, TranscriptEvents.pollNote(by: n, question: poll.question.text, options: poll.options.map(\.text.text))))
                 }
             case .reaction(let e):
                 // Named as the live line was: the bot as "(bot)", else the room's name, else the identity.
                 if notes.count < TranscriptWriter.maxNotes {
-                    let id = e.participant.identity
+                    let id = e.participant.identity.text
                     let who = bot.contains(id) ? "(bot)" : name(e.participant, line).map(RoomEventFormatter.cut) ?? (id.isEmpty ? "(server)" : RoomEventFormatter.cut(id))
-                    notes.append((offset, TranscriptEvents.reactionNote(by: who, emoji: e.emoji)))
+                    notes.append((offset, TranscriptEvents.reactionNote(by: who, emoji: e.emoji.text)))
                 }
             case .reconnecting:
                 // One outage, however many reconnecting lines it wrote (a resume that
@@ -123,7 +123,7 @@ enum SessionRepair {
                 // The session did end, only its last files were not written.
                 summary.endReason = e.endReason ?? (e.reason.isEmpty ? "crashed" : e.reason)
                 summary.exitCode = Nullable(e.exitCode)
-                if !e.detail.isEmpty { summary.message = e.detail }
+                if !e.detail.isEmpty { summary.message = e.detail.text }
             default:
                 break
             }

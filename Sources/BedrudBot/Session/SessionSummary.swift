@@ -170,12 +170,11 @@ struct SessionSummary: Encodable, Equatable {
         case chatMessages = "chat_messages", onFinish = "on_finish", reconnectAttempts = "reconnect_attempts"
     }
 
-    /// Pretty, sorted, with control characters escaped for terminals (`cat summary.json`).
+    /// Pretty, sorted, with control characters escaped for terminals (`cat summary.json`),
+    /// written by ``JSONWriter``.
     func json() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(self)) ?? Data("{}".utf8)
-        return TerminalText.escapingJSON(String(decoding: data, as: UTF8.self)) + "\n"
+        let text = (try? JSONWriter.string(self, style: .init(pretty: true))) ?? "{}"
+        return TerminalText.escapingJSON(text) + "\n"
     }
 }
 

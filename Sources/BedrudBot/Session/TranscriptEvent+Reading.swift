@@ -22,12 +22,12 @@ extension TranscriptLine {
     var participant: TranscriptEvent.Participant? { event?.participant }
 
     /// The participant's identity.
-    var identity: String? { participant?.identity }
+    var identity: String? { participant?.identity.text }
 
     /// The participant's display name as the line gives it, else (transcripts before
     /// issue 11) the line's top-level `name`; nil when neither is a non-empty text.
     var displayName: String? {
-        if let n = participant?.name, !n.isEmpty { return n }
+        if let n = participant?.name, !n.isEmpty { return n.text }
         if let n = legacyName, !n.isEmpty { return n }
         return nil
     }

@@ -8,6 +8,12 @@ import BedrudProtocol
 /// the writer and `repair` switch over it exhaustively, and decoding picks the payload
 /// from `type` in one place. Every case's keys are written flat beside `type`.
 ///
+/// Texts that come from outside (names, identities, ids, chat, reasons and details a
+/// server gave) are ``BoundedText``, an event's `message` ``BoundedMessage``: cut to their
+/// limit when the event is built (and when a line is read back), so no line is written
+/// with a megabyte name. Texts the bot makes itself from its own enums (`kind`, `reason`,
+/// `cause`, `quality`) stay `String`.
+///
 /// Reading is lenient where lines from older versions differ: a missing text, number,
 /// flag or list reads as empty (``Defaulted``), a participant written as a bare identity
 /// (before issue 11) reads as one with no name. A participant or a file's `participant`
@@ -59,45 +65,45 @@ enum TranscriptEvent: Equatable {
     /// known when the line was written, "" if none); the `participant_*` and `joined`
     /// events add `sid` and `accesses`.
     struct Participant: Codable, Equatable {
-        var identity: String
-        var name: String
-        var sid: String? = nil
-        var accesses: [String]? = nil
+        var identity: BoundedText
+        var name: BoundedText
+        var sid: BoundedText? = nil
+        var accesses: [BoundedText]? = nil
 
-        init(identity: String, name: String, sid: String? = nil, accesses: [String]? = nil) {
+        init(identity: BoundedText, name: BoundedText, sid: BoundedText? = nil, accesses: [BoundedText]? = nil) {
             (self.identity, self.name, self.sid, self.accesses) = (identity, name, sid, accesses)
         }
 
         /// Also a bare identity, as transcripts before issue 11 wrote it (its name was a
         /// `name` key beside it: ``TranscriptLine/legacyName``).
         init(from decoder: any Decoder) throws {
-            if let identity = try? decoder.singleValueContainer().decode(String.self) {
+            if let identity = try? decoder.singleValueContainer().decode(BoundedText.self) {
                 self.init(identity: identity, name: "")
                 return
             }
             let c = try decoder.container(keyedBy: CodingKeys.self)
-            self.init(identity: try c.decode(String.self, forKey: .identity), name: try c.decodeIfPresent(String.self, forKey: .name) ?? "",
-                      sid: try c.decodeIfPresent(String.self, forKey: .sid), accesses: try c.decodeIfPresent([String].self, forKey: .accesses))
+            self.init(identity: try c.decode(BoundedText.self, forKey: .identity), name: try c.decodeIfPresent(BoundedText.self, forKey: .name) ?? "",
+                      sid: try c.decodeIfPresent(BoundedText.self, forKey: .sid), accesses: try c.decodeIfPresent([BoundedText].self, forKey: .accesses))
         }
     }
 
     struct Track: Codable, Equatable {
-        @Defaulted var sid: String
+        @Defaulted var sid: BoundedText
         @Defaulted var kind: String
         @Defaulted var source: String
         @Defaulted var muted: Bool
-        @Defaulted var mime: String
+        @Defaulted var mime: BoundedText
     }
 
     struct PollOption: Codable, Equatable {
-        @Defaulted var id: String
-        @Defaulted var text: String
+        @Defaulted var id: BoundedText
+        @Defaulted var text: BoundedText
     }
 
     /// A chat's `poll`.
     struct Poll: Codable, Equatable {
-        @Defaulted var pollId: String
-        @Defaulted var question: String
+        @Defaulted var pollId: BoundedText
+        @Defaulted var question: BoundedText
         @Defaulted var options: [PollOption]
         enum CodingKeys: String, CodingKey { case question, options, pollId = "poll_id" }
     }
@@ -105,25 +111,25 @@ enum TranscriptEvent: Equatable {
     /// One of a chat's `attachments` (docs/EVENTS.md): a link keeps `url` and `size`; an
     /// inline (`data:`) one has `bytes` and `saved`, and `path` once saved, or `error`.
     struct Attachment: Codable, Equatable {
-        @Defaulted var kind: String
-        @Defaulted var mime: String
-        var name: String? = nil
-        var url: String? = nil
+        @Defaulted var kind: BoundedText
+        @Defaulted var mime: BoundedText
+        var name: BoundedText? = nil
+        var url: BoundedText? = nil
         var size: Int? = nil
         var bytes: Int? = nil
         var saved: Bool? = nil
-        var path: String? = nil
-        var error: String? = nil
+        var path: BoundedText? = nil
+        var error: BoundedText? = nil
     }
 
     // MARK: - Payloads
 
     struct SessionStarted: Codable, Equatable {
-        @Defaulted var room: String
+        @Defaulted var room: BoundedText
         @Defaulted var server: String
-        @Defaulted var livekitHost: String
-        @Defaulted var botIdentity: String
-        @Defaulted var botName: String
+        @Defaulted var livekitHost: BoundedText
+        @Defaulted var botIdentity: BoundedText
+        @Defaulted var botName: BoundedText
         @Defaulted var version: String
         @Defaulted var note: String
         enum CodingKeys: String, CodingKey {
@@ -133,8 +139,8 @@ enum TranscriptEvent: Equatable {
     }
 
     struct Joined: Codable, Equatable {
-        @Defaulted var room: String
-        @Defaulted var roomSid: String
+        @Defaulted var room: BoundedText
+        @Defaulted var roomSid: BoundedText
         var participant: Participant
         enum CodingKeys: String, CodingKey { case room, participant, roomSid = "room_sid" }
     }
@@ -142,7 +148,7 @@ enum TranscriptEvent: Equatable {
     struct Reconnecting: Codable, Equatable { @Defaulted var mode: String }
     struct Reconnected: Codable, Equatable { @Defaulted var outcome: String }
     struct Disconnected: Codable, Equatable { @Defaulted var reason: String }
-    struct RoomMoved: Codable, Equatable { @Defaulted var room: String }
+    struct RoomMoved: Codable, Equatable { @Defaulted var room: BoundedText }
 
     struct ParticipantJoined: Codable, Equatable {
         var participant: Participant
@@ -156,7 +162,7 @@ enum TranscriptEvent: Equatable {
 
     struct ParticipantRejoined: Codable, Equatable {
         var participant: Participant
-        @Defaulted var previousSid: String
+        @Defaulted var previousSid: BoundedText
         enum CodingKeys: String, CodingKey { case participant, previousSid = "previous_sid" }
     }
 
@@ -168,7 +174,7 @@ enum TranscriptEvent: Equatable {
     }
 
     struct SubscriptionFailed: Codable, Equatable {
-        @Defaulted var trackSid: String
+        @Defaulted var trackSid: BoundedText
         @Defaulted var error: String
         enum CodingKeys: String, CodingKey { case error, trackSid = "track_sid" }
     }
@@ -177,8 +183,8 @@ enum TranscriptEvent: Equatable {
         @Defaulted var request: String
         @Defaulted var requestId: Int
         @Defaulted var reason: String
-        @Defaulted var message: String
-        @Defaulted var trackCid: String
+        @Defaulted var message: BoundedMessage
+        @Defaulted var trackCid: BoundedText
         enum CodingKeys: String, CodingKey { case request, reason, message, requestId = "request_id", trackCid = "track_cid" }
     }
 
@@ -188,8 +194,8 @@ enum TranscriptEvent: Equatable {
             @Defaulted var level: Double
         }
         @Defaulted var active: [Speaker]
-        @Defaulted var started: [String]
-        @Defaulted var stopped: [String]
+        @Defaulted var started: [BoundedText]
+        @Defaulted var stopped: [BoundedText]
     }
 
     struct ConnectionQuality: Codable, Equatable {
@@ -200,15 +206,15 @@ enum TranscriptEvent: Equatable {
 
     struct DataMessage: Codable, Equatable {
         var participant: Participant
-        @Defaulted var topic: String
+        @Defaulted var topic: BoundedText
         @Defaulted var bytes: Int
         @Defaulted var reliable: Bool
     }
 
     struct Chat: Codable, Equatable {
         var participant: Participant
-        @Defaulted var message: String
-        @Defaulted var id: String
+        @Defaulted var message: BoundedMessage
+        @Defaulted var id: BoundedText
         @Defaulted var sentMs: Int64
         @Defaulted var attachments: [Attachment]
         var poll: Poll? = nil
@@ -217,7 +223,7 @@ enum TranscriptEvent: Equatable {
 
     struct ChatDropped: Codable, Equatable {
         var participant: Participant
-        @Defaulted var id: String
+        @Defaulted var id: BoundedText
         @Defaulted var reason: String
         @Defaulted var receivedChunks: Int
         @Defaulted var expectedChunks: Int
@@ -226,28 +232,28 @@ enum TranscriptEvent: Equatable {
 
     struct Reaction: Codable, Equatable {
         var participant: Participant
-        @Defaulted var messageId: String
-        @Defaulted var emoji: String
-        @Defaulted var voterIdentity: String
+        @Defaulted var messageId: BoundedText
+        @Defaulted var emoji: BoundedText
+        @Defaulted var voterIdentity: BoundedText
         enum CodingKeys: String, CodingKey { case participant, emoji, messageId = "message_id", voterIdentity = "voter_identity" }
     }
 
     /// `poll`: a chat message's poll, as a line of its own.
     struct PollPosted: Codable, Equatable {
         var participant: Participant
-        @Defaulted var messageId: String
-        @Defaulted var pollId: String
-        @Defaulted var question: String
+        @Defaulted var messageId: BoundedText
+        @Defaulted var pollId: BoundedText
+        @Defaulted var question: BoundedText
         @Defaulted var options: [PollOption]
         enum CodingKeys: String, CodingKey { case participant, question, options, messageId = "message_id", pollId = "poll_id" }
     }
 
     struct PollVote: Codable, Equatable {
         var participant: Participant
-        @Defaulted var messageId: String
-        @Defaulted var optionId: String
-        @Defaulted var option: String
-        @Defaulted var voterIdentity: String
+        @Defaulted var messageId: BoundedText
+        @Defaulted var optionId: BoundedText
+        @Defaulted var option: BoundedText
+        @Defaulted var voterIdentity: BoundedText
         enum CodingKeys: String, CodingKey {
             case participant, option
             case messageId = "message_id", optionId = "option_id", voterIdentity = "voter_identity"
@@ -256,59 +262,59 @@ enum TranscriptEvent: Equatable {
 
     struct ProfileChanged: Codable, Equatable {
         var participant: Participant
-        @Defaulted var sender: String
-        @Defaulted var avatarUrl: String
+        @Defaulted var sender: BoundedText
+        @Defaulted var avatarUrl: BoundedText
         @Defaulted var applied: Bool
         enum CodingKeys: String, CodingKey { case participant, sender, applied, avatarUrl = "avatar_url" }
     }
 
     struct DeafenState: Codable, Equatable {
         var participant: Participant
-        @Defaulted var sender: String
+        @Defaulted var sender: BoundedText
         @Defaulted var deafened: Bool
     }
 
     struct Moderation: Codable, Equatable {
-        @Defaulted var event: String
-        @Defaulted var actor: String
-        @Defaulted var target: String
-        @Defaulted var sender: String
-        @Defaulted var message: String
-        @Defaulted var deletedIdentity: String
+        @Defaulted var event: BoundedText
+        @Defaulted var actor: BoundedText
+        @Defaulted var target: BoundedText
+        @Defaulted var sender: BoundedText
+        @Defaulted var message: BoundedMessage
+        @Defaulted var deletedIdentity: BoundedText
         enum CodingKeys: String, CodingKey { case event, actor, target, sender, message, deletedIdentity = "deleted_identity" }
     }
 
     struct Transcription: Codable, Equatable {
         struct Segment: Codable, Equatable {
-            @Defaulted var text: String
+            @Defaulted var text: BoundedText
             @Defaulted var final: Bool
-            @Defaulted var language: String
+            @Defaulted var language: BoundedText
         }
         var participant: Participant
-        @Defaulted var sender: String
+        @Defaulted var sender: BoundedText
         @Defaulted var segments: [Segment]
     }
 
     struct DTMF: Codable, Equatable {
         var participant: Participant
         @Defaulted var code: Int
-        @Defaulted var digit: String
+        @Defaulted var digit: BoundedText
     }
 
     struct RPCRequest: Codable, Equatable {
         var participant: Participant
-        @Defaulted var method: String
+        @Defaulted var method: BoundedText
     }
 
     /// The room file's `file_*` lines have `participant: null`.
     struct FileStarted: Codable, Equatable {
         var participant: Nullable<Participant>
-        @Defaulted var output: String
+        @Defaulted var output: BoundedText
     }
 
     struct FileFinished: Codable, Equatable {
         var participant: Nullable<Participant>
-        @Defaulted var output: String
+        @Defaulted var output: BoundedText
         @Defaulted var startOffsetMs: Int64
         @Defaulted var durationMs: Int64
         enum CodingKeys: String, CodingKey { case participant, output, startOffsetMs = "start_offset_ms", durationMs = "duration_ms" }
@@ -316,14 +322,14 @@ enum TranscriptEvent: Equatable {
 
     struct FileRotated: Codable, Equatable {
         var participant: Nullable<Participant>
-        @Defaulted var output: String
+        @Defaulted var output: BoundedText
         @Defaulted var segment: Int
         @Defaulted var reason: String
     }
 
     struct Gap: Codable, Equatable {
         var participant: Nullable<Participant>
-        @Defaulted var trackSid: String
+        @Defaulted var trackSid: BoundedText
         @Defaulted var durationMs: Int64
         @Defaulted var cause: String
         enum CodingKeys: String, CodingKey { case participant, cause, trackSid = "track_sid", durationMs = "duration_ms" }
@@ -336,7 +342,7 @@ enum TranscriptEvent: Equatable {
         enum CodingKeys: String, CodingKey { case participant, startMs = "start_ms", endMs = "end_ms" }
     }
 
-    struct Warning: Codable, Equatable { @Defaulted var message: String }
+    struct Warning: Codable, Equatable { @Defaulted var message: BoundedMessage }
 
     struct SessionEnded: Codable, Equatable {
         @Defaulted var reason: String
@@ -344,7 +350,7 @@ enum TranscriptEvent: Equatable {
         var endReason: String? = nil
         /// Absent only in a line from elsewhere: `repair` writes `exit_code: null` then.
         var exitCode: Int? = nil
-        @Defaulted var detail: String
+        @Defaulted var detail: BoundedText
         @Defaulted var durationMs: Int64
         enum CodingKeys: String, CodingKey { case reason, detail, endReason = "end_reason", exitCode = "exit_code", durationMs = "duration_ms" }
     }
@@ -356,13 +362,13 @@ enum TranscriptEvent: Equatable {
             @Defaulted var exitCode: Int
             /// null: the room never started a session.
             var endReason: Nullable<String>
-            @Defaulted var detail: String
+            @Defaulted var detail: BoundedText
             /// null: nothing was recorded.
             var folder: Nullable<String>
             enum CodingKeys: String, CodingKey { case detail, folder, sessionRoom = "session_room", exitCode = "exit_code", endReason = "end_reason" }
         }
         @Defaulted var exitCode: Int
-        @Defaulted var detail: String
+        @Defaulted var detail: BoundedText
         @Defaulted var durationMs: Int64
         @Defaulted var rooms: [Room]
         enum CodingKeys: String, CodingKey { case detail, rooms, exitCode = "exit_code", durationMs = "duration_ms" }

@@ -99,15 +99,15 @@ public final class TranscriptWriter: Sendable {
     /// reported after they happened (a speaking turn when it ends, a gap when audio
     /// resumes, a file's start) pass their own, and their line also gets `written_ms`,
     /// the offset at which it was written: lines are in the order written, which is not
-    /// `offset_ms` order (docs/EVENTS.md). The line is the ``TranscriptLine`` encoded by
-    /// ``JSONTreeEncoder`` and written by ``JSONWriter`` (sorted keys, its number text),
-    /// with long texts cut (``bounded(_:)``).
+    /// `offset_ms` order (docs/EVENTS.md). The line is the ``TranscriptLine`` written by
+    /// ``JSONWriter`` (``JSONWriter/Style/eventLine``); its texts from outside were cut when
+    /// the event was built (``BoundedText``).
     @discardableResult
     func write(_ event: TranscriptEvent, offsetMs: Int64? = nil) -> Int64 {
         let now = offsetNow()
         let off = offsetMs ?? now
         let whole = TranscriptLine(event: event, time: Self.iso(startUnixNanos + off * 1_000_000), offsetMs: off, writtenMs: offsetMs != nil ? now : nil)
-        guard let obj = Self.object(whole), let line = Self.line(obj) else { return off }
+        guard let line = Self.line(whole) else { return off }
         var bytes = Array(line.utf8)
         bytes.append(10)
         lock.withLock { notes in
@@ -115,7 +115,7 @@ public final class TranscriptWriter: Sendable {
             if let echo {
                 var labelled = whole
                 labelled.sessionRoom = echo.label
-                echo.json(echo.label == nil ? line : Self.object(labelled).flatMap(Self.line) ?? line)
+                echo.json(echo.label == nil ? line : Self.line(labelled) ?? line)
             }
             guard fd >= 0 else {
                 notes.lines += 1
@@ -137,73 +137,15 @@ public final class TranscriptWriter: Sendable {
         return off
     }
 
-    /// The longest text kept in an event, in UTF-8 bytes: 16 KiB. Names, chat and reasons
-    /// from other people are written whole up to this, then cut (at a character boundary)
-    /// and ended with `…`; docs/EVENTS.md says so. A real name or message is far shorter;
-    /// a megabyte name would otherwise be a megabyte on every line that names its owner.
-    public static let textLimitBytes = 16 << 10
-    /// The longest message text kept (an event's top-level `message`: chat, a server
-    /// notice): 8 MiB of UTF-8. Bedrud's web client sends chats longer than 60,000 bytes in
-    /// chunks, and ``ChatAssembler`` already refuses a message over 2,000,000 UTF-16 code
-    /// units (at most 6 MB of UTF-8), so a reassembled chat is kept whole; only names and
-    /// other texts, repeated on many lines, are held to ``textLimitBytes``.
-    public static let messageLimitBytes = 8 << 20
-
-    /// `fields` with every string in it (nested objects and arrays included) at most
-    /// ``textLimitBytes`` (a top-level `message`: ``messageLimitBytes``).
-    static func bounded(_ fields: [String: Any]) -> [String: Any] {
-        var out = fields
-        for (k, v) in fields {
-            let b = boundedValue(v, limit: k == "message" ? messageLimitBytes : textLimitBytes)
-            if let b { out[k] = b }
-        }
-        return out
-    }
-
-    /// The value with its strings cut to `limit` bytes, or nil when nothing needed cutting.
-    private static func boundedValue(_ value: Any, limit: Int = textLimitBytes) -> Any? {
-        switch value {
-        case let s as String:
-            guard s.utf8.count > limit else { return nil }
-            var scalars = String.UnicodeScalarView()
-            var bytes = 0
-            for u in s.unicodeScalars {
-                bytes += UTF8.width(u)
-                if bytes > limit - 3 { break }  // room for "…"
-                scalars.append(u)
-            }
-            return String(scalars) + "…"
-        case let d as [String: Any]:
-            var changed = false
-            var out = d
-            for (k, v) in d { if let b = boundedValue(v) { out[k] = b; changed = true } }
-            return changed ? out : nil
-        case let a as [Any]:
-            var changed = false
-            let out = a.map { v -> Any in
-                if let b = boundedValue(v) { changed = true; return b }
-                return v
-            }
-            return changed ? out : nil
-        default:
-            return nil
-        }
-    }
-
-    /// A line as the object ``line(_:)`` writes: encoded by ``JSONTreeEncoder``, texts cut
-    /// (``bounded(_:)``).
-    static func object(_ line: TranscriptLine) -> [String: Any]? {
-        (try? JSONTreeEncoder.encode(line) as? [String: Any]).map(bounded)
-    }
-
     /// The text of a line not written by a session's writer (``MultiRoomRun``'s own lines).
-    static func text(_ line: TranscriptLine) -> String { object(line).flatMap(Self.line) ?? "" }
+    static func text(_ line: TranscriptLine) -> String { Self.line(line) ?? "" }
 
-    /// One JSON object as one line: sorted keys, the original text escaped by JSON, and
-    /// C1 controls and bidi overrides as \uXXXX too, so `cat events.jsonl` on a terminal
-    /// is as safe as the bot's own output.
-    static func line(_ object: [String: Any]) -> String? {
-        guard let text = JSONWriter.serialize(object, escapingSlashes: false) else { return nil }
+    /// A line as one JSON object on one line: sorted keys, the original text escaped by
+    /// JSON, and C1 controls and bidi overrides as \uXXXX too, so `cat events.jsonl` on a
+    /// terminal is as safe as the bot's own output. Nil for a line JSON cannot express (a
+    /// level or score that is NaN).
+    static func line(_ line: TranscriptLine) -> String? {
+        guard let text = try? JSONWriter.string(line, style: .eventLine) else { return nil }
         return TerminalText.escapingJSON(text)
     }
 

@@ -1,4 +1,5 @@
 import BedrudCore
+import BedrudProtocol
 import FoundationEssentials
 
 /// Sessions on disk: `<state_dir>/sessions/<instance>.json`, the folder 0700 and each
@@ -29,9 +30,9 @@ public final class FileCredentialStore: CredentialStore {
 
     public func save(_ session: StoredSession, for key: String) throws {
         try SecureFiles.ensurePrivateDirectory(directory)
-        let enc = JSONEncoder()
-        enc.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try SecureFiles.writePrivate(try enc.encode(session), to: path(for: key))
+        // Pretty, sorted, `/` escaped: the text these files have always had.
+        let text = try JSONWriter.string(session, style: .init(pretty: true, escapingSlashes: true))
+        try SecureFiles.writePrivate(Data(text.utf8), to: path(for: key))
     }
 
     public func delete(_ key: String) throws {

@@ -54,34 +54,14 @@ public enum SecureFiles {
         return FileManager.default.contents(atPath: path)
     }
 
-    /// Writes `data` to `path` atomically with mode 0600: a temporary file in the same
-    /// folder, fsync, rename over the old one, fsync the folder.
+    /// Writes `data` to `path` atomically with mode 0600 (``AtomicFile``): a hidden
+    /// temporary file in the same folder, fsync, rename over the old one, fsync the folder.
     public static func writePrivate(_ data: Data, to path: String) throws {
-        let dir = PathText.deletingLastComponent(path)
-        let tmp = dir + "/.\(PathText.lastComponent(path)).\(getpid()).tmp"
-        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        var ok = true
-        data.withUnsafeBytes { raw in
-            var off = 0
-            while off < raw.count {
-                let n = write(fd, raw.baseAddress! + off, raw.count - off)
-                if n <= 0 { ok = false; return }
-                off += n
-            }
-        }
-        fchmod(fd, 0o600)
-        if fsync(fd) != 0 { ok = false }
-        close(fd)
-        guard ok, rename(tmp, path) == 0 else {
-            let e = errno
-            unlink(tmp)
-            throw POSIXError(POSIXErrorCode(rawValue: e) ?? .EIO)
-        }
-        let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dfd >= 0 {
-            fsync(dfd)
-            close(dfd)
+        let tmp = PathText.deletingLastComponent(path) + "/.\(PathText.lastComponent(path)).\(getpid()).tmp"
+        do throws(AtomicFile.Failure) {
+            try AtomicFile.write(data, to: path, through: tmp, mode: 0o600, replacing: true, syncFolder: true)
+        } catch {
+            throw POSIXError(POSIXErrorCode(rawValue: error.code) ?? .EIO)
         }
     }
 

@@ -214,26 +214,10 @@ public final class SessionFolder: RecordingSinkFactory, Sendable {
 
     /// ``writeFinished(_:_:)`` for any path (`repair` rebuilding a crashed session's files).
     public static func writeFinished(_ final: String, _ text: String, mode: mode_t, temporarySuffix: String = ".part") throws {
-        let part = final + temporarySuffix
-        let fd = open(part, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw CommandFailure(.failure, "cannot create \(part): \(String(cString: strerror(errno)))") }
-        _ = fchmod(fd, mode)
-        var failure: Int32 = 0
-        Array(text.utf8).withUnsafeBytes { raw in
-            var off = 0
-            while off < raw.count {
-                let n = write(fd, raw.baseAddress! + off, raw.count - off)
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { failure = n < 0 ? errno : EIO; return }
-                off += n
-            }
+        do throws(AtomicFile.Failure) {
+            try AtomicFile.write(text.utf8, to: final, through: final + temporarySuffix, mode: mode, replacing: false)
+        } catch {
+            throw CommandFailure(.failure, error.description)
         }
-        if failure == 0, fsync(fd) != 0 { failure = errno }
-        close(fd)
-        if failure == 0, link(part, final) != 0 { failure = errno }  // link(2) never replaces an existing file
-        if failure != 0 {
-            throw CommandFailure(.failure, "cannot write \(final): \(String(cString: strerror(failure))) (what was written is in \(part))")
-        }
-        unlink(part)
     }
 }

@@ -67,7 +67,7 @@ import Testing
         #expect(AttachmentStore.eventFields(a, chatID: "a", index: 0, store: store).saved == true)
         let refused = AttachmentStore.eventFields(a, chatID: "b", index: 0, store: store)
         #expect(refused.saved == false && refused.path == nil && refused.bytes == 4)
-        #expect(refused.error?.contains("reached 6 bytes") == true, "\(refused)")
+        #expect(refused.error?.text.contains("reached 6 bytes") == true, "\(refused)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/attachments") == ["a-0.png"])
     }
 }

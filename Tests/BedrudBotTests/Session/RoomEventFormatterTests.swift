@@ -7,7 +7,7 @@ import Testing
 
 /// Remote text of any length: a participant named with 1 MiB was printed
 /// whole on every event, 6.3 MB of stdout in 8 s. Lines and cues cut names and chat;
-/// events.jsonl keeps them whole up to ``TranscriptWriter/textLimitBytes``.
+/// events.jsonl keeps them whole up to ``BoundedText/limitBytes``.
 @Suite struct RoomEventFormatterTests {
     static let hugeName = String(repeating: "N", count: 1 << 20)
     static let hugeChat = "start " + String(repeating: "c", count: 1 << 20)
@@ -56,18 +56,13 @@ import Testing
         let lines = try String(contentsOfFile: dir + "/events.jsonl", encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 4)
         // Every line but the long chat's stays small: a name is cut wherever it is repeated.
-        for (i, l) in lines.enumerated() where i != 1 { #expect(l.utf8.count < 2 * TranscriptWriter.textLimitBytes + 1000, "\(l.utf8.count)-byte line") }
+        for (i, l) in lines.enumerated() where i != 1 { #expect(l.utf8.count < 2 * BoundedText.limitBytes + 1000, "\(l.utf8.count)-byte line") }
         let objects = try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
         let name = (objects[0]["participant"] as? [String: Any])?["name"] as? String ?? ""
-        #expect(name.utf8.count <= TranscriptWriter.textLimitBytes && name.hasSuffix("N…") && name.hasPrefix("NNNN"))
+        #expect(name.utf8.count <= BoundedText.limitBytes && name.hasSuffix("N…") && name.hasPrefix("NNNN"))
         // A chat's message is kept whole (the web client chunks long ones; the assembler
-        // bounds them), only past messageLimitBytes is it cut.
+        // bounds them), only past BoundedMessage.limitBytes is it cut (BoundedTextTests).
         #expect(objects[1]["message"] as? String == Self.hugeChat)
-        let tooLong = String(repeating: "m", count: TranscriptWriter.messageLimitBytes + 10)
-        let cut = TranscriptWriter.bounded(["message": tooLong, "name": tooLong])
-        #expect((cut["message"] as? String)?.utf8.count ?? .max <= TranscriptWriter.messageLimitBytes)
-        #expect((cut["message"] as? String)?.hasSuffix("m…") == true)
-        #expect((cut["name"] as? String)?.utf8.count ?? .max <= TranscriptWriter.textLimitBytes)
         #expect(objects[2]["message"] as? String == fine)
 
         let vtt = w.vtt()

@@ -1,4 +1,5 @@
 @testable import BedrudBot
+import BedrudProtocol
 import Foundation
 import Testing
 
@@ -29,6 +30,31 @@ import Testing
         let f = try #require(o["on_finish"] as? [String: Any])
         #expect(f["exit_code"] is NSNull && f["signal"] as? Int == 9 && f["timed_out"] as? Bool == true)
         #expect(text.hasSuffix("}\n"))
+    }
+
+    /// summary.json's text is what `JSONEncoder` (pretty, sorted keys, `/` as it is) wrote
+    /// before ``JSONWriter`` wrote it: nulls, empty lists and objects, numbers, hostile text.
+    @Test func theTextIsWhatJSONEncoderWrote() throws {
+        let hostile = "a/b\u{2028}c\u{0}d\u{1B}[31me\u{85}f\u{202E}g\"h\\i\tj\nk👍\u{7F}"
+        let p = SessionSummary.Participant(
+            identity: "u-\(hostile)", name: hostile, file: Nullable("\(hostile).opus"), startOffsetMs: Nullable(-3), durationMs: Nullable(5_000_000_000),
+            speakingMs: 0, packets: Nullable(nil), lost: Nullable(2), late: Nullable(1), duplicates: Nullable(0), fecRecovered: Nullable(1),
+            concealedMs: Nullable(40), gapsMs: [:])
+        let q = SessionSummary.Participant(
+            identity: "u-2", name: "", file: Nullable(nil), startOffsetMs: Nullable(nil), durationMs: Nullable(nil), speakingMs: 1, packets: Nullable(1),
+            lost: Nullable(nil), late: Nullable(nil), duplicates: Nullable(nil), fecRecovered: Nullable(nil), concealedMs: Nullable(nil),
+            gapsMs: ["loss": 40, "noPackets": 0, "dtx": 7])
+        var s = SessionSummary(
+            room: Nullable(hostile), server: Nullable("http://127.0.0.1:1/x"), started: Nullable("2026-12-01T13:00:00.000Z"), ended: Nullable(nil),
+            durationMs: 5000, endReason: EndReason.nobodyCame.rawValue, exitCode: Nullable(14), message: hostile, participants: [p, q],
+            files: [], roomFile: Nullable("room.opus"), reconnects: 2, chatMessages: 3, network: Nullable(nil),
+            onFinish: Nullable(.init(command: "upload \(hostile)", exitCode: Nullable(0), signal: Nullable(nil), timedOut: false, durationMs: 12)))
+        s.storage = Nullable(.init(diskFull: true, error: Nullable("No space left"), pagesDropped: 4, unfinishedFiles: 1, eventsLost: 0))
+        s.repaired = .init(eventLines: 10, eventLinesUnreadable: 1, filesRepaired: ["a.opus"])
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let before = TerminalText.escapingJSON(String(decoding: try encoder.encode(s), as: UTF8.self)) + "\n"
+        #expect(s.json() == before)
     }
 }
 

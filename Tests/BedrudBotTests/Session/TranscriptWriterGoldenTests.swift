@@ -163,8 +163,7 @@ enum EveryEvent {
             let line = try JSONDecoder().decode(TranscriptLine.self, from: Data(original.utf8))
             let event = try #require(line.event, "not read as its type: \(original.prefix(300))")
             #expect(event.type.rawValue == line.type)
-            let again = try #require(JSONTreeEncoder.encode(line) as? [String: Any])
-            #expect(TranscriptWriter.line(again) == String(original), "\(original.prefix(300))")
+            #expect(TranscriptWriter.line(line) == String(original), "\(original.prefix(300))")
         }
     }
 
