@@ -90,7 +90,7 @@ public enum ArgumentParser {
             }
         }
 
-        if result.flags.contains("help") { return result }
+        if result[GlobalOptions.help] { return result }
         if command.action == nil && !command.subcommands.isEmpty {
             if result.path.isEmpty { return result }  // bare program name: the caller shows the overview
             let names = command.subcommands.filter { !$0.hidden }.map(\.name).joined(separator: ", ")

@@ -60,33 +60,33 @@ public enum BedrudBotCLI {
         var command = ArgumentParser.command(at: parsed.path, in: tree)
         // Bare `bedrud-bot` (global options allowed) on a terminal shows where you are, as the
         // apps' first screen does; in a pipe or a script it stays the help.
-        if parsed.path.isEmpty && parsed.positionals.isEmpty && !parsed.flag("help") && isatty(1) != 0 {
+        if parsed.path.isEmpty && parsed.positionals.isEmpty && !parsed[GlobalOptions.help] && isatty(1) != 0 {
             command = StatusCommand.spec
         }
-        if parsed.flag("help") || command.action == nil {
+        if parsed[GlobalOptions.help] || command.action == nil {
             early.out(HelpFormatter.help(for: parsed.path, root: tree))
             return ExitCode.success.rawValue
         }
         // Logging: flags first; the config file's log_level is applied by commands that load it.
         var level = LogLevel.info
-        if let l = parsed.value("log-level") {
+        if let l = parsed[GlobalOptions.logLevel] {
             guard let ll = LogLevel(name: l) else {
                 early.err("bedrud-bot: --log-level must be one of trace, debug, info, warning, error, off (got '\(l)')")
                 return ExitCode.usage.rawValue
             }
             level = ll
         }
-        if parsed.flag("verbose") { level = .debug }
-        if parsed.flag("quiet") { level = .error }
+        if parsed[GlobalOptions.verbose] { level = .debug }
+        if parsed[GlobalOptions.quiet] { level = .error }
         var jsonLogs = false
-        if let f = parsed.value("log-format") {
+        if let f = parsed[GlobalOptions.logFormat] {
             guard f == "text" || f == "json" else {
                 early.err("bedrud-bot: --log-format must be text or json (got '\(f)')")
                 return ExitCode.usage.rawValue
             }
             jsonLogs = f == "json"
         }
-        let console = Console(quiet: parsed.flag("quiet"), jsonLogs: jsonLogs)
+        let console = Console(quiet: parsed[GlobalOptions.quiet], jsonLogs: jsonLogs)
         Logging.bootstrap(sink: StderrLogSink(console: console), level: level)
         let invocation = Invocation(arguments: parsed, environment: environment, console: console)
         do {

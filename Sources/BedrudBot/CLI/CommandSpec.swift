@@ -68,15 +68,16 @@ public struct CommandSpec: Sendable {
 
 /// Options every command accepts, before or after the command name.
 public enum GlobalOptions {
-    public static let specs: [OptionSpec] = [
-        OptionSpec("config", short: "c", value: "FILE", help: "Read settings from FILE instead of the default locations."),
-        OptionSpec("instance", short: "i", value: "NAME", help: "Use the server configured as [instance NAME] (default: default_instance)."),
-        OptionSpec("log-level", value: "LEVEL", help: "trace, debug, info, warning, error or off (default: log_level, info)."),
-        OptionSpec("verbose", short: "v", help: "Same as --log-level debug."),
-        OptionSpec("log-format", value: "FORMAT", help: "text (default) or json: every stderr line one JSON object (time, level, category, message)."),
-        OptionSpec("quiet", short: "q", help: "Print only errors and what the command was asked for: no room events, notes or warnings (a successful join prints nothing)."),
-        OptionSpec("help", short: "h", help: "Show help for the command."),
-    ]
+    public static let config = ValueOption("config", short: "c", value: "FILE", help: "Read settings from FILE instead of the default locations.")
+    public static let instance = ValueOption("instance", short: "i", value: "NAME", help: "Use the server configured as [instance NAME] (default: default_instance).")
+    public static let logLevel = ValueOption("log-level", value: "LEVEL",
+                                             help: "trace, debug, info, warning, error or off (default: \(SettingSpec.defaultText("", "log_level"))).")
+    public static let verbose = Flag("verbose", short: "v", help: "Same as --log-level debug.")
+    public static let logFormat = ValueOption("log-format", value: "FORMAT", help: "text (default) or json: every stderr line one JSON object (time, level, category, message).")
+    public static let quiet = Flag("quiet", short: "q", help: "Print only errors and what the command was asked for: no room events, notes or warnings (a successful join prints nothing).")
+    public static let help = Flag("help", short: "h", help: "Show help for the command.")
+
+    public static let specs: [OptionSpec] = [config.spec, instance.spec, logLevel.spec, verbose.spec, logFormat.spec, quiet.spec, help.spec]
 }
 
 /// The result of parsing a command line: which command, its options and arguments.

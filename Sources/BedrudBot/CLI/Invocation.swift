@@ -13,8 +13,8 @@ public struct Invocation: Sendable {
         self.console = console
     }
 
-    public func value(_ name: String) -> String? { arguments.value(name) }
-    public func flag(_ name: String) -> Bool { arguments.flag(name) }
+    // Options are read through their declarations (`inv[Options.duration]`, see
+    // OptionDeclarations.swift), never by a name written at the read.
     public var positionals: [String] { arguments.positionals }
 
     /// Loads the configuration (file, environment, global flags).

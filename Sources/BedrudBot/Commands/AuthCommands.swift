@@ -18,22 +18,37 @@ enum AuthCommands {
               bedrud-bot login --guest "Meeting recorder"
             """,
         options: [
-            OptionSpec("email", short: "e", value: "EMAIL", help: "Account email (default: the instance's email)."),
-            OptionSpec("password-file", value: "FILE", help: "Read the password from FILE (mode 0600)."),
-            OptionSpec("guest", value: "NAME", help: "Log in as a Bedrud guest with this display name instead."),
+            LoginOptions.email.spec,
+            LoginOptions.passwordFile.spec,
+            LoginOptions.guest.spec,
         ],
         action: runLogin)
+
+    /// Declared once: the spec lists them and the command reads them through these.
+    enum LoginOptions {
+        static let email = ValueOption("email", short: "e", value: "EMAIL", help: "Account email (default: the instance's email).")
+        static let passwordFile = ValueOption("password-file", value: "FILE", help: "Read the password from FILE (mode 0600).")
+        static let guest = ValueOption("guest", value: "NAME", help: "Log in as a Bedrud guest with this display name instead.")
+    }
 
     static let register = CommandSpec(
         "register", summary: "create an account on the selected instance and log in",
         discussion: "Bedrud requires passwords of 12 to 128 characters.",
         options: [
-            OptionSpec("email", short: "e", value: "EMAIL", help: "Email of the new account (default: the instance's email)."),
-            OptionSpec("name", short: "n", value: "NAME", help: "Display name (required, at least 2 characters)."),
-            OptionSpec("password-file", value: "FILE", help: "Read the password from FILE (mode 0600)."),
-            OptionSpec("invite", value: "TOKEN", help: "Invite token, if the server requires one."),
+            RegisterOptions.email.spec,
+            RegisterOptions.name.spec,
+            RegisterOptions.passwordFile.spec,
+            RegisterOptions.invite.spec,
         ],
         action: runRegister)
+
+    /// Declared once: the spec lists them and the command reads them through these.
+    enum RegisterOptions {
+        static let email = ValueOption("email", short: "e", value: "EMAIL", help: "Email of the new account (default: the instance's email).")
+        static let name = ValueOption("name", short: "n", value: "NAME", help: "Display name (required, at least 2 characters).")
+        static let passwordFile = ValueOption("password-file", value: "FILE", help: "Read the password from FILE (mode 0600).")
+        static let invite = ValueOption("invite", value: "TOKEN", help: "Invite token, if the server requires one.")
+    }
 
     static let logout = CommandSpec(
         "logout", summary: "revoke the session on the server and forget it",
@@ -41,8 +56,13 @@ enum AuthCommands {
 
     static let whoami = CommandSpec(
         "whoami", summary: "show the account of the selected instance's session",
-        options: [OptionSpec("json", help: "Print the instance, its URL, the user and the token's expiry as JSON.")],
+        options: [WhoamiOptions.json.spec],
         action: runWhoami)
+
+    /// Declared once: the spec lists them and the command reads them through these.
+    enum WhoamiOptions {
+        static let json = Flag("json", help: "Print the instance, its URL, the user and the token's expiry as JSON.")
+    }
 
     /// `whoami --json`: what the text line shows, as values (never a token).
     struct WhoamiJSON: Encodable {
@@ -94,10 +114,10 @@ enum AuthCommands {
         let inst = try ctx.instance()
         let auth = try ctx.authManager(for: inst)
         let user: User
-        if let guest = inv.value("guest") {
+        if let guest = inv[LoginOptions.guest] {
             user = try await auth.guestLogin(name: guest)
         } else {
-            var email = inv.value("email") ?? inst.email
+            var email = inv[LoginOptions.email] ?? inst.email
             if email == nil, ctx.console.isInteractive { email = ctx.console.readLine(prompt: "Email for \(inst.server): ") }
             guard let email, !email.isEmpty else {
                 throw CommandFailure(.usage, "no email: use --email EMAIL or set email for the instance (or --guest NAME for a guest login)")
@@ -116,16 +136,16 @@ enum AuthCommands {
     static func runRegister(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
         let inst = try ctx.instance()
-        guard let email = inv.value("email") ?? inst.email else {
+        guard let email = inv[RegisterOptions.email] ?? inst.email else {
             throw CommandFailure(.usage, "register needs --email EMAIL (or an email set for the instance)")
         }
-        guard let name = inv.value("name") else { throw CommandFailure(.usage, "register needs --name NAME") }
+        guard let name = inv[RegisterOptions.name] else { throw CommandFailure(.usage, "register needs --name NAME") }
         let pw = try password(ctx, inst, account: email, confirm: true)
         guard (12...128).contains(pw.count) else {
             throw CommandFailure(.usage, "Bedrud requires a password of 12 to 128 characters")
         }
         let auth = try ctx.authManager(for: inst)
-        let user = try await auth.register(email: email, password: pw, name: name, inviteToken: inv.value("invite"))
+        let user = try await auth.register(email: email, password: pw, name: name, inviteToken: inv[RegisterOptions.invite])
         inv.console.out("Registered and logged in to \(inst.name) (\(inst.server)) as \(describe(user)).")
         return .success
     }
@@ -155,7 +175,7 @@ enum AuthCommands {
         let user = try await auth.me()
         let expiry = await auth.accessTokenExpiry
         let left = expiry.map { $0 - Date().timeIntervalSince1970 }
-        if inv.flag("json") {
+        if inv[WhoamiOptions.json] {
             try JSONOutput.print(WhoamiJSON(instance: inst.name, url: inst.server, user: user,
                                             tokenExpiresAt: expiry.map { JSONOutput.time(unixSeconds: $0) },
                                             tokenValidSeconds: left.map { Int(max(0, $0.rounded())) }, tokenExpired: left.map { $0 <= 0 }),

@@ -15,8 +15,13 @@ enum ConfigCommands {
             --json prints the same as one JSON document: every setting by its qualified name
             (log_level, record.output_dir) with its value and origin, and each instance's settings.
             """,
-        options: [OptionSpec("json", help: "Print the settings and their origins as JSON.")],
+        options: [ShowOptions.json.spec],
         action: runShow)
+
+    /// Declared once: the spec lists them and the command reads them through these.
+    enum ShowOptions {
+        static let json = Flag("json", help: "Print the settings and their origins as JSON.")
+    }
 
     static let check = CommandSpec(
         "check", summary: "validate a config file (default: the one in use)",
@@ -136,7 +141,7 @@ enum ConfigCommands {
     static func runShow(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
         let (model, lines) = shown(ctx.config)
-        if inv.flag("json") {
+        if inv[ShowOptions.json] {
             try JSONOutput.print(model, to: inv.console)
         } else {
             for l in lines { inv.console.out(l) }

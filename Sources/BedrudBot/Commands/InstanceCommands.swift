@@ -28,23 +28,42 @@ enum InstanceCommands {
             """,
         arguments: [ArgumentSpec("URL", help: "the server's address; https:// is assumed when no scheme is given")],
         options: [
-            OptionSpec("name", short: "n", value: "NAME", help: "Instance name (default: the host name)."),
-            OptionSpec("display-name", value: "TEXT", help: "A friendlier name to show in 'instance list'."),
-            OptionSpec("email", value: "EMAIL", help: "Account to log in with."),
-            OptionSpec("password-file", value: "FILE", help: "File with the password (mode 0600), for unattended runs."),
-            OptionSpec("guest-name", value: "NAME", help: "Log in as a guest with this name when no email is set."),
-            OptionSpec("ca-file", value: "FILE", help: "Trust this PEM CA or certificate for this server."),
-            OptionSpec("pin-sha256", value: "FINGERPRINT", help: "Trust exactly the certificate with this SHA-256 fingerprint."),
-            OptionSpec("tls-insecure", help: "Do not verify the server's certificate (not recommended)."),
-            OptionSpec("default", help: "Make it the default instance even if there is one already."),
-            OptionSpec("no-check", help: "Add it without contacting the server."),
+            AddOptions.name.spec,
+            AddOptions.displayName.spec,
+            AddOptions.email.spec,
+            AddOptions.passwordFile.spec,
+            AddOptions.guestName.spec,
+            AddOptions.caFile.spec,
+            AddOptions.pinSha256.spec,
+            AddOptions.tlsInsecure.spec,
+            AddOptions.makeDefault.spec,
+            AddOptions.noCheck.spec,
         ],
         action: runAdd)
 
+    /// Declared once: the spec lists them and the command reads them through these.
+    enum AddOptions {
+        static let name = ValueOption("name", short: "n", value: "NAME", help: "Instance name (default: the host name).")
+        static let displayName = ValueOption("display-name", value: "TEXT", help: "A friendlier name to show in 'instance list'.")
+        static let email = ValueOption("email", value: "EMAIL", help: "Account to log in with.")
+        static let passwordFile = ValueOption("password-file", value: "FILE", help: "File with the password (mode 0600), for unattended runs.")
+        static let guestName = ValueOption("guest-name", value: "NAME", help: "Log in as a guest with this name when no email is set.")
+        static let caFile = ValueOption("ca-file", value: "FILE", help: "Trust this PEM CA or certificate for this server.")
+        static let pinSha256 = ValueOption("pin-sha256", value: "FINGERPRINT", help: "Trust exactly the certificate with this SHA-256 fingerprint.")
+        static let tlsInsecure = Flag("tls-insecure", help: "Do not verify the server's certificate (not recommended).")
+        static let makeDefault = Flag("default", help: "Make it the default instance even if there is one already.")
+        static let noCheck = Flag("no-check", help: "Add it without contacting the server.")
+    }
+
     static let list = CommandSpec(
         "list", summary: "list instances; * marks the default",
-        options: [OptionSpec("json", help: "Print JSON instead of a table.")],
+        options: [ListOptions.json.spec],
         action: runList)
+
+    /// Declared once: the spec lists them and the command reads them through these.
+    enum ListOptions {
+        static let json = Flag("json", help: "Print JSON instead of a table.")
+    }
 
     static let use = CommandSpec(
         "use", summary: "make an instance the default",
@@ -82,7 +101,7 @@ enum InstanceCommands {
     static func runAdd(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv, mayCreateConfig: true)
         let url = try normalizeServerURL(inv.positionals[0])
-        let name = inv.value("name") ?? defaultName(for: url)
+        let name = inv[AddOptions.name] ?? defaultName(for: url)
         guard InstanceName.isValid(name) else {
             throw CommandFailure(.usage, "invalid instance name '\(name)': use letters, digits, '-', '_' and '.'")
         }
@@ -93,22 +112,22 @@ enum InstanceCommands {
             throw CommandFailure(.config, "\(url.origin) is already configured as instance '\(same.name)'.")
         }
         let tls = try OptionGroups.tls(from: inv)
-        if let f = inv.value("password-file") { try SecureFiles.checkPrivate(f) }
+        if let f = inv[AddOptions.passwordFile] { try SecureFiles.checkPrivate(f) }
         var note = ""
-        if !inv.flag("no-check") {
+        if !inv[AddOptions.noCheck] {
             let api = APIClient(server: url, http: HTTPClient(options: try ctx.config.httpOptions(tls: tls)))
             let settings = try await ServerProbe.check(api)
             note = " The server answers like Bedrud (registration \(settings.registrationEnabled ? "open" : "closed"))."
         }
         var settings: [(String, String)] = [("url", url.path == "/" ? url.origin : url.description)]
-        if let v = inv.value("display-name") { settings.append(("display_name", v)) }
-        if let v = inv.value("email") { settings.append(("email", v)) }
-        if let v = inv.value("password-file") { settings.append(("password_file", v)) }
-        if let v = inv.value("guest-name") { settings.append(("guest_name", v)) }
-        if let v = inv.value("ca-file") { settings.append(("ca_file", v)) }
-        if let v = inv.value("pin-sha256") { settings.append(("pin_sha256", v)) }
+        if let v = inv[AddOptions.displayName] { settings.append(("display_name", v)) }
+        if let v = inv[AddOptions.email] { settings.append(("email", v)) }
+        if let v = inv[AddOptions.passwordFile] { settings.append(("password_file", v)) }
+        if let v = inv[AddOptions.guestName] { settings.append(("guest_name", v)) }
+        if let v = inv[AddOptions.caFile] { settings.append(("ca_file", v)) }
+        if let v = inv[AddOptions.pinSha256] { settings.append(("pin_sha256", v)) }
         if tls.insecure { settings.append(("tls_insecure", "yes")) }
-        let makeDefault = inv.flag("default") || ctx.config.string("", "default_instance") == nil && ctx.config.instances.isEmpty
+        let makeDefault = inv[AddOptions.makeDefault] || ctx.config.string("", "default_instance") == nil && ctx.config.instances.isEmpty
         let path = ConfigFileWriter.targetPath(ctx.config)
         try ConfigFileWriter.edit(path) { ed in
             ed.appendSection("instance", name: name, settings: settings)
@@ -200,7 +219,7 @@ enum InstanceCommands {
             rows.append(ListedInstance(name: i.name, url: i.value("url") ?? "", displayName: i.value("display_name"), isDefault: i.name == def,
                                        loggedInAs: who, session: session, tokenExpiresAt: expiresAt, tokenValidSeconds: validSeconds, sessionError: problem))
         }
-        if inv.flag("json") {
+        if inv[ListOptions.json] {
             try JSONOutput.print(rows, to: inv.console)
             return .success
         }

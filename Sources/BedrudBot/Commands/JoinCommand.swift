@@ -32,8 +32,8 @@ enum JoinCommand {
             start, padded with silence, so the files line up in any audio editor.
 
             --wait-for-participants leaves with exit code 14 when no person came in time. While
-            recording, free space is checked before joining and every 2 s: below record.min_free
-            (200MiB) the session stops cleanly with exit code 15. --on-finish runs a command with
+            recording, free space is checked before joining and every \(Int(Settings.Record.diskCheckInterval)) s: below record.min_free
+            (\(Settings.Record.minFree.spec.defaultValue ?? "")) the session stops cleanly with exit code 15. --on-finish runs a command with
             the finished folder as its last argument (e.g. an upload).
 
             Several rooms (join A B C --record) are joined at the same time by one process that
@@ -58,45 +58,49 @@ enum JoinCommand {
             """,
         arguments: [ArgumentSpec("ROOM|LINK", help: "room name or meeting link"),
                     ArgumentSpec("ROOM|LINK", optional: true, variadic: true, help: "more rooms, joined (and recorded) at the same time by this process")],
-        options: [
-            OptionSpec("record", short: "r", help: "Write the recording: per-participant and mixed Ogg Opus, events.jsonl, transcript.vtt, summary.json."),
-            OptionSpec("output", short: "o", value: "DIR", help: "Recording folder root (default: record.output_dir, ~/.local/share/bedrud-bot/recordings)."),
-            OptionSpec("duration", short: "d", value: "DURATION", help: "Leave after this long (e.g. 30s, 90m); default: record.max_duration, else until the room ends."),
-            OptionSpec("alone-timeout", value: "DURATION", help: "Leave when nobody else has been here this long (default: record.alone_timeout, 60s; 0 = never)."),
-            OptionSpec("max-outage", value: "DURATION", help: "Keep reconnecting this long after the connection is lost (default: record.max_outage, 10m; 0 = resume schedule only)."),
-            OptionSpec("no-mix", help: "Do not write room.opus."),
-            OptionSpec("wait-for-room", value: "DURATION", help: "When the meeting has ended (or the room does not exist yet), ask again every few seconds for this long until its owner starts it, then join (default: record.wait_for_room, 0 = do not wait; exit 5)."),
-            OptionSpec("no-recreate", help: "When the bot's account owns a room whose meeting has ended, do not start a new meeting in it (exit 5, or wait with --wait-for-room)."),
-            OptionSpec("wait-for-participants", value: "DURATION", help: "Leave with exit code 14 if no person (bots do not count) came within this long (default: record.wait_for_participants, 0 = wait)."),
-            OptionSpec("include", value: "GLOB", repeatable: true, help: "Record only participants whose identity or display name matches (shell glob; repeatable)."),
-            OptionSpec("exclude", value: "GLOB", repeatable: true, help: "Do not record participants whose identity or display name matches (shell glob; repeatable; wins over --include)."),
-            OptionSpec("on-finish", value: "COMMAND", help: "Run this shell command with the finished session folder as its last argument (default: record.on_finish)."),
-            OptionSpec("json", help: "Print every room event as one JSON line on stdout (the objects of events.jsonl) instead of text lines."),
-            OptionSpec("split", value: "DURATION", help: "With --record: rotate the files every DURATION into numbered segments, each a valid file (default: record.split, off)."),
-            OptionSpec("split-size", value: "SIZE", help: "With --record: rotate the files when one reaches SIZE, e.g. 100MiB (default: record.split_size, off)."),
-            OptionSpec("align", value: "join|session", help: "Start each participant's file at their first audio (join) or at the session's start, padded with silence (session) (default: record.align, join)."),
-            OptionSpec("stats", help: "Print per-track network figures (packets/s, loss, jitter, NACKs) every 5 s."),
-            OptionSpec("dry-run", help: "Only resolve, log in and get the join token; print the plan."),
-            OptionSpec("no-media", help: "Signalling only: room events without audio."),
-        ] + OptionGroups.link,
+        options: Options.all + OptionGroups.link,
         action: run)
 
-    static func parseDuration(_ inv: Invocation, _ flag: String) throws -> Double? {
-        guard let d = inv.value(flag) else { return nil }
-        guard let v = ConfigValues.duration(d) else {
-            throw CommandFailure(.usage, "--\(flag) expects a duration like 30s, 10m or 1h30m, got '\(d)'")
-        }
-        return v
+    /// `join`'s options, declared once: the spec lists them and the command reads them
+    /// through these declarations. Help that states a default reads it from the table.
+    enum Options {
+        static let record = Flag("record", short: "r", help: "Write the recording: per-participant and mixed Ogg Opus, events.jsonl, transcript.vtt, summary.json.")
+        static let output = ValueOption("output", short: "o", value: "DIR", help: "Recording folder root (default: record.output_dir, ~/.local/share/bedrud-bot/recordings).")
+        static let duration = ValueOption("duration", short: "d", value: "DURATION", help: "Leave after this long (e.g. 30s, 90m); default: record.max_duration, else until the room ends.")
+        static let aloneTimeout = ValueOption("alone-timeout", value: "DURATION",
+                                              help: "Leave when nobody else has been here this long (default: \(SettingSpec.defaultText("record", "alone_timeout")); 0 = never).")
+        static let maxOutage = ValueOption("max-outage", value: "DURATION",
+                                           help: "Keep reconnecting this long after the connection is lost (default: \(SettingSpec.defaultText("record", "max_outage")); 0 = resume schedule only).")
+        static let noMix = Flag("no-mix", help: "Do not write room.opus.")
+        static let waitForRoom = ValueOption("wait-for-room", value: "DURATION", help: "When the meeting has ended (or the room does not exist yet), ask again every few seconds for this long until its owner starts it, then join (default: \(SettingSpec.defaultText("record", "wait_for_room")) = do not wait; exit 5).")
+        static let noRecreate = Flag("no-recreate", help: "When the bot's account owns a room whose meeting has ended, do not start a new meeting in it (exit 5, or wait with --wait-for-room).")
+        static let waitForParticipants = ValueOption("wait-for-participants", value: "DURATION", help: "Leave with exit code 14 if no person (bots do not count) came within this long (default: \(SettingSpec.defaultText("record", "wait_for_participants")) = wait).")
+        static let include = ListOption("include", value: "GLOB", help: "Record only participants whose identity or display name matches (shell glob; repeatable).")
+        static let exclude = ListOption("exclude", value: "GLOB", help: "Do not record participants whose identity or display name matches (shell glob; repeatable; wins over --include).")
+        static let onFinish = ValueOption("on-finish", value: "COMMAND", help: "Run this shell command with the finished session folder as its last argument (default: record.on_finish).")
+        static let json = Flag("json", help: "Print every room event as one JSON line on stdout (the objects of events.jsonl) instead of text lines.")
+        static let split = ValueOption("split", value: "DURATION", help: "With --record: rotate the files every DURATION into numbered segments, each a valid file (default: record.split, off).")
+        static let splitSize = ValueOption("split-size", value: "SIZE", help: "With --record: rotate the files when one reaches SIZE, e.g. 100MiB (default: record.split_size, off).")
+        static let align = ValueOption("align", value: "join|session", help: "Start each participant's file at their first audio (join) or at the session's start, padded with silence (session) (default: \(SettingSpec.defaultText("record", "align"))).")
+        static let stats = Flag("stats", help: "Print per-track network figures (packets/s, loss, jitter, NACKs) every \(Int(RoomRunOptions.statsInterval)) s.")
+        static let dryRun = Flag("dry-run", help: "Only resolve, log in and get the join token; print the plan.")
+        static let noMedia = Flag("no-media", help: "Signalling only: room events without audio.")
+
+        static let all: [OptionSpec] = [
+            record.spec, output.spec, duration.spec, aloneTimeout.spec, maxOutage.spec, noMix.spec, waitForRoom.spec, noRecreate.spec,
+            waitForParticipants.spec, include.spec, exclude.spec, onFinish.spec, json.spec, split.spec, splitSize.spec, align.spec,
+            stats.spec, dryRun.spec, noMedia.spec,
+        ]
     }
 
     /// `--wait-for-room` (or `record.wait_for_room`), `--no-recreate` and `--record`: what
     /// ``RoomEntry`` does with an ended meeting, a missing room and a room that forbids recording.
     static func entryRules(_ inv: Invocation, _ config: Configuration, record: Bool) throws -> RoomEntry.Rules {
         var rules = RoomEntry.Rules()
-        rules.recreate = !inv.flag("no-recreate")
+        rules.recreate = !inv[Options.noRecreate]
         rules.record = record
-        rules.dryRun = inv.flag("dry-run")
-        let wait = try config.value(Settings.Record.waitForRoom, flag: "wait-for-room")
+        rules.dryRun = inv[Options.dryRun]
+        let wait = try config.value(Settings.Record.waitForRoom, flag: Options.waitForRoom)
         rules.waitForRoom = wait > 0 ? wait : nil
         return rules
     }
@@ -104,19 +108,19 @@ enum JoinCommand {
     /// `--split` / `--split-size` win over `record.split` / `record.split_size`; both need
     /// `--record` when given as flags.
     static func splitOptions(_ inv: Invocation, _ config: Configuration, into options: inout RoomRunOptions) throws {
-        for flag in ["split", "split-size"] where inv.value(flag) != nil && !inv.flag("record") {
-            throw CommandFailure(.usage, "--\(flag) rotates recorded files: add --record")
+        for option in [Options.split, Options.splitSize] where inv[option] != nil && !inv[Options.record] {
+            throw CommandFailure(.usage, "--\(option.name) rotates recorded files: add --record")
         }
-        let split = try config.value(Settings.Record.split, flag: "split")
-        if inv.value("split") != nil, split <= 0 { throw CommandFailure(.usage, "--split must be longer than 0") }
+        let split = try config.value(Settings.Record.split, flag: Options.split)
+        if inv[Options.split] != nil, split <= 0 { throw CommandFailure(.usage, "--split must be longer than 0") }
         if split > 0 && split < 1 {
-            let what = inv.value("split") != nil ? "--split" : "record.split"
-            throw CommandFailure(inv.value("split") != nil ? .usage : .config, "\(what) must be at least 1s, got \(ConfigValues.formatDuration(split))")
+            let what = inv[Options.split] != nil ? "--split" : "record.split"
+            throw CommandFailure(inv[Options.split] != nil ? .usage : .config, "\(what) must be at least 1s, got \(ConfigValues.formatDuration(split))")
         }
-        options.split = split > 0 ? split : nil
-        options.splitBytes = try config.value(Settings.Record.splitSize, flag: "split-size")
-        if inv.value("split-size") != nil, options.splitBytes <= 0 {
-            throw CommandFailure(.usage, "--split-size expects a size like 100MiB or 2GB, got '\(TerminalText.quoted(inv.value("split-size") ?? ""))'")
+        options.rules.split = split > 0 ? split : nil
+        options.rules.splitBytes = try config.value(Settings.Record.splitSize, flag: Options.splitSize)
+        if inv[Options.splitSize] != nil, options.rules.splitBytes <= 0 {
+            throw CommandFailure(.usage, "--split-size expects a size like 100MiB or 2GB, got '\(TerminalText.quoted(inv[Options.splitSize] ?? ""))'")
         }
     }
 
@@ -132,39 +136,39 @@ enum JoinCommand {
     static func roomRunOptions(_ inv: Invocation, _ config: Configuration) throws -> RoomRunOptions {
         typealias R = Settings.Record
         var options = RoomRunOptions()
-        options.record = inv.flag("record")
-        let duration = try config.value(R.maxDuration, flag: "duration")
-        if inv.value("duration") != nil, duration <= 0 { throw CommandFailure(.usage, "--duration must be longer than 0") }
-        options.duration = duration > 0 ? duration : nil
-        options.aloneTimeout = try config.value(R.aloneTimeout, flag: "alone-timeout")
-        options.maxOutage = try config.value(R.maxOutage, flag: "max-outage")
-        options.outputDir = try config.value(R.outputDir, flag: "output")
+        options.record = inv[Options.record]
+        let duration = try config.value(R.maxDuration, flag: Options.duration)
+        if inv[Options.duration] != nil, duration <= 0 { throw CommandFailure(.usage, "--duration must be longer than 0") }
+        options.rules.duration = duration > 0 ? duration : nil
+        options.rules.aloneTimeout = try config.value(R.aloneTimeout, flag: Options.aloneTimeout)
+        options.maxOutage = try config.value(R.maxOutage, flag: Options.maxOutage)
+        options.outputDir = try config.value(R.outputDir, flag: Options.output)
         options.fileMode = try config.value(R.fileMode)
         options.directoryMode = try config.value(R.dirMode)
         options.bots = BotRecognition(namePatterns: ConfigValues.list(try config.valueIfSet(R.botNames) ?? ""))
         options.pathTemplate = try config.value(R.pathTemplate)
-        options.mix = try !inv.flag("no-mix") && config.value(R.mix)
-        options.mixChannels = try config.value(R.mixChannels)
-        options.mixBitrate = try config.value(R.mixBitrate)
-        options.mixComplexity = try config.value(R.mixComplexity)
-        options.mixPassthrough = try config.value(R.mixPassthrough)
-        options.mixCoder = try config.value(R.mixCoder)
-        if options.record && options.mix, let note = mixBitrateNote(coder: options.mixCoder, bitrate: options.mixBitrate) {
+        options.media.mix = try !inv[Options.noMix] && config.value(R.mix)
+        options.media.mixChannels = try config.value(R.mixChannels)
+        options.media.mixBitrate = try config.value(R.mixBitrate)
+        options.media.mixComplexity = try config.value(R.mixComplexity)
+        options.media.mixPassthrough = try config.value(R.mixPassthrough)
+        options.media.mixCoder = try config.value(R.mixCoder)
+        if options.record && options.media.mix, let note = mixBitrateNote(coder: options.media.mixCoder, bitrate: options.media.mixBitrate) {
             inv.console.warning(note)
         }
-        options.jitterWaitMillis = try config.value(R.jitterWait)
-        options.fileJitterWaitMillis = try config.value(R.fileJitterWait)
-        options.showStats = inv.flag("stats")
-        options.alignToSession = try config.value(R.alignToSession, flag: "align")
-        let wait = try config.value(R.waitForParticipants, flag: "wait-for-participants")
-        options.waitForParticipants = wait > 0 ? wait : nil
-        options.minFreeBytes = try config.value(R.minFree)
+        options.media.jitterWaitMillis = try config.value(R.jitterWait)
+        options.media.fileJitterWaitMillis = try config.value(R.fileJitterWait)
+        options.showStats = inv[Options.stats]
+        options.media.alignToSession = try config.value(R.alignToSession, flag: Options.align)
+        let wait = try config.value(R.waitForParticipants, flag: Options.waitForParticipants)
+        options.rules.waitForParticipants = wait > 0 ? wait : nil
+        options.rules.minFreeBytes = try config.value(R.minFree)
         try splitOptions(inv, config, into: &options)
-        options.onFinish = try config.valueIfSet(R.onFinish, flag: "on-finish").flatMap { $0.isEmpty ? nil : $0 }
+        options.onFinish = try config.valueIfSet(R.onFinish, flag: Options.onFinish).flatMap { $0.isEmpty ? nil : $0 }
         options.onFinishTimeout = try config.value(R.onFinishTimeout)
-        options.filter = ParticipantFilter(include: inv.arguments.all("include").flatMap(ConfigValues.list),
-                                           exclude: inv.arguments.all("exclude").flatMap(ConfigValues.list))
-        options.json = inv.flag("json")
+        options.filter = ParticipantFilter(include: inv[Options.include].flatMap(ConfigValues.list),
+                                           exclude: inv[Options.exclude].flatMap(ConfigValues.list))
+        options.json = inv[Options.json]
         options.announce = try config.value(R.announce)
         options.entry = try entryRules(inv, config, record: options.record)
         return options
@@ -172,33 +176,35 @@ enum JoinCommand {
 
     static func run(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
-        if inv.flag("no-media") && inv.flag("record") {
+        if inv[Options.noMedia] && inv[Options.record] {
             throw CommandFailure(.usage, "--record needs media; drop --no-media")
         }
-        if inv.flag("no-media") {
-            for flag in ["wait-for-participants", "include", "exclude"] where !inv.arguments.all(flag).isEmpty {
-                throw CommandFailure(.usage, "--\(flag) needs media; drop --no-media")
+        if inv[Options.noMedia] {
+            let given = [(Options.waitForParticipants.name, inv[Options.waitForParticipants] != nil),
+                         (Options.include.name, !inv[Options.include].isEmpty), (Options.exclude.name, !inv[Options.exclude].isEmpty)]
+            for (name, isGiven) in given where isGiven {
+                throw CommandFailure(.usage, "--\(name) needs media; drop --no-media")
             }
         }
-        if inv.value("on-finish") != nil && !inv.flag("record") {
+        if inv[Options.onFinish] != nil && !inv[Options.record] {
             throw CommandFailure(.usage, "--on-finish runs with the finished recording folder: add --record")
         }
         let options = try roomRunOptions(inv, ctx.config)
-        let duration = options.duration
+        let duration = options.rules.duration
 
         if inv.positionals.count > 1 {
             try severalRoomsAllowed(inv)
-            return try await MultiRoomRun(ctx: ctx, targets: inv.positionals, options: options, console: inv.console, dryRun: inv.flag("dry-run")).run()
+            return try await MultiRoomRun(ctx: ctx, targets: inv.positionals, options: options, console: inv.console, dryRun: inv[Options.dryRun]).run()
         }
         var plan = try JoinPlan.make(ctx, target: inv.positionals[0])
         plan.entryRules = options.entry
         let (join, summary) = try await requestToken(plan, console: inv.console)
-        if inv.flag("dry-run") {
+        if inv[Options.dryRun] {
             inv.console.out(summary)
             return .success
         }
         inv.console.note(summary)
-        if !inv.flag("no-media") {
+        if !inv[Options.noMedia] {
             return try await RoomRun(plan: plan, join: join, options: options, console: inv.console).run()
         }
         var roomOptions = RoomManagerOptions()
@@ -222,7 +228,7 @@ enum JoinCommand {
     /// Several rooms (`join A B …`): every option applies to each room, except
     /// `--no-media` (which follows one room's signalling) and a room given twice.
     static func severalRoomsAllowed(_ inv: Invocation) throws {
-        if inv.flag("no-media") {
+        if inv[Options.noMedia] {
             throw CommandFailure(.usage, "--no-media follows one room: give one ROOM|LINK, or drop --no-media")
         }
         var seen = Set<String>()

@@ -21,8 +21,13 @@ enum MediaCommands {
               bedrud-bot verify --json room.opus
             """,
         arguments: [ArgumentSpec("FILE", variadic: true, help: "Ogg Opus files to check.")],
-        options: [OptionSpec("json", help: "Print one JSON object per file.")],
+        options: [VerifyOptions.json.spec],
         action: runVerify)
+
+    /// Declared once: the spec lists them and the command reads them through these.
+    enum VerifyOptions {
+        static let json = Flag("json", help: "Print one JSON object per file.")
+    }
 
     static let repair = CommandSpec(
         "repair", summary: "finish recordings, or a whole session folder, left behind by a crash",
@@ -57,31 +62,57 @@ enum MediaCommands {
               bedrud-bot bench --tracks 200 --seconds 300
             """,
         options: [
-            OptionSpec("quick", help: "The CI size: well under two minutes."),
-            OptionSpec("tracks", value: "N", help: "Decoded tracks (rooms of 10)."),
-            OptionSpec("passthrough-tracks", value: "N", help: "Passthrough-only tracks."),
-            OptionSpec("seconds", value: "S", help: "Media seconds per track."),
-            OptionSpec("complexity", value: "C", help: "libopus complexity of the mix encoder (0-10, default 5)."),
-            OptionSpec("speech", value: "WAV", help: "Encode this 48 kHz 16-bit WAV (e.g. espeak-ng speech) instead of the built-in signal."),
-            OptionSpec("no-alloc-probe", help: "Skip the allocation count."),
-            OptionSpec("mix-talkers", value: "N", help: "Talkers in the mix encoder figures' room (default 4)."),
-            OptionSpec("write-mix", value: "DIR", help: "Write the mix encoder figures' input and decoded outputs into DIR as WAV (to score them, docs/BENCHMARKS.md)."),
-            OptionSpec("no-network", help: "Skip the WebRTC receive-path figures (g)."),
-            OptionSpec("alloc-probe", value: "MODE", help: "(internal) run one allocation probe: passthrough, full or calibration."),
-            OptionSpec("steps", value: "K", help: "(internal) steps of the allocation probe."),
+            BenchOptions.quick.spec,
+            BenchOptions.tracks.spec,
+            BenchOptions.passthroughTracks.spec,
+            BenchOptions.seconds.spec,
+            BenchOptions.complexity.spec,
+            BenchOptions.speech.spec,
+            BenchOptions.noAllocProbe.spec,
+            BenchOptions.mixTalkers.spec,
+            BenchOptions.writeMix.spec,
+            BenchOptions.noNetwork.spec,
+            BenchOptions.allocProbe.spec,
+            BenchOptions.steps.spec,
         ],
         action: runBench)
+
+    /// Declared once: the spec lists them and the command reads them through these.
+    enum BenchOptions {
+        static let quick = Flag("quick", help: "The CI size: well under two minutes.")
+        static let tracks = ValueOption("tracks", value: "N", help: "Decoded tracks (rooms of 10).")
+        static let passthroughTracks = ValueOption("passthrough-tracks", value: "N", help: "Passthrough-only tracks.")
+        static let seconds = ValueOption("seconds", value: "S", help: "Media seconds per track.")
+        static let complexity = ValueOption("complexity", value: "C",
+                                            help: "libopus complexity of the mix encoder (0-10, default \(Settings.Record.mixComplexity.builtIn)).")
+        static let speech = ValueOption("speech", value: "WAV", help: "Encode this 48 kHz 16-bit WAV (e.g. espeak-ng speech) instead of the built-in signal.")
+        static let noAllocProbe = Flag("no-alloc-probe", help: "Skip the allocation count.")
+        static let mixTalkers = ValueOption("mix-talkers", value: "N", help: "Talkers in the mix encoder figures' room (default \(MediaBenchmarkOptions(quick: false).mixTalkers)).")
+        static let writeMix = ValueOption("write-mix", value: "DIR", help: "Write the mix encoder figures' input and decoded outputs into DIR as WAV (to score them, docs/BENCHMARKS.md).")
+        static let noNetwork = Flag("no-network", help: "Skip the WebRTC receive-path figures (g).")
+        static let allocProbe = ValueOption("alloc-probe", value: "MODE", help: "(internal) run one allocation probe: passthrough, full or calibration.")
+        static let steps = ValueOption("steps", value: "K", help: "(internal) steps of the allocation probe.")
+    }
 
     static let devRecord = CommandSpec(
         "dev-record", summary: "(developer) record generated speech for N tracks in real time into DIR",
         discussion: "Used by the crash-safety test: records until --seconds pass, then stops cleanly.",
         options: [
-            OptionSpec("dir", value: "DIR", help: "Output directory (must exist)."),
-            OptionSpec("seconds", value: "S", help: "How long to record (default 30)."),
-            OptionSpec("tracks", value: "N", help: "Participants (default 2)."),
+            DevRecordOptions.dir.spec,
+            DevRecordOptions.seconds.spec,
+            DevRecordOptions.tracks.spec,
         ],
         hidden: true,
         action: runDevRecord)
+
+    /// Declared once: the spec lists them and the command reads them through these.
+    enum DevRecordOptions {
+        static let dir = ValueOption("dir", value: "DIR", help: "Output directory (must exist).")
+        static let seconds = ValueOption("seconds", value: "S", help: "How long to record (default \(defaultSeconds)).")
+        static let tracks = ValueOption("tracks", value: "N", help: "Participants (default \(defaultTracks)).")
+        static let defaultSeconds = 30
+        static let defaultTracks = 2
+    }
 
     // MARK: - verify
 
@@ -102,7 +133,7 @@ enum MediaCommands {
                 // Not a damaged recording at all: no "try repair".
                 report.problems = ["not an Ogg file (it does not begin with the OggS capture pattern); verify checks Ogg Opus recordings such as *.opus"]
             }
-            if inv.flag("json") {
+            if inv[VerifyOptions.json] {
                 inv.console.json(json(path: path, report))
             } else {
                 inv.console.out("\(path): \(report.isValid ? "valid" : "INVALID")")
@@ -202,32 +233,24 @@ enum MediaCommands {
 
     // MARK: - bench
 
-    static func intOption(_ inv: Invocation, _ name: String, _ range: ClosedRange<Int>) throws -> Int? {
-        guard let v = inv.value(name) else { return nil }
-        guard let i = Int(v), range.contains(i) else {
-            throw CommandFailure(.usage, "--\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound) (got '\(v)')")
-        }
-        return i
-    }
-
     static func runBench(_ inv: Invocation) async throws -> ExitCode {
-        if let mode = inv.value("alloc-probe") {
+        if let mode = inv[BenchOptions.allocProbe] {
             guard let m = MediaBenchmark.Mode(rawValue: mode) else {
                 throw CommandFailure(.usage, "--alloc-probe must be passthrough, full or calibration")
             }
-            MediaBenchmark.allocationProbe(mode: m, tracks: try intOption(inv, "tracks", 1...100) ?? 4, steps: try intOption(inv, "steps", 0...100_000) ?? 200)
+            MediaBenchmark.allocationProbe(mode: m, tracks: try inv.integer(BenchOptions.tracks, in: 1...100) ?? 4, steps: try inv.integer(BenchOptions.steps, in: 0...100_000) ?? 200)
             return .success
         }
-        var options = MediaBenchmarkOptions(quick: inv.flag("quick"))
+        var options = MediaBenchmarkOptions(quick: inv[BenchOptions.quick])
         // The mix join records with: the table's defaults.
         options.mixCoder = Settings.Record.mixCoder.builtIn
         options.mixBitrate = Settings.Record.mixBitrate.builtIn
         options.mixComplexity = Settings.Record.mixComplexity.builtIn
-        if let t = try intOption(inv, "tracks", 1...100_000) { options.tracks = t }
-        if let t = try intOption(inv, "passthrough-tracks", 1...1_000_000) { options.passthroughTracks = t }
-        if let s = try intOption(inv, "seconds", 1...86_400) { options.seconds = Double(s) }
-        if let c = try intOption(inv, "complexity", 0...10) { options.mixComplexity = c }
-        if let wav = inv.value("speech") {
+        if let t = try inv.integer(BenchOptions.tracks, in: 1...100_000) { options.tracks = t }
+        if let t = try inv.integer(BenchOptions.passthroughTracks, in: 1...1_000_000) { options.passthroughTracks = t }
+        if let s = try inv.integer(BenchOptions.seconds, in: 1...86_400) { options.seconds = Double(s) }
+        if let c = try inv.integer(BenchOptions.complexity, in: 0...10) { options.mixComplexity = c }
+        if let wav = inv[BenchOptions.speech] {
             guard let data = FileManager.default.contents(atPath: wav) else {
                 throw CommandFailure(.notFound, "cannot read \(wav)")
             }
@@ -237,8 +260,8 @@ enum MediaCommands {
             options.speech = pcm
             options.speechName = PathText.lastComponent(wav)
         }
-        if let t = try intOption(inv, "mix-talkers", 1...16) { options.mixTalkers = t }
-        if let dir = inv.value("write-mix") {
+        if let t = try inv.integer(BenchOptions.mixTalkers, in: 1...16) { options.mixTalkers = t }
+        if let dir = inv[BenchOptions.writeMix] {
             var st = stat()
             guard stat(dir, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else {
                 throw CommandFailure(.notFound, "--write-mix: \(dir) is not a folder")
@@ -249,7 +272,7 @@ enum MediaCommands {
         var lines = result.lines
         var allocLine = "(e) heap allocations per packet in steady state: not measured (--no-alloc-probe)"
         var allocRatio = "allocs/packet=n/a"
-        if !inv.flag("no-alloc-probe") {
+        if !inv[BenchOptions.noAllocProbe] {
             if let probe = allocationsPerPacket() {
                 allocLine = "(e) heap allocations per packet in steady state (glibc mtrace, 4 tracks, 2000 packets): passthrough \(probe.passthrough), full \(probe.full)"
                 allocRatio = "allocs/packet=\(probe.passthrough)/\(probe.full)"
@@ -260,10 +283,10 @@ enum MediaCommands {
         let last = lines.removeLast()
         lines.insert(allocLine, at: lines.count - 1)
         var networkRatio = ""
-        if !inv.flag("no-network") {
+        if !inv[BenchOptions.noNetwork] {
             // (g) the network thread's work per packet, in the same run: SRTP unprotect,
             // RTP parse, statistics and NACK bookkeeping, ring push (and the consumer's pop).
-            let packets = inv.flag("quick") ? 50_000 : 200_000
+            let packets = inv[BenchOptions.quick] ? 50_000 : 200_000
             let r = await Task.detached { RTCBenchmark.receivePath(packets: packets, variants: [.evpgcm, .gcm, .none]) }.value
             let parts = r.variants.map { $0.name + String(cFormat: " %.0f ns", $0.nanosPerPacket) }.joined(separator: ", ")
             lines.append("(g) WebRTC receive path per RTP packet (\(r.payloadBytes)-byte payloads): \(parts)")
@@ -296,9 +319,9 @@ enum MediaCommands {
     // MARK: - dev-record
 
     static func runDevRecord(_ inv: Invocation) async throws -> ExitCode {
-        guard let dir = inv.value("dir") else { throw CommandFailure(.usage, "--dir DIR is required") }
-        let seconds = try intOption(inv, "seconds", 1...86_400) ?? 30
-        let tracks = try intOption(inv, "tracks", 1...50) ?? 2
+        guard let dir = inv[DevRecordOptions.dir] else { throw CommandFailure(.usage, "--dir DIR is required") }
+        let seconds = try inv.integer(DevRecordOptions.seconds, in: 1...86_400) ?? DevRecordOptions.defaultSeconds
+        let tracks = try inv.integer(DevRecordOptions.tracks, in: 1...50) ?? DevRecordOptions.defaultTracks
         var config = MediaPipelineConfig()
         config.room = "dev-record"
         config.sessionStartUnixNanos = Int64(Date().timeIntervalSince1970 * 1e9)

@@ -51,26 +51,39 @@ enum PlayCommand {
             ArgumentSpec("FILE", optional: true, help: "Ogg Opus or WAV file (not with --tone or --speech)"),
         ],
         options: [
-            OptionSpec("tone", value: "HZ", help: "Publish a sine tone of HZ (20–20000) instead of a file."),
-            OptionSpec("speech", value: "TEXT", help: "Publish TEXT spoken by espeak-ng instead of a file."),
-            OptionSpec("loop", help: "Start again from the beginning at the end (until --duration or a signal)."),
-            OptionSpec("duration", short: "d", value: "DURATION", help: "Stop after this much playing time (e.g. 30s, 10m)."),
-            OptionSpec("bitrate", value: "RATE", help: "Opus bit rate for WAV, tone and speech (e.g. 48k; default 32k mono, 64k stereo)."),
-            OptionSpec("track-name", value: "NAME", help: "Name of the published track (default: the file name)."),
-            OptionSpec("timeout", value: "DURATION", help: "Give up joining and publishing after this long (default 30s)."),
+            Options.tone.spec,
+            Options.speech.spec,
+            Options.loop.spec,
+            Options.duration.spec,
+            Options.bitrate.spec,
+            Options.trackName.spec,
+            Options.timeout.spec,
         ] + OptionGroups.link,
         action: run)
+
+    /// Declared once: the spec lists them and the command reads them through these.
+    enum Options {
+        static let tone = ValueOption("tone", value: "HZ", help: "Publish a sine tone of HZ (20–20000) instead of a file.")
+        static let speech = ValueOption("speech", value: "TEXT", help: "Publish TEXT spoken by espeak-ng instead of a file.")
+        static let loop = Flag("loop", help: "Start again from the beginning at the end (until --duration or a signal).")
+        static let duration = ValueOption("duration", short: "d", value: "DURATION", help: "Stop after this much playing time (e.g. 30s, 10m).")
+        static let bitrate = ValueOption("bitrate", value: "RATE", help: "Opus bit rate for WAV, tone and speech (e.g. 48k; default 32k mono, 64k stereo).")
+        static let trackName = ValueOption("track-name", value: "NAME", help: "Name of the published track (default: the file name).")
+        static let timeout = ValueOption("timeout", value: "DURATION",
+                                         help: "Give up joining and publishing after this long (default \(ConfigValues.formatDuration(defaultTimeout))).")
+        static let defaultTimeout: Double = 30
+    }
 
     /// What to play, read and checked before joining.
     static func source(_ inv: Invocation) throws -> (source: PlaySource, name: String) {
         let file = inv.positionals.count > 1 ? inv.positionals[1] : nil
-        let tone = inv.value("tone"), speech = inv.value("speech")
+        let tone = inv[Options.tone], speech = inv[Options.speech]
         guard [file != nil, tone != nil, speech != nil].filter({ $0 }).count == 1 else {
             throw CommandFailure(.usage, "give exactly one of FILE, --tone HZ or --speech TEXT")
         }
-        let loop = inv.flag("loop")
+        let loop = inv[Options.loop]
         var bitrate: Int?
-        if let b = inv.value("bitrate") {
+        if let b = inv[Options.bitrate] {
             guard let v = ConfigValues.bitrate(b), SettingSpec.opusBitrates.contains(v) else {
                 throw CommandFailure(.usage, "--bitrate expects a bit rate between 6k and 510k, like 48k, got '\(TerminalText.quoted(b))'")
             }
@@ -112,15 +125,15 @@ enum PlayCommand {
 
     static func run(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
-        var duration = try JoinCommand.parseDuration(inv, "duration")
+        var duration = try inv.duration(Options.duration)
         if let d = duration, d <= 0 { throw CommandFailure(.usage, "--duration must be longer than 0") }
-        let timeout = try JoinCommand.parseDuration(inv, "timeout") ?? 30
+        let timeout = try inv.duration(Options.timeout) ?? Options.defaultTimeout
         guard timeout > 0 else { throw CommandFailure(.usage, "--timeout must be longer than 0") }
         // Read and encode-ready before joining: a bad file fails without touching the server.
         let (source, defaultName) = try source(inv)
         if source.passSamples == nil && duration == nil { duration = 10 }
         let limit = duration.map { UInt64(source.leadIn) + UInt64(($0 * 48_000).rounded()) }
-        let trackName = inv.value("track-name") ?? defaultName
+        let trackName = inv[Options.trackName] ?? defaultName
 
         let plan = try JoinPlan.make(ctx, target: inv.positionals[0])
         let join = try await plan.requestToken()

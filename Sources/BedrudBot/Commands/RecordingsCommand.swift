@@ -23,10 +23,16 @@ enum RecordingsCommand {
             """,
         arguments: [ArgumentSpec("ROOM", optional: true, help: "Only sessions of this room.")],
         options: OptionGroups.recordingsRoot + [
-            OptionSpec("limit", value: "N", help: "List at most N sessions (default: all)."),
-            OptionSpec("json", help: "Print a JSON array, one object per session."),
+            Options.limit.spec,
+            Options.json.spec,
         ],
         action: run)
+
+    /// Declared once: the spec lists them and the command reads them through these.
+    enum Options {
+        static let limit = ValueOption("limit", value: "N", help: "List at most N sessions (default: all).")
+        static let json = Flag("json", help: "Print a JSON array, one object per session.")
+    }
 
     /// One session folder as listed (also the `--json` shape).
     struct Entry: Encodable, Equatable {
@@ -130,9 +136,9 @@ enum RecordingsCommand {
 
     static func run(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
-        let root = PathText.fixingSlashes(try ctx.config.value(Settings.Record.outputDir, flag: "output"))
+        let root = PathText.fixingSlashes(try ctx.config.value(Settings.Record.outputDir, flag: OptionGroups.output))
         var limit = Int.max
-        if let l = inv.value("limit") {
+        if let l = inv[Options.limit] {
             guard let n = Int(l), n > 0 else { throw CommandFailure(.usage, "--limit must be a whole number of sessions, 1 or more (got '\(l)')") }
             limit = n
         }
@@ -142,7 +148,7 @@ enum RecordingsCommand {
         }
         let room = inv.positionals.first
         let entries = Array(entries(under: root).filter { room == nil || $0.room == room }.prefix(limit))
-        if inv.flag("json") {
+        if inv[Options.json] {
             try JSONOutput.print(entries, to: inv.console)
             return .success
         }

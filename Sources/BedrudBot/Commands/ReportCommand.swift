@@ -22,8 +22,13 @@ enum ReportCommand {
               bedrud-bot report --open "$(bedrud-bot recordings --json | jq -r '.[0].folder')"
             """,
         arguments: [ArgumentSpec("SESSION_DIR", variadic: true, help: "Session folders (with events.jsonl).")],
-        options: [OptionSpec("open", help: "Open the page with xdg-open afterwards, when there is a display (DISPLAY or WAYLAND_DISPLAY).")],
+        options: [Options.open.spec],
         action: run)
+
+    /// Declared once: the spec lists them and the command reads them through these.
+    enum Options {
+        static let open = Flag("open", help: "Open the page with xdg-open afterwards, when there is a display (DISPLAY or WAYLAND_DISPLAY).")
+    }
 
     static func run(_ inv: Invocation) async throws -> ExitCode {
         guard !inv.positionals.isEmpty else { throw CommandFailure(.usage, "report needs at least one SESSION_DIR") }
@@ -33,7 +38,7 @@ enum ReportCommand {
             do {
                 let path = try SessionReport.write(folder, instance: instanceName(server: folder.summary?.server.value, inv))
                 inv.console.out(path)
-                if inv.flag("open") { open(path, inv) }
+                if inv[Options.open] { open(path, inv) }
             } catch let e as CommandFailure {
                 inv.console.err("bedrud-bot: \(e.description)")
                 if worst == .success { worst = e.code }

@@ -10,8 +10,13 @@ enum RoomCommands {
 
     static let list = CommandSpec(
         "list", summary: "list the rooms you created",
-        options: [OptionSpec("json", help: "Print JSON instead of a table.")],
+        options: [ListOptions.json.spec],
         action: runList)
+
+    /// Declared once: the spec lists them and the command reads them through these.
+    enum ListOptions {
+        static let json = Flag("json", help: "Print JSON instead of a table.")
+    }
 
     static let create = CommandSpec(
         "create", summary: "create a room (a name is generated when none is given)",
@@ -24,12 +29,20 @@ enum RoomCommands {
             """,
         arguments: [ArgumentSpec("NAME", optional: true, help: "the room name")],
         options: [
-            OptionSpec("public", help: "Let people without an account join as guests."),
-            OptionSpec("max", value: "N", help: "Participant limit; 0 means none. (Bedrud's default is 20 and counts everyone who ever joined.)"),
-            OptionSpec("mode", value: "MODE", help: "Room mode (default: standard)."),
-            OptionSpec("json", help: "Print the instance, the meeting link and the room as JSON."),
+            CreateOptions.isPublic.spec,
+            CreateOptions.max.spec,
+            CreateOptions.mode.spec,
+            CreateOptions.json.spec,
         ],
         action: runCreate)
+
+    /// Declared once: the spec lists them and the command reads them through these.
+    enum CreateOptions {
+        static let isPublic = Flag("public", help: "Let people without an account join as guests.")
+        static let max = ValueOption("max", value: "N", help: "Participant limit; 0 means none. (Bedrud's default is 20 and counts everyone who ever joined.)")
+        static let mode = ValueOption("mode", value: "MODE", help: "Room mode (default: standard).")
+        static let json = Flag("json", help: "Print the instance, the meeting link and the room as JSON.")
+    }
 
     static let delete = CommandSpec(
         "delete", summary: "delete a room you created (everyone in it is disconnected)",
@@ -52,17 +65,30 @@ enum RoomCommands {
             """,
         arguments: [ArgumentSpec("ROOM", help: "room name or id")],
         options: [
-            OptionSpec("public", value: "yes|no", help: "Allow guest joins."),
-            OptionSpec("max", value: "N", help: "Participant limit; 0 means none."),
-            OptionSpec("chat", value: "yes|no", help: "allowChat"),
-            OptionSpec("video", value: "yes|no", help: "allowVideo"),
-            OptionSpec("audio", value: "yes|no", help: "allowAudio"),
-            OptionSpec("require-approval", value: "yes|no", help: "requireApproval"),
-            OptionSpec("e2ee", value: "yes|no", help: "e2ee"),
-            OptionSpec("recordings-allowed", value: "yes|no", help: "recordingsAllowed: whether 'join --record' may record the room."),
-            OptionSpec("json", help: "Print the room as JSON."),
+            SettingsOptions.isPublic.spec,
+            SettingsOptions.max.spec,
+            SettingsOptions.chat.spec,
+            SettingsOptions.video.spec,
+            SettingsOptions.audio.spec,
+            SettingsOptions.requireApproval.spec,
+            SettingsOptions.e2ee.spec,
+            SettingsOptions.recordingsAllowed.spec,
+            SettingsOptions.json.spec,
         ],
         action: runSettings)
+
+    /// Declared once: the spec lists them and the command reads them through these.
+    enum SettingsOptions {
+        static let isPublic = ValueOption("public", value: "yes|no", help: "Allow guest joins.")
+        static let max = ValueOption("max", value: "N", help: "Participant limit; 0 means none.")
+        static let chat = ValueOption("chat", value: "yes|no", help: "allowChat")
+        static let video = ValueOption("video", value: "yes|no", help: "allowVideo")
+        static let audio = ValueOption("audio", value: "yes|no", help: "allowAudio")
+        static let requireApproval = ValueOption("require-approval", value: "yes|no", help: "requireApproval")
+        static let e2ee = ValueOption("e2ee", value: "yes|no", help: "e2ee")
+        static let recordingsAllowed = ValueOption("recordings-allowed", value: "yes|no", help: "recordingsAllowed: whether 'join --record' may record the room.")
+        static let json = Flag("json", help: "Print the room as JSON.")
+    }
 
     static func roomAPI(_ ctx: BotContext) throws -> (RoomAPI, ResolvedInstance) {
         let inst = try ctx.instance()
@@ -104,7 +130,7 @@ enum RoomCommands {
         let ctx = try BotContext(inv)
         let (api, inst) = try roomAPI(ctx)
         let rooms = try await managing(inst) { try await api.list() }
-        if inv.flag("json") {
+        if inv[ListOptions.json] {
             try printJSON(rooms, inv.console)
             return .success
         }
@@ -133,7 +159,7 @@ enum RoomCommands {
             throw CommandFailure(.usage, "invalid room name '\(name)': \(problem)")
         }
         var max: Int?
-        if let m = inv.value("max") {
+        if let m = inv[CreateOptions.max] {
             guard let v = Int(m), v >= 0 else { throw CommandFailure(.usage, "--max expects a number of participants (0 for no limit), got '\(m)'") }
             max = v
         }
@@ -141,9 +167,9 @@ enum RoomCommands {
         // v0.12.0 reads a missing settings key as false (chat, audio and video off) and
         // turns recordingsAllowed on for every new room (handlers/room.go:297-298).
         let room = try await managing(inst) {
-            try await api.create(name: name, isPublic: inv.flag("public") ? true : nil, maxParticipants: max, mode: inv.value("mode"), settings: .default)
+            try await api.create(name: name, isPublic: inv[CreateOptions.isPublic] ? true : nil, maxParticipants: max, mode: inv[CreateOptions.mode], settings: .default)
         }
-        if inv.flag("json") {
+        if inv[CreateOptions.json] {
             try printJSON(CreatedRoomJSON(instance: inst.name, meetingLink: meetingLink(inst, room), room: room), inv.console)
         } else {
             inv.console.out("Created room '\(room.name)' (id \(room.id)). Meeting link: \(meetingLink(inst, room))")
@@ -179,31 +205,32 @@ enum RoomCommands {
     static func runSettings(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
         let (api, inst) = try roomAPI(ctx)
-        let changing = ["public", "max", "chat", "video", "audio", "require-approval", "e2ee", "recordings-allowed"].contains { inv.value($0) != nil }
+        typealias O = SettingsOptions
+        let changing = [O.isPublic, O.max, O.chat, O.video, O.audio, O.requireApproval, O.e2ee, O.recordingsAllowed].contains { inv[$0] != nil }
         var room = try await managing(inst) { try await findRoom(api, inv.positionals[0], to: changing ? "change its settings" : "see its settings") }
-        func bool(_ name: String) throws -> Bool? {
-            guard let v = inv.value(name) else { return nil }
-            guard let b = ConfigValues.bool(v) else { throw CommandFailure(.usage, "--\(name) expects yes or no, got '\(v)'") }
+        func bool(_ option: ValueOption) throws -> Bool? {
+            guard let v = inv[option] else { return nil }
+            guard let b = ConfigValues.bool(v) else { throw CommandFailure(.usage, "--\(option.name) expects yes or no, got '\(v)'") }
             return b
         }
-        let isPublic = try bool("public")
+        let isPublic = try bool(O.isPublic)
         var max: Int?
-        if let m = inv.value("max") {
+        if let m = inv[SettingsOptions.max] {
             guard let v = Int(m), v >= 0 else { throw CommandFailure(.usage, "--max expects a number (0 for no limit), got '\(m)'") }
             max = v
         }
         var s = room.settings ?? .default
-        let flags: [(String, WritableKeyPath<RoomSettings, Bool>)] = [
-            ("chat", \.allowChat), ("video", \.allowVideo), ("audio", \.allowAudio), ("require-approval", \.requireApproval), ("e2ee", \.e2ee),
+        let flags: [(ValueOption, WritableKeyPath<RoomSettings, Bool>)] = [
+            (O.chat, \.allowChat), (O.video, \.allowVideo), (O.audio, \.allowAudio), (O.requireApproval, \.requireApproval), (O.e2ee, \.e2ee),
         ]
         var settingsChanged = false
-        for (name, path) in flags {
-            if let b = try bool(name) {
+        for (option, path) in flags {
+            if let b = try bool(option) {
                 s[keyPath: path] = b
                 settingsChanged = true
             }
         }
-        if let b = try bool("recordings-allowed") {
+        if let b = try bool(O.recordingsAllowed) {
             s.recordingsAllowed = b
             settingsChanged = true
         }
@@ -213,7 +240,7 @@ enum RoomCommands {
             let id = room.id
             room = try await managing(inst) { try await api.updateSettings(roomID: id, isPublic: isPublic, maxParticipants: max, settings: settingsChanged ? changed : nil) }
         }
-        if inv.flag("json") {
+        if inv[SettingsOptions.json] {
             try printJSON(room, inv.console)
             return .success
         }

@@ -46,13 +46,24 @@ enum SayCommand {
             """,
         arguments: [ArgumentSpec("ROOM|LINK", help: "room name or meeting link"), ArgumentSpec("TEXT", optional: true, help: "the message")],
         options: [
-            OptionSpec("attach", value: "URL", help: "Add an image attachment (http or https URL)."),
-            OptionSpec("image", value: "FILE", help: "Add an image file (PNG, JPEG, GIF or WebP), uploaded to the room as the web client does."),
-            OptionSpec("react", value: "EMOJI", help: "Send a reaction to the message given by --to instead of TEXT."),
-            OptionSpec("to", value: "ID", help: "With --react: the id of the chat message to react to."),
-            OptionSpec("timeout", value: "DURATION", help: "Give up joining and sending after this long (default 30s)."),
+            Options.attach.spec,
+            Options.image.spec,
+            Options.react.spec,
+            Options.to.spec,
+            Options.timeout.spec,
         ] + OptionGroups.link,
         action: run)
+
+    /// Declared once: the spec lists them and the command reads them through these.
+    enum Options {
+        static let attach = ValueOption("attach", value: "URL", help: "Add an image attachment (http or https URL).")
+        static let image = ValueOption("image", value: "FILE", help: "Add an image file (PNG, JPEG, GIF or WebP), uploaded to the room as the web client does.")
+        static let react = ValueOption("react", value: "EMOJI", help: "Send a reaction to the message given by --to instead of TEXT.")
+        static let to = ValueOption("to", value: "ID", help: "With --react: the id of the chat message to react to.")
+        static let timeout = ValueOption("timeout", value: "DURATION",
+                                         help: "Give up joining and sending after this long (default \(ConfigValues.formatDuration(defaultTimeout))).")
+        static let defaultTimeout: Double = 30
+    }
 
     /// The attachment for `--attach`: an http(s) image URL, MIME type from its extension.
     static func attachment(_ text: String) throws -> BedrudChatPayload.Attachment {
@@ -215,11 +226,11 @@ enum SayCommand {
     static func run(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
         let text = inv.positionals.count > 1 ? inv.positionals[1] : ""
-        var attachments = try inv.value("attach").map { [try attachment($0)] } ?? []
-        let imagePath = inv.value("image")
+        var attachments = try inv[Options.attach].map { [try attachment($0)] } ?? []
+        let imagePath = inv[Options.image]
         if let imagePath { try sniffImage(imagePath) }
-        let reaction = inv.value("react")
-        let target = inv.value("to")
+        let reaction = inv[Options.react]
+        let target = inv[Options.to]
         if let reaction {
             guard !reaction.isEmpty, let target, !target.isEmpty else { throw CommandFailure(.usage, "--react needs --to ID, the id of the message to react to") }
             guard text.isEmpty && attachments.isEmpty && imagePath == nil else { throw CommandFailure(.usage, "--react sends only a reaction: give no TEXT, --attach or --image with it") }
@@ -228,7 +239,7 @@ enum SayCommand {
         } else if text.isEmpty && attachments.isEmpty && imagePath == nil {
             throw CommandFailure(.usage, "nothing to say: TEXT is empty and there is no --attach, --image or --react")
         }
-        let timeout = try JoinCommand.parseDuration(inv, "timeout") ?? 30
+        let timeout = try inv.duration(Options.timeout) ?? Options.defaultTimeout
         guard timeout > 0 else { throw CommandFailure(.usage, "--timeout must be longer than 0") }
 
         let plan = try JoinPlan.make(ctx, target: inv.positionals[0])

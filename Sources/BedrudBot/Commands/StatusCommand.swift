@@ -28,9 +28,14 @@ enum StatusCommand {
               bedrud-bot -i work status --json | jq .state
             """,
         options: OptionGroups.recordingsRoot + [
-            OptionSpec("json", help: "Print the state as one JSON object."),
+            Options.json.spec,
         ],
         action: run)
+
+    /// Declared once: the spec lists them and the command reads them through these.
+    enum Options {
+        static let json = Flag("json", help: "Print the state as one JSON object.")
+    }
 
     /// The `--json` answer; the text is made from it (``lines(_:)``).
     struct Report: Encodable, Equatable {
@@ -184,7 +189,7 @@ enum StatusCommand {
 
     static func run(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
-        let root = PathText.fixingSlashes(try ctx.config.value(Settings.Record.outputDir, flag: "output"))
+        let root = PathText.fixingSlashes(try ctx.config.value(Settings.Record.outputDir, flag: OptionGroups.output))
         let recordings = Array(RecordingsCommand.entries(under: root).prefix(3))
         var report = Report(state: .noInstance, instances: ctx.config.instances.map(\.name), recordings: recordings)
         let envInstance = !(inv.environment["BEDRUD_BOT_URL"] ?? "").isEmpty
@@ -199,7 +204,7 @@ enum StatusCommand {
                 report.problem = ErrorReporting.message(for: error)
             }
         }
-        if inv.flag("json") {
+        if inv[Options.json] {
             try JSONOutput.print(report, to: inv.console)
         } else {
             for line in lines(report) { inv.console.out(line) }

@@ -101,7 +101,7 @@ public struct Configuration: Sendable {
     /// `$XDG_CONFIG_HOME/bedrud-bot/config` (or `~/.config/bedrud-bot/config`), else
     /// `/etc/bedrud-bot/config`. Returns nil when none exists.
     public static func locate(flags: ParsedArguments, environment: [String: String]) -> (path: String, explicit: Bool)? {
-        if let p = flags.value("config") { return (p, true) }
+        if let p = flags[GlobalOptions.config] { return (p, true) }
         if let p = environment["BEDRUD_BOT_CONFIG"], !p.isEmpty { return (p, true) }
         for p in [userConfigPath(environment), "/etc/bedrud-bot/config"] where FileManager.default.fileExists(atPath: p) {
             return (p, false)
@@ -302,9 +302,9 @@ public struct Configuration: Sendable {
     public func string(_ section: String, _ key: String, flag: String? = nil) -> String? { resolve(section, key, flag: flag)?.value }
 
     public var logLevel: LogLevel {
-        if flags.flag("quiet") { return .error }
-        if flags.flag("verbose") { return .debug }
-        return string("", "log_level", flag: "log-level").flatMap(LogLevel.init(name:)) ?? .info
+        if flags[GlobalOptions.quiet] { return .error }
+        if flags[GlobalOptions.verbose] { return .debug }
+        return string("", "log_level", flag: GlobalOptions.logLevel.name).flatMap(LogLevel.init(name:)) ?? .info
     }
 
     public var stateDirectory: String { string("", "state_dir") ?? Self.defaultStateDir(environment) }

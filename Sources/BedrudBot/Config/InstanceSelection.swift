@@ -30,7 +30,7 @@ extension Configuration {
     /// The instance name in force: `--instance`, `BEDRUD_BOT_INSTANCE`, `default_instance`,
     /// or the only configured instance.
     public var selectedInstanceName: String? {
-        if let n = flags.value("instance") { return n }
+        if let n = flags[GlobalOptions.instance] { return n }
         if let n = environment["BEDRUD_BOT_INSTANCE"], !n.isEmpty { return n }
         if let n = string("", "default_instance") { return n }
         return instances.count == 1 ? instances[0].name : nil

@@ -102,6 +102,9 @@ public enum Settings {
         public static let onFinish = Setting.text("record", "on_finish")
         public static let onFinishTimeout = Setting.seconds("record", "on_finish_timeout")
         public static let maxOutage = Setting.seconds("record", "max_outage")
+        /// Seconds between free-space samples while recording (`record.min_free`). Not a key:
+        /// a fixed rule that the table's help and `join --help` state.
+        public static let diskCheckInterval: Double = 2
         public static let fileMode = Setting.mode("record", "file_mode")
         public static let dirMode = Setting.mode("record", "dir_mode")
         public static let botNames = Setting.text("record", "bot_names")
@@ -154,19 +157,19 @@ extension SettingSpec {
 }
 
 extension Configuration {
-    /// The effective value of `setting`: the flag `--flag` when given, else its
+    /// The effective value of `setting`: the option `flag` when given, else its
     /// environment variable, else the config file, else the table's default.
     ///
     /// A wrong flag is a usage error (`--NAME expects …`, exit 2); a wrong value from the
     /// environment or a file is a ``ConfigError`` naming where it came from (exit 3).
-    public func value<T>(_ setting: Setting<T>, flag: String? = nil) throws -> T {
+    public func value<T>(_ setting: Setting<T>, flag: ValueOption? = nil) throws -> T {
         try valueIfSet(setting, flag: flag) ?? setting.builtIn
     }
 
     /// ``value(_:flag:)`` for settings without a default: nil when nothing sets it.
-    public func valueIfSet<T>(_ setting: Setting<T>, flag: String? = nil) throws -> T? {
+    public func valueIfSet<T>(_ setting: Setting<T>, flag: ValueOption? = nil) throws -> T? {
         let spec = setting.spec
-        guard let (text, origin) = resolve(spec.section, spec.key, flag: flag) else { return nil }
+        guard let (text, origin) = resolve(spec.section, spec.key, flag: flag?.name) else { return nil }
         if case .flag(let name) = origin {
             if let p = spec.flagProblem(text) { throw CommandFailure(.usage, "--\(name) \(p)") }
         } else if let p = spec.problem(with: text) {

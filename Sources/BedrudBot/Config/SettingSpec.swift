@@ -206,7 +206,7 @@ public struct SettingSpec: Sendable {
         SettingSpec(section: "record", key: "mix_passthrough", kind: .bool, defaultValue: media.mixPassthrough ? "yes" : "no",
                     help: "While one person talks alone, write their own packets into a mono room.opus instead of encoding the mix (no CPU for the mix then; docs/BENCHMARKS.md, One voice passes through). no = always encode.",
                     example: "no"),
-        SettingSpec(section: "record", key: "align", kind: .choice(["join", "session"]), defaultValue: "join",
+        SettingSpec(section: "record", key: "align", kind: .choice(["join", "session"]), defaultValue: media.alignToSession ? "session" : "join",
                     help: "Where each per-participant file starts: join = at the participant's first audio (its START_OFFSET_MS tag says when); session = at the session's start, padded with silence (about 3 KB a minute), so a late joiner lines up with everyone else in an audio editor. --align overrides it.",
                     example: "session"),
         SettingSpec(section: "record", key: "split", kind: .duration, defaultValue: "0",
@@ -227,7 +227,7 @@ public struct SettingSpec: Sendable {
                     help: "When the meeting has ended (Bedrud made the room inactive) or the room does not exist yet, ask the server again every few seconds (5 s, later 15 s and 30 s; longer when it answers 429) for this long until its owner starts it, then join; 0 means fail at once with exit code 5. For cron and timers that start before the host. --wait-for-room overrides it.",
                     example: "15m", maximum: "7d"),
         SettingSpec(section: "record", key: "min_free", kind: .size, defaultValue: "200MiB",
-                    help: "Free space the recording disk must keep: checked before joining and every 2 s while recording; below it the session stops cleanly with exit code 15. 0 turns the check off.",
+                    help: "Free space the recording disk must keep: checked before joining and every \(Int(Settings.Record.diskCheckInterval)) s while recording; below it the session stops cleanly with exit code 15. 0 turns the check off.",
                     example: "1GiB"),
         SettingSpec(section: "record", key: "on_finish", kind: .string, defaultValue: nil,
                     help: "A shell command run once the session folder is complete, with the folder as its last argument; BEDRUD_BOT_EXIT_CODE holds the session's exit code. Its exit code goes into summary.json.",
@@ -303,6 +303,16 @@ public struct SettingSpec: Sendable {
 
     public static func spec(section: String, key: String) -> SettingSpec? {
         all.first { $0.section == section && $0.key == key }
+    }
+
+    /// How help texts name a setting with its default: `record.alone_timeout, 60s`
+    /// (`log_level, info` for a top-level key). The table's row is the only place the
+    /// default is written; the help reads it here.
+    public static func defaultText(_ section: String, _ key: String) -> String {
+        guard let spec = spec(section: section, key: key), let value = spec.defaultValue else {
+            preconditionFailure("\(section).\(key) is not a row of SettingSpec.all with a default")
+        }
+        return "\(spec.qualifiedName), \(value)"
     }
 
     /// Environment variables that are not config keys.

@@ -37,24 +37,32 @@ enum ServeCommand {
               bedrud-bot serve --listen 0.0.0.0:8095 --rooms 'standup,team-*' --output /srv/rec
               bedrud-bot serve --shard 1/3      # the second of three replicas
             """,
-        options: [
-            OptionSpec("listen", value: "HOST:PORT", help: "Where the webhook endpoint and health checks listen (default: serve.listen, 127.0.0.1:8095)."),
-            OptionSpec("secret-file", value: "FILE", help: "The webhook secret, first line of a 0600 file (default: serve.secret_file, else $CREDENTIALS_DIRECTORY/webhook-secret)."),
-            OptionSpec("rooms", value: "GLOB[,GLOB...]", help: "Record only rooms whose name matches (default: serve.rooms, *)."),
-            OptionSpec("shard", value: "K/N", help: "Record only the rooms of shard K of N, by a stable hash of the room id (default: serve.shard, 0/1)."),
-            OptionSpec("output", short: "o", value: "DIR", help: "Recording folder root (default: record.output_dir)."),
-        ],
+        options: Options.all,
         action: run)
+
+    /// `serve`'s options, declared once; help that states a default reads it from the table.
+    enum Options {
+        static let listen = ValueOption("listen", value: "HOST:PORT",
+                                        help: "Where the webhook endpoint and health checks listen (default: \(SettingSpec.defaultText("serve", "listen"))).")
+        static let secretFile = ValueOption("secret-file", value: "FILE", help: "The webhook secret, first line of a 0600 file (default: serve.secret_file, else $CREDENTIALS_DIRECTORY/webhook-secret).")
+        static let rooms = ValueOption("rooms", value: "GLOB[,GLOB...]", help: "Record only rooms whose name matches (default: \(SettingSpec.defaultText("serve", "rooms"))).")
+        static let shard = ValueOption("shard", value: "K/N",
+                                       help: "Record only the rooms of shard K of N, by a stable hash of the room id (default: \(SettingSpec.defaultText("serve", "shard"))).")
+        /// Read as `join`'s `--output` (``JoinCommand/roomRunOptions(_:_:)``).
+        static let output = ValueOption("output", short: "o", value: "DIR", help: "Recording folder root (default: record.output_dir).")
+
+        static let all: [OptionSpec] = [listen.spec, secretFile.spec, rooms.spec, shard.spec, output.spec]
+    }
 
     /// The `[serve]` settings with their flags.
     static func serveOptions(_ inv: Invocation, _ config: Configuration) throws -> ServeOptions {
         var o = ServeOptions()
-        o.listen = try config.value(Settings.Serve.listen, flag: "listen")
-        o.secretFile = try config.valueIfSet(Settings.Serve.secretFile, flag: "secret-file").flatMap { $0.isEmpty ? nil : $0 }
-        let rooms = ConfigValues.list(try config.value(Settings.Serve.rooms, flag: "rooms"))
+        o.listen = try config.value(Settings.Serve.listen, flag: Options.listen)
+        o.secretFile = try config.valueIfSet(Settings.Serve.secretFile, flag: Options.secretFile).flatMap { $0.isEmpty ? nil : $0 }
+        let rooms = ConfigValues.list(try config.value(Settings.Serve.rooms, flag: Options.rooms))
         guard !rooms.isEmpty else { throw CommandFailure(.usage, "--rooms needs at least one pattern, like * or 'standup,team-*'") }
         o.policy.rooms = rooms
-        o.policy.shard = try config.value(Settings.Serve.shard, flag: "shard")
+        o.policy.shard = try config.value(Settings.Serve.shard, flag: Options.shard)
         o.policy.maxMeetings = try config.value(Settings.Serve.maxMeetings)
         o.reconcileInterval = try config.value(Settings.Serve.reconcileInterval)
         return o
@@ -89,7 +97,7 @@ enum ServeCommand {
         // Bedrud lists a room as occupied from its creator's row on (room_repository.go
         // counts participant rows, not LiveKit): a meeting nobody comes to is left after
         // alone_timeout instead of being waited in for ever.
-        if record.waitForParticipants == nil, record.aloneTimeout > 0 { record.waitForParticipants = record.aloneTimeout }
+        if record.rules.waitForParticipants == nil, record.rules.aloneTimeout > 0 { record.rules.waitForParticipants = record.rules.aloneTimeout }
         return try await ServeRun(ctx: ctx, record: record, serve: serve, secret: secret, console: inv.console).run()
     }
 }

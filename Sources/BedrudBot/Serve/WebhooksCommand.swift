@@ -26,8 +26,13 @@ enum WebhooksCommand {
 
     static let list = CommandSpec(
         "list", summary: "list the webhook endpoints",
-        options: [OptionSpec("json", help: "Print JSON instead of a table.")],
+        options: [ListOptions.json.spec],
         action: runList)
+
+    /// Declared once: the spec lists them and the command reads them through these.
+    enum ListOptions {
+        static let json = Flag("json", help: "Print JSON instead of a table.")
+    }
 
     static let add = CommandSpec(
         "add", summary: "register an endpoint for serve and store its secret",
@@ -38,10 +43,16 @@ enum WebhooksCommand {
             """,
         arguments: [ArgumentSpec("URL", help: "serve's webhook URL, http(s)://HOST:PORT/bedrud/webhook")],
         options: [
-            OptionSpec("secret-file", value: "FILE", help: "Where to write the endpoint's secret (required)."),
-            OptionSpec("name", value: "NAME", help: "A name for the endpoint in Bedrud's admin pages (default: bedrud-bot serve)."),
+            AddOptions.secretFile.spec,
+            AddOptions.name.spec,
         ],
         action: runAdd)
+
+    /// Declared once: the spec lists them and the command reads them through these.
+    enum AddOptions {
+        static let secretFile = ValueOption("secret-file", value: "FILE", help: "Where to write the endpoint's secret (required).")
+        static let name = ValueOption("name", value: "NAME", help: "A name for the endpoint in Bedrud's admin pages (default: bedrud-bot serve).")
+    }
 
     static let remove = CommandSpec(
         "remove", summary: "remove a webhook endpoint",
@@ -71,7 +82,7 @@ enum WebhooksCommand {
         let ctx = try BotContext(inv)
         let (admin, inst) = try adminAPI(ctx)
         let hooks = try await asSuperadmin(inst) { try await admin.webhooks() }
-        if inv.flag("json") {
+        if inv[ListOptions.json] {
             struct Row: Encodable { let id, name, url: String; let events: [String]; let isActive: Bool }
             try JSONOutput.print(hooks.map { Row(id: $0.id, name: $0.name, url: $0.url, events: $0.events, isActive: $0.isActive) }, to: inv.console)
             return .success
@@ -93,7 +104,7 @@ enum WebhooksCommand {
         guard let u = WebURL(url), u.scheme == "http" || u.scheme == "https" else {
             throw CommandFailure(.usage, "'\(TerminalText.quoted(url))' is not an http:// or https:// URL")
         }
-        guard let file = inv.value("secret-file"), !file.isEmpty else {
+        guard let file = inv[AddOptions.secretFile], !file.isEmpty else {
             throw CommandFailure(.usage, "webhooks add needs --secret-file FILE: Bedrud shows the endpoint's secret only once")
         }
         // The folder must take the file before Bedrud makes a secret it shows only once.
@@ -102,7 +113,7 @@ enum WebhooksCommand {
             throw CommandFailure(.config, "cannot write the secret into \(file): \(String(cString: strerror(errno)))")
         }
         let (admin, inst) = try adminAPI(ctx)
-        let name = inv.value("name") ?? "bedrud-bot serve"
+        let name = inv[AddOptions.name] ?? "bedrud-bot serve"
         let hook = try await asSuperadmin(inst) { try await admin.addWebhook(name: name, url: url, events: serveEvents) }
         guard let secret = hook.secret, !secret.isEmpty, !secret.hasPrefix("••••") else {
             throw CommandFailure(.server, "Bedrud registered the endpoint (\(hook.id)) but sent no secret; remove it and add it again")

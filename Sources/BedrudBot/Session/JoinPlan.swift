@@ -34,7 +34,7 @@ struct JoinPlan: Sendable {
                 return JoinPlan(instance: inst, roomName: room, auth: try ctx.authManager(for: inst), isThrowawayGuest: false)
             }
             let tls = try OptionGroups.tls(from: ctx.invocation)
-            let guestName = ctx.invocation.value("guest-name") ?? "bedrud-bot"
+            let guestName = ctx.invocation[OptionGroups.guestName] ?? OptionGroups.defaultGuestName
             let inst = ResolvedInstance(name: "link-\(InstanceCommands.defaultName(for: server))", url: server, displayName: nil, email: nil,
                                         passwordFile: nil, guestName: guestName, tls: tls, isAdHoc: true, origins: [:])
             ctx.warnIfInsecure(inst)

@@ -9,61 +9,6 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 
-/// What a `join` run should do once in the room.
-struct RoomRunOptions: Sendable {
-    // Defaults are the table's (``Settings/Record``); `join` reads each through the config.
-    var record = false
-    var outputDir = "recordings"
-    var pathTemplate = Settings.Record.pathTemplate.builtIn
-    var mix = Settings.Record.mix.builtIn
-    var mixChannels = Settings.Record.mixChannels.builtIn
-    var mixCoder = Settings.Record.mixCoder.builtIn
-    var mixBitrate = Settings.Record.mixBitrate.builtIn
-    var mixComplexity = Settings.Record.mixComplexity.builtIn
-    var mixPassthrough = Settings.Record.mixPassthrough.builtIn
-    var jitterWaitMillis = Settings.Record.jitterWait.builtIn
-    var fileJitterWaitMillis = Settings.Record.fileJitterWait.builtIn
-    var duration: Double?
-    var aloneTimeout = Settings.Record.aloneTimeout.builtIn
-    /// Seconds a lost connection is retried (record.max_outage); 0 = the resume schedule only.
-    var maxOutage = Settings.Record.maxOutage.builtIn
-    var showStats = false
-    /// `--json`: room events as JSON lines on stdout (the objects of events.jsonl) instead of text.
-    var json = false
-    var statsIntervalSeconds: Double = 5
-    /// Permissions of recorded files and of the folders made for them (meetings are private).
-    var fileMode = Settings.Record.fileMode.builtIn
-    var directoryMode = Settings.Record.dirMode.builtIn
-    /// Other participants that are bots, not people (see ``BotRecognition``).
-    var bots = BotRecognition()
-    /// Leave with exit 14 when no person came within this many seconds.
-    var waitForParticipants: Double?
-    /// Stop with exit 15 below this much free space (`record.min_free`); 0 = no check.
-    var minFreeBytes = Settings.Record.minFree.builtIn
-    var diskCheckInterval: Double = 2
-    /// `on_finish`: run with the finished folder.
-    var onFinish: String?
-    var onFinishTimeout = Settings.Record.onFinishTimeout.builtIn
-    /// `--include` / `--exclude`: who is recorded.
-    var filter = ParticipantFilter()
-    /// `record.align = session`: every per-participant file starts at the session's start.
-    var alignToSession = Settings.Record.alignToSession.builtIn
-    /// `--split` / `--split-size`: rotate the files every so many seconds / at so many bytes.
-    var split: Double?
-    var splitBytes = Settings.Record.splitSize.builtIn
-    /// Several rooms in one process (``MultiRoomRun``): the shared media threads, and the
-    /// link the process's signals come through (nil: a thread and a watcher of its own).
-    var pool: MediaThreadPool?
-    var signalLink: RoomSignalLink?
-    /// Ended meetings, missing rooms, rooms that forbid recording (``RoomEntry``).
-    var entry = RoomEntry.Rules()
-    /// With `record`: the chat posted once the bot is in the room (`record.announce`);
-    /// nil posts nothing.
-    var announce: String? = Settings.Record.announce.builtIn
-    /// Whether this run posts the notice: only a recording tells the room.
-    var announces: Bool { record && announce != nil }
-}
-
 /// One joined room with media: the RoomManager (signalling), the WebRTC transport, the
 /// media pipeline, and — when recording — the session folder with the per-participant and
 /// mixed Ogg Opus files, `events.jsonl`, `transcript.vtt` and `summary.json`.
@@ -71,11 +16,14 @@ struct RoomRunOptions: Sendable {
 /// A thin shell around ``SessionLifecycle``, which decides when to leave and why (the
 /// duration, the alone timeout, --wait-for-participants, a signal, low disk space, the
 /// room ending): this class feeds it what happens and carries out its actions (timers,
-/// free-space samples, leaving), then finishes the files and reports.
+/// free-space samples, leaving), then finishes the files and reports as ``RoomRunPlan``
+/// orders, and ends as ``RoomRunEnding`` decides. Its options are ``RoomRunOptions``.
 final class RoomRun: Sendable {
     let plan: JoinPlan
     let join: JoinRoomResponse
     let options: RoomRunOptions
+    /// What the run decides from its options (``RoomRunPlan``).
+    let decisions: RoomRunPlan
     let console: Console
     /// The lifecycle value and the run's bookkeeping, updated by the run's event tasks.
     private let book: Mutex<Book>
@@ -111,16 +59,9 @@ final class RoomRun: Sendable {
         self.plan = plan
         self.join = join
         self.options = options
+        decisions = RoomRunPlan(options)
         self.console = console
-        var rules = SessionLifecycle.Rules()
-        rules.duration = options.duration
-        rules.aloneTimeout = options.aloneTimeout
-        rules.waitForParticipants = options.waitForParticipants
-        rules.minFreeBytes = options.minFreeBytes
-        rules.diskCheckInterval = options.diskCheckInterval
-        rules.split = options.split
-        rules.splitBytes = options.splitBytes
-        book = Mutex(Book(lifecycle: SessionLifecycle(rules: rules, recording: options.record), bridge: RoomMediaBridge(bots: options.bots)))
+        book = Mutex(Book(lifecycle: SessionLifecycle(rules: options.rules, recording: options.record), bridge: RoomMediaBridge(bots: options.bots)))
     }
 
     // MARK: - The lifecycle shell
@@ -174,37 +115,83 @@ final class RoomRun: Sendable {
         return Int64(s.f_bavail) * Int64(s.f_frsize)
     }
 
+    /// Joins, follows the room until it ends, finishes the media and the session's files,
+    /// runs `on_finish`, and ends with the exit code ``RoomRunEnding`` decides (a failure
+    /// is thrown as a ``CommandFailure``).
     func run() async throws -> ExitCode {
         let startUnixNanos = Int64(Date().timeIntervalSince1970 * 1e9)
-        var folder: SessionFolder?
-        if options.record {
-            let base = RecordingLayout.directory(outputDir: options.outputDir, template: options.pathTemplate, room: join.room.name,
-                                                 instance: plan.instance.name, startUnixSeconds: Double(startUnixNanos) / 1e9)
-            folder = try SessionFolder.create(base: base, directoryMode: options.directoryMode, fileMode: options.fileMode)
-        }
+        let folder = try openFolder(startUnixNanos: startUnixNanos)
         defer { folder?.release() }
-        let directory = folder?.path
-        ended.withLock { $0.folder = directory }
-        let reserve = directory.map { DiskReserve(folder: $0) }  // room to finish the files on a full disk
+        ended.withLock { $0.folder = folder?.path }
+        let reserve = folder.map { DiskReserve(folder: $0.path) }  // room to finish the files on a full disk
         defer { reserve?.release() }
-        let disk = DiskFullWatch(directory: directory ?? "")
+        let parts = try assemble(folder: folder, startUnixNanos: startUnixNanos)
+        let onHangup: @Sendable () -> Void = { [weak self] in self?.feed(.hangup) }
+        let watcher = RoomSignals.watch(options.signalLink, onSignal: { [weak self] sig in self?.feed(.signal(sig)) },
+                                        onHangup: options.record ? onHangup : nil)
+        defer { watcher.cancel() }
+
+        // Free space is checked here, before joining: a disk that is already low never joins.
+        feed(.started)
+        let stoppedEarly = book.withLock { $0.lifecycle.isStopping }
+        // A run stopped before joining never connects, so its room never has events.
+        let roomEvents = stoppedEarly ? nil : Task { await self.consumeRoomEvents(parts.session, pipeline: parts.pipeline, transcript: parts.transcript) }
+        let mediaEvents = Task { await self.consumeMediaEvents(pipeline: parts.pipeline, transcript: parts.transcript) }
+        let ticker = startTicker(parts)
+
+        let reason: RoomDisconnectReason = stoppedEarly ? .left : await attend(parts.session)
+        feed(.roomEnded(reason))
+        ticker.cancel()
+        parts.status.finish()
+        await roomEvents?.value
+
+        // Finish the media: files end now, are closed and renamed (with the reserve's room
+        // if the disk is full).
+        reserve?.release()
+        let rtcStats = await finishMedia(parts, watcher: watcher, mediaEvents: mediaEvents)
+        var ending = RoomRunEnding(room: reason, lifecycle: book.withLock { $0.lifecycle.ending })
+        ending.finalLine(await parts.session.finalLine(reason, otherwise: ending.lifecycleWords))
+        ending.diskFull(parts.disk.finalMessage(pipeline: parts.pipeline))
+        record(ending, parts)
+        if let folder, let transcript = parts.transcript {
+            await finishFolder(folder, transcript: transcript, parts: parts, rtc: rtcStats, ending: &ending)
+        }
+        if let failure = ending.failure { throw failure }
+        console.note(ending.leftLine)
+        return ending.code
+    }
+
+    // MARK: - The steps of a run
+
+    /// What one run has made: the media pipeline and its files, the connection and the
+    /// session over it, the live view and the disk watch.
+    private struct Parts: Sendable {
+        let startUnixNanos: Int64
+        let folder: SessionFolder?
+        let pipeline: MediaPipeline
+        let transcript: TranscriptWriter?
+        let router: MediaRouter
+        let transport: WebRTCTransport
+        let session: RoomSession
+        let status: StatusReporter
+        let disk: DiskFullWatch
+    }
+
+    /// The session folder of a recording (nil without `--record`).
+    private func openFolder(startUnixNanos: Int64) throws -> SessionFolder? {
+        guard options.record else { return nil }
+        let base = RecordingLayout.directory(outputDir: options.outputDir, template: options.pathTemplate, room: join.room.name,
+                                             instance: plan.instance.name, startUnixSeconds: Double(startUnixNanos) / 1e9)
+        return try SessionFolder.create(base: base, directoryMode: options.directoryMode, fileMode: options.fileMode)
+    }
+
+    /// Makes the pipeline, the transcript, the connection and the session; writes the
+    /// transcript's first event and points the lifecycle's actions at them.
+    private func assemble(folder: SessionFolder?, startUnixNanos: Int64) throws -> Parts {
+        let directory = folder?.path
         let status = StatusReporter(console: console, showStats: options.showStats, interval: options.statsIntervalSeconds, json: options.json)
-        var pc = MediaPipelineConfig()
-        pc.decode = Self.decodes(record: options.record, json: options.json, liveView: status.live)
+        let pc = decisions.pipeline(room: join.room.name, startUnixNanos: startUnixNanos, liveView: status.live, logRoom: console.label)
         if !pc.decode { logger.debug("not decoding the audio: no recording, no --json, no live view") }
-        pc.room = join.room.name
-        pc.sessionStartUnixNanos = startUnixNanos
-        pc.mix = options.record && options.mix
-        pc.mixChannels = options.mixChannels
-        pc.mixCoder = options.mixCoder
-        pc.mixBitrate = options.mixBitrate
-        pc.mixComplexity = options.mixComplexity
-        pc.mixPassthrough = options.mixPassthrough
-        pc.jitterWaitMillis = options.jitterWaitMillis
-        pc.fileJitterWaitMillis = options.fileJitterWaitMillis
-        pc.alignToSession = options.alignToSession
-        // With several rooms in one process the lower layers' lines say which room (nil: one room).
-        pc.logRoom = console.label
         let sinks: RecordingSinkFactory & Sendable = folder ?? DiscardingSinkFactory()
         let pipeline = MediaPipeline(config: pc, sinks: sinks, pool: options.pool)
         let transcript = try TranscriptWriter.make(directory: directory, json: options.json ? console : nil, startUnixNanos: startUnixNanos,
@@ -212,14 +199,12 @@ final class RoomRun: Sendable {
         let router = MediaRouter(pipeline: pipeline, filter: options.filter, logRoom: console.label)
         // A recording that tells the room opens the publisher connection for its one chat.
         let transport = RoomSession.makeTransport(livekitHost: join.livekitHost, publishData: options.announces, router: router, logRoom: console.label)
-        let plan = self.plan
         var roomOptions = RoomManagerOptions()
         roomOptions.state.maxOutageMs = Int64(options.maxOutage * 1000)
         roomOptions.logRoom = console.label
         let restarted: @Sendable () -> Void = { [weak self] in self?.meetingRestarted() }
         let session = RoomSession(plan: plan, join: join, transport: transport, options: roomOptions, onRecreated: restarted)
-        let room = session.room
-        router.room = room
+        router.room = session.room
 
         let claims = JWTClaims(token: join.token)
         transcript?.write(.sessionStarted(.init(
@@ -228,6 +213,7 @@ final class RoomRun: Sendable {
             note: "Chat sent before the bot joined is not stored by Bedrud or LiveKit and cannot be captured.")))
         if let directory { console.note("Recording into \(directory)") }
 
+        let room = session.room
         effects.withLock {
             $0 = Effects(
                 leave: { [self] in
@@ -237,97 +223,98 @@ final class RoomRun: Sendable {
                 freeBytes: { directory.flatMap(Self.freeBytes) },
                 rotate: { cause in pipeline.send(.rotate(cause)) })
         }
-        let onHangup: @Sendable () -> Void = { [weak self] in self?.feed(.hangup) }
-        let hangup = options.record ? onHangup : nil
-        let watcher = RoomSignals.watch(options.signalLink, onSignal: { [weak self] sig in self?.feed(.signal(sig)) }, onHangup: hangup)
-        defer { watcher.cancel() }
+        return Parts(startUnixNanos: startUnixNanos, folder: folder, pipeline: pipeline, transcript: transcript, router: router,
+                     transport: transport, session: session, status: status, disk: DiskFullWatch(directory: directory ?? ""))
+    }
 
-        // Free space is checked here, before joining: a disk that is already low never joins.
-        feed(.started)
-        let stoppedEarly = book.withLock { $0.lifecycle.isStopping }
-
-        // A run stopped before joining never connects, so its room never has events.
-        let roomEvents = stoppedEarly ? nil : Task { await self.consumeRoomEvents(session, pipeline: pipeline, transcript: transcript) }
-        let mediaEvents = Task { await self.consumeMediaEvents(pipeline: pipeline, transcript: transcript) }
-        let sizedFolder = options.splitBytes > 0 ? folder : nil  // --split-size samples it
-        let ticker = Task {
+    /// Once a second: the size `--split-size` samples, failed writes, the live view.
+    private func startTicker(_ parts: Parts) -> Task<Void, Never> {
+        let sizedFolder = options.rules.splitBytes > 0 ? parts.folder : nil
+        return Task {
             var tick = 0
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
                 tick += 1
                 if let sizedFolder { self.feed(.segmentBytes(sizedFolder.largestCurrentSegmentBytes)) }
-                if let why = disk.check(pipeline: pipeline, transcript: transcript) {
-                    self.feed(.writeFailed(noSpace: disk.noSpace, detail: why))
+                if let why = parts.disk.check(pipeline: parts.pipeline, transcript: parts.transcript) {
+                    self.feed(.writeFailed(noSpace: parts.disk.noSpace, detail: why))
                 }
-                await status.tick(tick, room: room, pipeline: pipeline, transport: transport, run: self)
+                await parts.status.tick(tick, room: parts.session.room, pipeline: parts.pipeline, transport: parts.transport, run: self)
             }
         }
+    }
 
-        let reason: RoomDisconnectReason
-        if stoppedEarly {
-            reason = .left
-        } else {
-            await session.connect()
-            reason = await room.waitUntilFinished() ?? .left
-        }
-        feed(.roomEnded(reason))
-        ticker.cancel()
-        status.finish()
-        await roomEvents?.value
+    /// Connects and stays until the room ends for the bot; how it ended.
+    private func attend(_ session: RoomSession) async -> RoomDisconnectReason {
+        await session.connect()
+        return await session.room.waitUntilFinished() ?? .left
+    }
 
-        // Finish the media: files end now, are closed and renamed (with the reserve's room
-        // if the disk is full).
-        reserve?.release()
-        pipeline.retryWritesNow()
-        await pipeline.stop()
+    /// Stops the pipeline (the files end now, are closed and renamed), drains its events
+    /// and closes the connection; the connection's last figures.
+    private func finishMedia(_ parts: Parts, watcher: any SignalSubscription, mediaEvents: Task<Void, Never>) async -> PeerConnectionStats? {
+        parts.pipeline.retryWritesNow()
+        await parts.pipeline.stop()
         watcher.filesFinished()
         await mediaEvents.value
-        let rtcStats = await transport.stats()
-        await transport.shutdown()
-        let ending = book.withLock { $0.lifecycle.ending } ?? SessionLifecycle.ending(reason, stop: nil)
-        var code = ending.exitCode
-        // The lifecycle's words where it stopped the run; the room's where the room ended it.
-        var message = await session.finalLine(reason, otherwise: reason == .notAllowed || ending.reason != .left ? ending.detail : "left the room")
-        // A full disk: the line also says whether every file could be finished.
-        if let full = disk.finalMessage(pipeline: pipeline) { message = full }
-        ended.withLock { ($0.reason, $0.detail) = (ending.reason, message) }
-        let media = pipeline.stats
+        let rtcStats = await parts.transport.stats()
+        await parts.transport.shutdown()
+        return rtcStats
+    }
+
+    /// Keeps how the run ended and what it received (read by ``MultiRoomRun`` and
+    /// ``ServeRun``), and ends the transcript with it.
+    private func record(_ ending: RoomRunEnding, _ parts: Parts) {
+        ended.withLock { ($0.reason, $0.detail) = (ending.lifecycle.reason, ending.message) }
+        let media = parts.pipeline.stats
         totals.withLock {
             $0 = (media.participants.reduce(0) { $0 + $1.packets }, media.participants.reduce(0) { $0 + $1.lost }, media.pageBytesWritten)
         }
-        transcript?.write(.sessionEnded(.init(reason: reason.description, endReason: ending.reason.rawValue, exitCode: Int(code.rawValue),
-                                              detail: BoundedText(message), durationMs: transcript?.offsetNow() ?? 0)))
-        if let folder, let transcript {
-            transcript.sync()
-            let durationMs = transcript.offsetNow()
-            do {
-                try folder.writeFinished("transcript.vtt", transcript.vtt())
-            } catch {
-                // The session's files are not all finished: not a success.
-                logger.error("\(error)")
-                if code == .success { (code, message) = (.diskLow, "\(error)") }
-            }
-            var summary = makeSummary(directory: folder.path, sinks: folder, media: media, rtc: rtcStats, ending: ending, code: code,
-                                      message: message, startUnixNanos: startUnixNanos, durationMs: durationMs, router: router,
-                                      stats: await room.current.stats)
-            summary.storage = disk.summary(pipeline: pipeline, transcript: transcript)
-            if let command = options.onFinish { summary.onFinish = Nullable(.init(command: command, exitCode: Nullable(nil), signal: Nullable(nil), timedOut: false, durationMs: 0)) }
-            do {
-                try folder.writeFinished("summary.json", summary.json())
-            } catch {
-                logger.error("\(error)")
-                if code == .success { (code, message) = (.diskLow, "\(error)") }
-            }
-            await SessionReport.writeOffPool(folder: folder.path, instance: plan.instance.name, levels: media.levels)
-            console.note(Self.filesLine(directory: folder.path))
-            folder.release()
-            if let command = options.onFinish {
-                await runOnFinish(command, folder: folder.path, code: code, summary: summary)
+        parts.transcript?.write(.sessionEnded(.init(reason: ending.room.description, endReason: ending.lifecycle.reason.rawValue,
+                                                    exitCode: Int(ending.code.rawValue), detail: BoundedText(ending.message),
+                                                    durationMs: parts.transcript?.offsetNow() ?? 0)))
+    }
+
+    /// Finishes a recording's folder step by step, as ``RoomRunPlan/finishing(hasFolder:)``
+    /// orders; a session file that cannot be written turns a success into a failure.
+    private func finishFolder(_ folder: SessionFolder, transcript: TranscriptWriter, parts: Parts, rtc: PeerConnectionStats?,
+                              ending: inout RoomRunEnding) async {
+        transcript.sync()
+        let durationMs = transcript.offsetNow()
+        let media = parts.pipeline.stats
+        var summary: SessionSummary?
+        for step in decisions.finishing(hasFolder: true) {
+            switch step {
+            case .writeTranscript:
+                do {
+                    try folder.writeFinished("transcript.vtt", transcript.vtt())
+                } catch {
+                    logger.error("\(error)")
+                    ending.sessionFileFailed("\(error)")
+                }
+            case .writeSummary(let pending):
+                var s = makeSummary(directory: folder.path, sinks: folder, media: media, rtc: rtc, ending: ending.lifecycle, code: ending.code,
+                                    message: ending.message, startUnixNanos: parts.startUnixNanos, durationMs: durationMs, router: parts.router,
+                                    stats: await parts.session.room.current.stats)
+                s.storage = parts.disk.summary(pipeline: parts.pipeline, transcript: transcript)
+                if let pending { s.onFinish = Nullable(.init(command: pending, exitCode: Nullable(nil), signal: Nullable(nil), timedOut: false, durationMs: 0)) }
+                summary = s
+                do {
+                    try folder.writeFinished("summary.json", s.json())
+                } catch {
+                    logger.error("\(error)")
+                    ending.sessionFileFailed("\(error)")
+                }
+            case .writeReport:
+                await SessionReport.writeOffPool(folder: folder.path, instance: plan.instance.name, levels: media.levels)
+            case .listFiles:
+                console.note(Self.filesLine(directory: folder.path))
+            case .releaseFolder:
+                folder.release()
+            case .runOnFinish(let command):
+                if let summary { await runOnFinish(command, folder: folder.path, code: ending.code, summary: summary) }
             }
         }
-        if code != .success { throw CommandFailure(code, message) }
-        console.note("Left the room: \(message).")
-        return code
     }
 
     /// Runs `on_finish` with the finished folder, logs a failure and records the result
@@ -427,12 +414,6 @@ final class RoomRun: Sendable {
             if case .warning(let text) = event { logger.warning(text) }
         }
     }
-
-    /// Whether the run decodes what it receives. Decoding feeds the mix, the speech detector
-    /// (`speaking_turn` events and `speaking_ms`) and the live view's meters; a run with
-    /// none of them (`join` without `--record` or `--json`, its stdout not a live terminal)
-    /// only keeps the connection, and decoding every track would be all of its CPU.
-    static func decodes(record: Bool, json: Bool, liveView: Bool) -> Bool { record || json || liveView }
 
     // MARK: - Outputs
 

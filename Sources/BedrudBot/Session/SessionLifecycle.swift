@@ -72,24 +72,29 @@ public enum EndReason: String, Sendable, Codable, CaseIterable {
 /// (``BotRecognition``) are never people: they neither keep the bot in the room nor count
 /// as having come.
 public struct SessionLifecycle: Sendable, Equatable {
-    /// The settings the rules use.
+    /// The settings the rules use. Each default is the settings table's (``Settings/Record``),
+    /// so a run that sets nothing behaves as a config file that sets nothing.
     public struct Rules: Sendable, Equatable {
-        /// Leave after this many seconds (`--duration`, `record.max_duration`).
-        public var duration: Double?
+        /// Leave after this many seconds (`--duration`, `record.max_duration`); nil = no limit.
+        public var duration: Double? = Self.positive(Settings.Record.maxDuration.builtIn)
         /// Leave when no person has been here this long, once one was; 0 = never.
-        public var aloneTimeout: Double = 60
-        /// Leave with `nobody_came` when no person came within this many seconds.
-        public var waitForParticipants: Double?
+        public var aloneTimeout: Double = Settings.Record.aloneTimeout.builtIn
+        /// Leave with `nobody_came` when no person came within this many seconds; nil = wait.
+        public var waitForParticipants: Double? = Self.positive(Settings.Record.waitForParticipants.builtIn)
         /// Stop below this many free bytes (`record.min_free`); 0 = no check. Only when recording.
-        public var minFreeBytes: Int64 = 0
+        public var minFreeBytes: Int64 = Settings.Record.minFree.builtIn
         /// Seconds between free-space samples while recording.
-        public var diskCheckInterval: Double = 5
-        /// Rotate the files every this many seconds (`--split`, `record.split`). Only when recording.
-        public var split: Double?
+        public var diskCheckInterval: Double = Settings.Record.diskCheckInterval
+        /// Rotate the files every this many seconds (`--split`, `record.split`); nil = never.
+        /// Only when recording.
+        public var split: Double? = Self.positive(Settings.Record.split.builtIn)
         /// Rotate the files when one of them reaches this many bytes (`--split-size`,
         /// `record.split_size`); 0 = no limit. Only when recording.
-        public var splitBytes: Int64 = 0
+        public var splitBytes: Int64 = Settings.Record.splitSize.builtIn
         public init() {}
+
+        /// The settings' "0 means never" as nil.
+        static func positive(_ seconds: Double) -> Double? { seconds > 0 ? seconds : nil }
     }
 
     public enum Timer: String, Sendable, Hashable, CaseIterable {

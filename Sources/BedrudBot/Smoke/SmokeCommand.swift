@@ -1,4 +1,5 @@
 import BedrudMedia
+import BedrudProtocol
 import FoundationEssentials
 
 /// `bedrud-bot smoke ROOM|LINK`: the end-to-end test of a Bedrud deployment. One process,
@@ -34,16 +35,35 @@ enum SmokeCommand {
             """,
         arguments: [ArgumentSpec("ROOM|LINK", help: "room name or meeting link")],
         options: [
-            OptionSpec("duration", value: "DURATION", help: "Length of the test signal (default 6s: 5 bursts; 3s–60s)."),
-            OptionSpec("thresholds", value: "LIST", help: "latency=500ms,loss=5%,jitter=30ms (the defaults); any subset."),
-            OptionSpec("turn-only", help: "Use relay (TURN) candidates only, to test the TURN server."),
-            OptionSpec("keep", value: "FILE", help: "Keep the listener's decoded recording of the signal as a WAV file."),
-            OptionSpec("json", help: "Print the result as one JSON object on stdout."),
-            OptionSpec("junit", value: "FILE", help: "Write a JUnit XML report: one testcase per stage."),
-            OptionSpec("timeout", value: "DURATION", help: "Limit for each network stage (default 20s)."),
-            OptionSpec("guest-name", value: "NAME", help: "Display-name prefix of the guests (default: bedrud-smoke)."),
+            Options.duration.spec,
+            Options.thresholds.spec,
+            Options.turnOnly.spec,
+            Options.keep.spec,
+            Options.json.spec,
+            Options.junit.spec,
+            Options.timeout.spec,
+            Options.guestName.spec,
         ] + OptionGroups.linkTLS,
         action: run)
+
+    /// Declared once: the spec lists them and the command reads them through these.
+    enum Options {
+        static let duration = ValueOption("duration", value: "DURATION",
+                                          help: "Length of the test signal (default \(Int(defaultDuration))s: \(Int(defaultDuration) - 1) bursts; \(durationRangeText)).")
+        /// The test signal: 1 s of silence, then one burst a second.
+        static let defaultDuration: Double = 6
+        static let durationRange: ClosedRange<Double> = 3...60
+        static var durationRangeText: String { "\(Int(durationRange.lowerBound))s–\(Int(durationRange.upperBound))s" }
+        static let thresholds = ValueOption("thresholds", value: "LIST", help: "\(SmokeThresholds.defaultsText) (the defaults); any subset.")
+        static let turnOnly = Flag("turn-only", help: "Use relay (TURN) candidates only, to test the TURN server.")
+        static let keep = ValueOption("keep", value: "FILE", help: "Keep the listener's decoded recording of the signal as a WAV file.")
+        static let json = Flag("json", help: "Print the result as one JSON object on stdout.")
+        static let junit = ValueOption("junit", value: "FILE", help: "Write a JUnit XML report: one testcase per stage.")
+        static let timeout = ValueOption("timeout", value: "DURATION", help: "Limit for each network stage (default \(ConfigValues.formatDuration(defaultTimeout))).")
+        static let defaultTimeout: Double = 20
+        static let guestName = ValueOption("guest-name", value: "NAME", help: "Display-name prefix of the guests (default: \(defaultGuestName)).")
+        static let defaultGuestName = "bedrud-smoke"
+    }
 
     static func run(_ inv: Invocation) async throws -> ExitCode {
         let ctx = try BotContext(inv)
@@ -53,30 +73,30 @@ enum SmokeCommand {
             let value = try ctx.config.value(setting)
             do { try thresholds.apply("\(key)=\(value)") } catch { throw ConfigError("smoke.max_\(key): \(error.description)") }
         }
-        if let t = inv.value("thresholds") {
+        if let t = inv[Options.thresholds] {
             do { try thresholds.apply(t) } catch { throw CommandFailure(.usage, error.description) }
         }
-        let seconds = try JoinCommand.parseDuration(inv, "duration") ?? 6
-        guard seconds >= 3, seconds <= 60 else { throw CommandFailure(.usage, "--duration must be 3s–60s") }
-        let timeout = try JoinCommand.parseDuration(inv, "timeout") ?? 20
+        let seconds = try inv.duration(Options.duration) ?? Options.defaultDuration
+        guard Options.durationRange.contains(seconds) else { throw CommandFailure(.usage, "--duration must be \(Options.durationRangeText)") }
+        let timeout = try inv.duration(Options.timeout) ?? Options.defaultTimeout
         guard timeout > 0 else { throw CommandFailure(.usage, "--timeout must be longer than 0") }
         let target = inv.positionals[0]
-        let guest = inv.value("guest-name") ?? "bedrud-smoke"
+        let guest = inv[Options.guestName] ?? Options.defaultGuestName
         let plan = try JoinPlan.make(ctx, target: target)
 
         let shell = SmokeShell(ctx: ctx, plan: plan, guestPrefix: guest, thresholds: thresholds,
-                               signal: SmokeSignal(seconds: seconds), timeout: timeout, turnOnly: inv.flag("turn-only"))
+                               signal: SmokeSignal(seconds: seconds), timeout: timeout, turnOnly: inv[Options.turnOnly])
         let run = await shell.execute()
 
-        if let keep = inv.value("keep"), let pcm = shell.keptPCM {
+        if let keep = inv[Options.keep], let pcm = shell.keptPCM {
             do { try WAVFile.write(pcm, to: keep) } catch { inv.console.warning("could not write --keep \(keep): \(error)") }
         }
-        if let junit = inv.value("junit") {
+        if let junit = inv[Options.junit] {
             do { try SmokeReport.junit(run, target: target).write(toFile: junit, atomically: true, encoding: .utf8) } catch {
                 inv.console.err("bedrud-bot: could not write --junit \(junit): \(error)")
             }
         }
-        if inv.flag("json") {
+        if inv[Options.json] {
             inv.console.out(SmokeReport.json(run, target: target, media: shell.media, icePair: shell.icePair, onsetsMs: shell.onsetsMs))
         } else {
             for line in SmokeReport.human(run, target: target) { inv.console.out(line) }

@@ -44,14 +44,30 @@ public enum SmokeStage: String, CaseIterable, Sendable, Equatable {
 /// or `--max-latency`, `--max-loss`, `--max-jitter`).
 public struct SmokeThresholds: Sendable, Equatable {
     /// Worst burst latency, send deadline to detection at the listener.
-    public var latencyMs: Double = 500
-    public var lossPercent: Double = 5
-    public var jitterMs: Double = 30
+    public var latencyMs: Double
+    public var lossPercent: Double
+    public var jitterMs: Double
 
-    public init(latencyMs: Double = 500, lossPercent: Double = 5, jitterMs: Double = 30) {
-        self.latencyMs = latencyMs
-        self.lossPercent = lossPercent
-        self.jitterMs = jitterMs
+    /// Each threshold not given is the table's (`smoke.max_latency`, `smoke.max_loss`,
+    /// `smoke.max_jitter`).
+    public init(latencyMs: Double? = nil, lossPercent: Double? = nil, jitterMs: Double? = nil) {
+        self.latencyMs = latencyMs ?? Self.table.latencyMs
+        self.lossPercent = lossPercent ?? Self.table.lossPercent
+        self.jitterMs = jitterMs ?? Self.table.jitterMs
+    }
+
+    /// The `smoke.max_*` rows' defaults, read as `--thresholds` reads its values.
+    static let table: (latencyMs: Double, lossPercent: Double, jitterMs: Double) = {
+        guard let latency = try? milliseconds(Settings.Smoke.maxLatency.builtIn), let loss = try? percent(Settings.Smoke.maxLoss.builtIn),
+              let jitter = try? milliseconds(Settings.Smoke.maxJitter.builtIn) else {
+            preconditionFailure("a smoke.max_* default of SettingSpec.all is not a threshold")
+        }
+        return (latency, loss, jitter)
+    }()
+
+    /// `latency=500ms,loss=5%,jitter=30ms`: the defaults as `--thresholds` takes them.
+    static var defaultsText: String {
+        "latency=\(Settings.Smoke.maxLatency.builtIn),loss=\(Settings.Smoke.maxLoss.builtIn),jitter=\(Settings.Smoke.maxJitter.builtIn)"
     }
 
     /// Applies `key=value[,key=value]` (keys latency, loss, jitter; `ms`/`s` and `%` optional).

@@ -53,23 +53,35 @@ import Testing
     /// `join`'s options start from the same table: no second copy of a default.
     @Test func roomRunOptionsStartFromTheTable() {
         let o = RoomRunOptions()
-        #expect(o.jitterWaitMillis == Settings.Record.jitterWait.builtIn)
-        #expect(o.fileJitterWaitMillis == Settings.Record.fileJitterWait.builtIn)
-        #expect(o.mixCoder == Settings.Record.mixCoder.builtIn && o.mixBitrate == 64000 && o.mixComplexity == 5)
-        #expect(o.aloneTimeout == 60 && o.maxOutage == 600 && o.minFreeBytes == 200 << 20)
+        #expect(o.media.jitterWaitMillis == Settings.Record.jitterWait.builtIn)
+        #expect(o.media.fileJitterWaitMillis == Settings.Record.fileJitterWait.builtIn)
+        #expect(o.media.mixCoder == Settings.Record.mixCoder.builtIn && o.media.mixBitrate == 64000 && o.media.mixComplexity == 5)
+        #expect(o.media.alignToSession == Settings.Record.alignToSession.builtIn)
+        #expect(o.rules.aloneTimeout == 60 && o.maxOutage == 600 && o.rules.minFreeBytes == 200 << 20)
+        #expect(o.rules.duration == nil && o.rules.split == nil && o.rules.splitBytes == 0 && o.rules.waitForParticipants == nil)
+    }
+
+    /// The lifecycle's rules start from the table too; the free-space interval the table's
+    /// help states is the one the rules use.
+    @Test func lifecycleRulesStartFromTheTable() throws {
+        let r = SessionLifecycle.Rules()
+        #expect(r.aloneTimeout == Settings.Record.aloneTimeout.builtIn && r.minFreeBytes == Settings.Record.minFree.builtIn)
+        #expect(r.diskCheckInterval == 2)
+        let minFree = try #require(SettingSpec.spec(section: "record", key: "min_free"))
+        #expect(minFree.help.contains("every 2 s while recording"))
     }
 
     @Test func aFlagWinsOverTheEnvironmentWhichWinsOverTheFileWhichWinsOverTheDefault() throws {
         let s = Settings.Record.aloneTimeout
-        #expect(try config().value(s, flag: "alone-timeout") == 60)
-        #expect(try config(file: "[record]\nalone_timeout = 2m\n").value(s, flag: "alone-timeout") == 120)
-        #expect(try config(file: "[record]\nalone_timeout = 2m\n", environment: ["BEDRUD_BOT_RECORD_ALONE_TIMEOUT": "3m"]).value(s, flag: "alone-timeout") == 180)
+        #expect(try config().value(s, flag: JoinCommand.Options.aloneTimeout) == 60)
+        #expect(try config(file: "[record]\nalone_timeout = 2m\n").value(s, flag: JoinCommand.Options.aloneTimeout) == 120)
+        #expect(try config(file: "[record]\nalone_timeout = 2m\n", environment: ["BEDRUD_BOT_RECORD_ALONE_TIMEOUT": "3m"]).value(s, flag: JoinCommand.Options.aloneTimeout) == 180)
         #expect(try config(file: "[record]\nalone_timeout = 2m\n", environment: ["BEDRUD_BOT_RECORD_ALONE_TIMEOUT": "3m"],
-                           flags: ["alone-timeout": "4m"]).value(s, flag: "alone-timeout") == 240)
+                           flags: ["alone-timeout": "4m"]).value(s, flag: JoinCommand.Options.aloneTimeout) == 240)
         // Without the flag's name the flag is not read.
         #expect(try config(flags: ["alone-timeout": "4m"]).value(s) == 60)
         #expect(try config().valueIfSet(Settings.Record.onFinish) == nil)
-        #expect(try config(flags: ["on-finish": "/bin/true"]).valueIfSet(Settings.Record.onFinish, flag: "on-finish") == "/bin/true")
+        #expect(try config(flags: ["on-finish": "/bin/true"]).valueIfSet(Settings.Record.onFinish, flag: JoinCommand.Options.onFinish) == "/bin/true")
     }
 
     @Test func valuesAreTypedAsTheTableSays() throws {
@@ -96,21 +108,22 @@ import Testing
 
     /// A wrong flag is a usage error in the words the flags always used.
     @Test func aWrongFlagIsAUsageError() throws {
-        func failure(_ flag: String, _ value: String, _ s: Setting<some Sendable>) -> CommandFailure? {
+        typealias O = JoinCommand.Options
+        func failure(_ flag: ValueOption, _ value: String, _ s: Setting<some Sendable>) -> CommandFailure? {
             do {
-                _ = try config(flags: [flag: value]).value(s, flag: flag)
+                _ = try config(flags: [flag.name: value]).value(s, flag: flag)
                 return nil
             } catch {
                 return error as? CommandFailure
             }
         }
-        let d = failure("duration", "soon", Settings.Record.maxDuration)
+        let d = failure(O.duration, "soon", Settings.Record.maxDuration)
         #expect(d?.code == .usage)
         #expect(d?.description == "--duration expects a duration like 30s, 10m or 1h30m, got 'soon'")
-        #expect(failure("duration", "31d", Settings.Record.maxDuration)?.description == "--duration expects a duration of at most 30d, got '31d'")
-        #expect(failure("split-size", "lots", Settings.Record.splitSize)?.description == "--split-size expects a size like 100MiB or 2GB, got 'lots'")
-        #expect(failure("align", "middle", Settings.Record.alignToSession)?.description == "--align expects join or session, got 'middle'")
-        #expect(failure("align", "session", Settings.Record.alignToSession) == nil)
+        #expect(failure(O.duration, "31d", Settings.Record.maxDuration)?.description == "--duration expects a duration of at most 30d, got '31d'")
+        #expect(failure(O.splitSize, "lots", Settings.Record.splitSize)?.description == "--split-size expects a size like 100MiB or 2GB, got 'lots'")
+        #expect(failure(O.align, "middle", Settings.Record.alignToSession)?.description == "--align expects join or session, got 'middle'")
+        #expect(failure(O.align, "session", Settings.Record.alignToSession) == nil)
     }
 
     @Test func aCELTMixBelow48kGetsANote() {

@@ -8,7 +8,9 @@ import Testing
     typealias L = SessionLifecycle
 
     @Test func theNoticeEndsTheSessionWithTheServersText() {
-        var l = L(rules: L.Rules(), recording: true)
+        var rules = L.Rules()
+        rules.minFreeBytes = 0  // no free-space samples in this transcript
+        var l = L(rules: rules, recording: true)
         _ = l.handle(.started, at: 0)
         _ = l.handle(.people(1), at: 1)
         let detail = "the server ended the meeting (room_ended): The host ended the meeting for everyone"

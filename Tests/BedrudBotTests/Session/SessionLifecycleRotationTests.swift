@@ -13,6 +13,7 @@ import Testing
         r.split = split
         r.splitBytes = size
         r.duration = duration
+        r.minFreeBytes = 0  // no free-space samples in these transcripts
         return r
     }
 

@@ -113,6 +113,14 @@ import Testing
         #expect(run.handle(.failed(.leave, seconds: 3, why: "the listener ended with 'kicked'")) == [.finish(.smokeData)])
     }
 
+    /// The thresholds a smoke run starts from are the table's `smoke.max_*` rows, and
+    /// `--thresholds` help names them as it takes them.
+    @Test func defaultThresholdsAreTheTables() {
+        #expect(SmokeThresholds() == SmokeThresholds(latencyMs: 500, lossPercent: 5, jitterMs: 30))
+        #expect(SmokeThresholds(lossPercent: 1) == SmokeThresholds(latencyMs: 500, lossPercent: 1, jitterMs: 30))
+        #expect(SmokeThresholds.defaultsText == "latency=500ms,loss=5%,jitter=30ms")
+    }
+
     @Test func thresholdsParse() throws {
         var t = SmokeThresholds()
         try t.apply("latency=0.3s,loss=1%,jitter=20ms")
