@@ -49,7 +49,7 @@ public struct SettingSpec: Sendable {
     /// The largest value in seconds (durations) or bytes (sizes); nil for other kinds.
     public var maximumValue: Double? {
         switch kind {
-        case .duration: (maximum ?? Self.defaultMaximumDuration).flatMap(ConfigValues.duration)
+        case .duration: ConfigValues.duration(maximum ?? Self.defaultMaximumDuration)
         case .size: maximum.flatMap(ConfigValues.size).map(Double.init) ?? Double(ConfigValues.sizeCeiling)
         default: nil
         }
