@@ -174,20 +174,12 @@ public struct Configuration: Sendable {
             throw ConfigError(file: path, "the file is \(st.st_size) bytes; a config file may be at most \(ConfigValues.formatSize(limit)) (a real one is a few kilobytes)")
         }
         // Read to the end, but never more than the limit (the file may grow as we read).
-        var bytes = [UInt8](repeating: 0, count: limit + 1)
-        var count = 0
-        while count <= limit {
-            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, limit + 1 - count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw ConfigError(file: path, "cannot read the config file: \(String(cString: strerror(errno)))") }
-            if n == 0 { break }
-            count += n
-        }
-        if count > limit {
+        let bytes = try SecureFiles.readCapped(fd, limit: limit, path: path, what: "config file")
+        if bytes.count > limit {
             throw ConfigError(file: path, "the file is more than \(ConfigValues.formatSize(limit)); a config file may be at most that (a real one is a few kilobytes)")
         }
         do {
-            return try ConfigSyntax.decode(Array(bytes[..<count]), file: path)
+            return try ConfigSyntax.decode(Array(bytes), file: path)
         } catch let e {
             throw ConfigError(file: e.file, line: e.line, e.message)
         }

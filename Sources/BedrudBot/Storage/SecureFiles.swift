@@ -102,23 +102,32 @@ public enum SecureFiles {
         var st = stat()
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { throw ConfigError(file: path, "the password file is not a regular file") }
         let limit = maxPasswordFileBytes
+        let bytes = try readCapped(fd, limit: limit, path: path, what: "password file")
+        guard bytes.count <= limit else {
+            throw ConfigError(file: path, "the password file is larger than \(limit) bytes; it should hold the password on its first line and nothing else")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw ConfigError(file: path, "password file is not UTF-8 text") }
+        let first = text.unicodeScalars.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first.map { String(String.UnicodeScalarView($0)) } ?? ""
+        let pw = first.hasSuffix("\r") ? String(Substring(first.unicodeScalars.dropLast())) : first
+        guard !pw.isEmpty else { throw ConfigError(file: path, "password file is empty") }
+        return pw
+    }
+
+    /// Reads `fd` to its end, but never more than `limit + 1` bytes, so that a file at the
+    /// limit can be told from a longer one (a file may grow while it is read). Read by the
+    /// config file and password file readers; a failed read is a ``ConfigError`` naming
+    /// `path`: "cannot read the `what`: …".
+    static func readCapped(_ fd: Int32, limit: Int, path: String, what: String) throws -> ArraySlice<UInt8> {
         var bytes = [UInt8](repeating: 0, count: limit + 1)
         var count = 0
         while count <= limit {
             let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, limit + 1 - count) }
             if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw ConfigError(file: path, "cannot read the password file: \(String(cString: strerror(errno)))") }
+            guard n >= 0 else { throw ConfigError(file: path, "cannot read the \(what): \(String(cString: strerror(errno)))") }
             if n == 0 { break }
             count += n
         }
-        guard count <= limit else {
-            throw ConfigError(file: path, "the password file is larger than \(limit) bytes; it should hold the password on its first line and nothing else")
-        }
-        guard let text = String(validating: bytes[..<count], as: UTF8.self) else { throw ConfigError(file: path, "password file is not UTF-8 text") }
-        let first = text.unicodeScalars.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first.map { String(String.UnicodeScalarView($0)) } ?? ""
-        let pw = first.hasSuffix("\r") ? String(Substring(first.unicodeScalars.dropLast())) : first
-        guard !pw.isEmpty else { throw ConfigError(file: path, "password file is empty") }
-        return pw
+        return bytes[..<count]
     }
 
     // MARK: - Credentials from the service manager
