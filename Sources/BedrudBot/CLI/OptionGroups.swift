@@ -11,6 +11,9 @@ public enum OptionGroups {
     public static let tlsInsecure = Flag("tls-insecure", help: "For a link to an unconfigured server: skip certificate checks.")
     public static let guestName = ValueOption("guest-name", value: "NAME", help: "Display name when joining a link's server as a guest (default: \(defaultGuestName)).")
     static let defaultGuestName = "bedrud-bot"
+    /// `--json` of the commands that otherwise print a table: `instance list`, `rooms list`
+    /// and `webhooks list`.
+    public static let tableJSON = Flag("json", help: "Print JSON instead of a table.")
     /// `recordings` and `status`: where the session folders are (`record.output_dir`).
     public static let output = ValueOption("output", short: "o", value: "DIR", help: "Where the recordings are (default: record.output_dir).")
 

@@ -57,13 +57,8 @@ enum InstanceCommands {
 
     static let list = CommandSpec(
         "list", summary: "list instances; * marks the default",
-        options: [ListOptions.json.spec],
+        options: [OptionGroups.tableJSON.spec],
         action: runList)
-
-    /// Declared once: the spec lists them and the command reads them through these.
-    enum ListOptions {
-        static let json = Flag("json", help: "Print JSON instead of a table.")
-    }
 
     static let use = CommandSpec(
         "use", summary: "make an instance the default",
@@ -219,7 +214,7 @@ enum InstanceCommands {
             rows.append(ListedInstance(name: i.name, url: i.value("url") ?? "", displayName: i.value("display_name"), isDefault: i.name == def,
                                        loggedInAs: who, session: session, tokenExpiresAt: expiresAt, tokenValidSeconds: validSeconds, sessionError: problem))
         }
-        if inv[ListOptions.json] {
+        if inv[OptionGroups.tableJSON] {
             try JSONOutput.print(rows, to: inv.console)
             return .success
         }

@@ -10,13 +10,8 @@ enum RoomCommands {
 
     static let list = CommandSpec(
         "list", summary: "list the rooms you created",
-        options: [ListOptions.json.spec],
+        options: [OptionGroups.tableJSON.spec],
         action: runList)
-
-    /// Declared once: the spec lists them and the command reads them through these.
-    enum ListOptions {
-        static let json = Flag("json", help: "Print JSON instead of a table.")
-    }
 
     static let create = CommandSpec(
         "create", summary: "create a room (a name is generated when none is given)",
@@ -130,7 +125,7 @@ enum RoomCommands {
         let ctx = try BotContext(inv)
         let (api, inst) = try roomAPI(ctx)
         let rooms = try await managing(inst) { try await api.list() }
-        if inv[ListOptions.json] {
+        if inv[OptionGroups.tableJSON] {
             try printJSON(rooms, inv.console)
             return .success
         }

@@ -26,13 +26,8 @@ enum WebhooksCommand {
 
     static let list = CommandSpec(
         "list", summary: "list the webhook endpoints",
-        options: [ListOptions.json.spec],
+        options: [OptionGroups.tableJSON.spec],
         action: runList)
-
-    /// Declared once: the spec lists them and the command reads them through these.
-    enum ListOptions {
-        static let json = Flag("json", help: "Print JSON instead of a table.")
-    }
 
     static let add = CommandSpec(
         "add", summary: "register an endpoint for serve and store its secret",
@@ -82,7 +77,7 @@ enum WebhooksCommand {
         let ctx = try BotContext(inv)
         let (admin, inst) = try adminAPI(ctx)
         let hooks = try await asSuperadmin(inst) { try await admin.webhooks() }
-        if inv[ListOptions.json] {
+        if inv[OptionGroups.tableJSON] {
             struct Row: Encodable { let id, name, url: String; let events: [String]; let isActive: Bool }
             try JSONOutput.print(hooks.map { Row(id: $0.id, name: $0.name, url: $0.url, events: $0.events, isActive: $0.isActive) }, to: inv.console)
             return .success
