@@ -69,26 +69,16 @@ enum AuthCommands {
         var instance: String
         var url: String
         var user: User
+        // Unknown is null, not missing: a consumer can tell "no expiry known" from an old version.
         /// When the access token expires (UTC), if known; it is refreshed on use.
-        var tokenExpiresAt: String?
+        @Nullable var tokenExpiresAt: String?
         /// Seconds the access token is still valid (0 when expired), if known.
-        var tokenValidSeconds: Int?
-        var tokenExpired: Bool?
+        @Nullable var tokenValidSeconds: Int?
+        @Nullable var tokenExpired: Bool?
 
         enum CodingKeys: String, CodingKey {
             case instance, url, user
             case tokenExpiresAt = "token_expires_at", tokenValidSeconds = "token_valid_seconds", tokenExpired = "token_expired"
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(instance, forKey: .instance)
-            try c.encode(url, forKey: .url)
-            try c.encode(user, forKey: .user)
-            // Unknown is null, not missing: a consumer can tell "no expiry known" from an old version.
-            try c.encode(tokenExpiresAt, forKey: .tokenExpiresAt)
-            try c.encode(tokenValidSeconds, forKey: .tokenValidSeconds)
-            try c.encode(tokenExpired, forKey: .tokenExpired)
         }
     }
 

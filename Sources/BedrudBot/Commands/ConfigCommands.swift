@@ -50,15 +50,9 @@ enum ConfigCommands {
         }
         struct Setting: Encodable {
             /// Nil when the key has no value and no default.
-            var value: String?
+            @Nullable var value: String?
             /// Nil when the key has no value and no default.
-            var origin: Origin?
-
-            func encode(to encoder: any Encoder) throws {
-                var c = encoder.container(keyedBy: CodingKeys.self)
-                try c.encode(value, forKey: .value)
-                try c.encode(origin, forKey: .origin)
-            }
+            @Nullable var origin: Origin?
             enum CodingKeys: String, CodingKey { case value, origin }
         }
         struct Instance: Encodable {
@@ -66,7 +60,7 @@ enum ConfigCommands {
             var selected: Bool
             var settings: [String: Setting]
         }
-        var configFile: String?
+        @Nullable var configFile: String?
         var configFileExists: Bool
         /// Keyed by qualified name: `log_level`, `record.output_dir`.
         var settings: [String: Setting]
@@ -74,14 +68,6 @@ enum ConfigCommands {
 
         enum CodingKeys: String, CodingKey {
             case configFile = "config_file", configFileExists = "config_file_exists", settings, instances
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(configFile, forKey: .configFile)
-            try c.encode(configFileExists, forKey: .configFileExists)
-            try c.encode(settings, forKey: .settings)
-            try c.encode(instances, forKey: .instances)
         }
     }
 

@@ -147,31 +147,19 @@ enum InstanceCommands {
         }
         let name: String
         let url: String
-        let displayName: String?
+        @Nullable var displayName: String?
         let isDefault: Bool
-        let loggedInAs: String?
+        @Nullable var loggedInAs: String?
         let session: Session
-        let tokenExpiresAt: String?
-        let tokenValidSeconds: Int?
+        @Nullable var tokenExpiresAt: String?
+        @Nullable var tokenValidSeconds: Int?
+        /// Only when the session is unreadable (left out otherwise).
         let sessionError: String?
 
         enum CodingKeys: String, CodingKey {
             case name, url, session
             case displayName = "display_name", isDefault = "default", loggedInAs = "logged_in_as"
             case tokenExpiresAt = "token_expires_at", tokenValidSeconds = "token_valid_seconds", sessionError = "session_error"
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(name, forKey: .name)
-            try c.encode(url, forKey: .url)
-            try c.encode(displayName, forKey: .displayName)
-            try c.encode(isDefault, forKey: .isDefault)
-            try c.encode(loggedInAs, forKey: .loggedInAs)
-            try c.encode(session, forKey: .session)
-            try c.encode(tokenExpiresAt, forKey: .tokenExpiresAt)
-            try c.encode(tokenValidSeconds, forKey: .tokenValidSeconds)
-            try c.encodeIfPresent(sessionError, forKey: .sessionError)
         }
 
         /// The SESSION column of the table.

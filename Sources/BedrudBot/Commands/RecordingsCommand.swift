@@ -38,10 +38,10 @@ enum RecordingsCommand {
     struct Entry: Encodable, Equatable {
         var folder: String
         /// `report.html`'s path, or nil when the folder has none (older or unrepaired).
-        var report: String?
-        var room: String?
-        var started: String?
-        var durationMs: Int64?
+        @Nullable var report: String?
+        @Nullable var room: String?
+        @Nullable var started: String?
+        @Nullable var durationMs: Int64?
         var people: Int
         /// summary.json's `end_reason`; `recording` while a bot holds the folder; `unfinished`
         /// for a crashed session not yet repaired.
@@ -52,19 +52,6 @@ enum RecordingsCommand {
         enum CodingKeys: String, CodingKey {
             case folder, report, room, started, people, bytes, problems
             case durationMs = "duration_ms", endReason = "end_reason"
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(folder, forKey: .folder)
-            try c.encode(report, forKey: .report)
-            try c.encode(room, forKey: .room)
-            try c.encode(started, forKey: .started)
-            try c.encode(durationMs, forKey: .durationMs)
-            try c.encode(people, forKey: .people)
-            try c.encode(endReason, forKey: .endReason)
-            try c.encode(bytes, forKey: .bytes)
-            try c.encode(problems, forKey: .problems)
         }
     }
 

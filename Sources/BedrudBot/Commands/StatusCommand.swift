@@ -47,22 +47,14 @@ enum StatusCommand {
         /// What `GET /api/auth/settings` said (nil fields: the server did not say).
         struct Server: Encodable, Equatable {
             var reachable: Bool
-            var error: String?
-            var requireEmailVerification: Bool?
-            var guestLoginEnabled: Bool?
-            var registrationEnabled: Bool?
+            @Nullable var error: String? = nil
+            @Nullable var requireEmailVerification: Bool? = nil
+            @Nullable var guestLoginEnabled: Bool? = nil
+            @Nullable var registrationEnabled: Bool? = nil
             enum CodingKeys: String, CodingKey {
                 case reachable, error
                 case requireEmailVerification = "require_email_verification", guestLoginEnabled = "guest_login_enabled"
                 case registrationEnabled = "registration_enabled"
-            }
-            func encode(to encoder: any Encoder) throws {
-                var c = encoder.container(keyedBy: CodingKeys.self)
-                try c.encode(reachable, forKey: .reachable)
-                try c.encode(error, forKey: .error)
-                try c.encode(requireEmailVerification, forKey: .requireEmailVerification)
-                try c.encode(guestLoginEnabled, forKey: .guestLoginEnabled)
-                try c.encode(registrationEnabled, forKey: .registrationEnabled)
             }
         }
         struct Account: Encodable, Equatable {
@@ -78,16 +70,16 @@ enum StatusCommand {
         }
 
         var state: State
-        var instance: Instance?
+        @Nullable var instance: Instance? = nil
         /// Instances configured (names), for the no-default case.
         var instances: [String]
-        var problem: String?
-        var server: Server?
-        var user: Account?
-        var tokenExpiresAt: String?
-        var tokenValidSeconds: Int?
-        var rooms: [RoomLine]?
-        var roomsError: String?
+        @Nullable var problem: String? = nil
+        @Nullable var server: Server? = nil
+        @Nullable var user: Account? = nil
+        @Nullable var tokenExpiresAt: String? = nil
+        @Nullable var tokenValidSeconds: Int? = nil
+        @Nullable var rooms: [RoomLine]? = nil
+        @Nullable var roomsError: String? = nil
         var recordings: [RecordingsCommand.Entry]
         /// The instance's password file is one others may read: nothing was sent to the
         /// server, and the run ends with exit 3 after what is known locally (not encoded).
@@ -96,21 +88,6 @@ enum StatusCommand {
         enum CodingKeys: String, CodingKey {
             case state, instance, instances, problem, server, user, rooms, recordings
             case tokenExpiresAt = "token_expires_at", tokenValidSeconds = "token_valid_seconds", roomsError = "rooms_error"
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(state, forKey: .state)
-            try c.encode(instance, forKey: .instance)
-            try c.encode(instances, forKey: .instances)
-            try c.encode(problem, forKey: .problem)
-            try c.encode(server, forKey: .server)
-            try c.encode(user, forKey: .user)
-            try c.encode(tokenExpiresAt, forKey: .tokenExpiresAt)
-            try c.encode(tokenValidSeconds, forKey: .tokenValidSeconds)
-            try c.encode(rooms, forKey: .rooms)
-            try c.encode(roomsError, forKey: .roomsError)
-            try c.encode(recordings, forKey: .recordings)
         }
     }
 

@@ -179,11 +179,21 @@ struct SessionSummary: Encodable, Equatable {
 }
 
 /// An optional that is written as `null` when absent (synthesized Codable leaves it out).
-struct Nullable<Wrapped: Encodable & Equatable>: Encodable, Equatable {
+/// As a property wrapper, `@Nullable var x: T?`, it gives a synthesized `encode(to:)` the
+/// `null`s the `--json` answers print for values not known.
+@propertyWrapper
+struct Nullable<Wrapped: Encodable>: Encodable {
     var value: Wrapped?
     init(_ value: Wrapped?) { self.value = value }
+    init(wrappedValue: Wrapped?) { self.value = wrappedValue }
+    var wrappedValue: Wrapped? {
+        get { value }
+        set { value = newValue }
+    }
     func encode(to encoder: any Encoder) throws {
         var c = encoder.singleValueContainer()
         if let value { try c.encode(value) } else { try c.encodeNil() }
     }
 }
+
+extension Nullable: Equatable where Wrapped: Equatable {}
