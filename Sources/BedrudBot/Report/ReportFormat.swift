@@ -1,3 +1,5 @@
+import BedrudProtocol
+
 /// Numbers and times as the report writes them (pure; no clock, no locale).
 enum ReportFormat {
     /// `1:02:03` or `2:03`.
@@ -44,14 +46,14 @@ enum ReportFormat {
             for _ in 0..<digits.count { scale *= 10 }
             ms = f * 1000 / scale
         } else if u.count != 20 { return nil }
-        return ((daysFromCivil(y, mo, d) * 24 + h) * 60 + mi) * 60_000 + s * 1000 + ms
+        return ((CivilDate.days(year: y, month: mo, day: d) * 24 + h) * 60 + mi) * 60_000 + s * 1000 + ms
     }
 
     /// `2026-11-29 15:05:45 UTC+01:00`: the wall-clock time at `utcOffsetSeconds`.
     static func localTime(unixMs: Int64, utcOffsetSeconds: Int) -> String {
         let t = unixMs / 1000 + Int64(utcOffsetSeconds)
         let days = floorDiv(t, 86_400), secs = t - days * 86_400
-        let (y, m, d) = civil(fromDays: days)
+        let (y, m, d) = CivilDate.civil(days: days)
         let off = abs(utcOffsetSeconds) / 60
         let sign = utcOffsetSeconds < 0 ? "-" : "+"
         return "\(y)-\(two(m))-\(two(d)) \(two(secs / 3600)):\(two(secs / 60 % 60)):\(two(secs % 60)) UTC\(sign)\(two(Int64(off / 60))):\(two(Int64(off % 60)))"
@@ -66,25 +68,4 @@ enum ReportFormat {
 
     static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
 
-    // Howard Hinnant's days-from-civil algorithm (proleptic Gregorian).
-    static func daysFromCivil(_ y0: Int64, _ m: Int64, _ d: Int64) -> Int64 {
-        let y = m <= 2 ? y0 - 1 : y0
-        let era = floorDiv(y, 400)
-        let yoe = y - era * 400
-        let doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
-        let z = z0 + 719_468
-        let era = floorDiv(z, 146_097)
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
-    }
 }

@@ -183,13 +183,7 @@ public enum RFC3339 {
             return nil
         }
         guard i == b.count else { return nil }
-        // Days from the civil date (proleptic Gregorian), Howard Hinnant's method.
-        let yy = mo <= 2 ? y - 1 : y
-        let era = (yy >= 0 ? yy : yy - 399) / 400
-        let yoe = yy - era * 400
-        let doy = (153 * (mo > 2 ? mo - 3 : mo + 9) + 2) / 5 + d - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        let days = era * 146_097 + doe - 719_468
+        let days = Int(CivilDate.days(year: Int64(y), month: Int64(mo), day: Int64(d)))
         return Double(days * 86_400 + h * 3600 + mi * 60 + s - offset) + fraction
     }
 }

@@ -1,3 +1,5 @@
+import BedrudProtocol
+
 /// How long to wait after a 429 before asking again, as a value: the server's
 /// `Retry-After` when it sent one (plus up to a second of jitter, so a fleet behind one
 /// address does not come back in the same millisecond), else an exponential back-off
@@ -47,12 +49,7 @@ public enum RetryAfter {
         let t = parts[4].split(separator: ":")
         guard t.count == 3, let h = Int(t[0]), let m = Int(t[1]), let sec = Int(t[2]), h < 24, m < 60, sec < 61 else { return nil }
         let mo = mi + 1
-        let yy = mo <= 2 ? y - 1 : y
-        let era = yy / 400
-        let yoe = yy - era * 400
-        let doy = (153 * (mo > 2 ? mo - 3 : mo + 9) + 2) / 5 + d - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        let days = era * 146_097 + doe - 719_468
+        let days = Int(CivilDate.days(year: Int64(y), month: Int64(mo), day: Int64(d)))
         return Double(days * 86_400 + h * 3600 + m * 60 + sec)
     }
 }

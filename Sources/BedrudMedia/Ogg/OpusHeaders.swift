@@ -1,3 +1,5 @@
+import BedrudProtocol
+
 /// The two header packets of an Ogg Opus stream (RFC 7845 §5).
 ///
 /// `OpusHead` (§5.1) is 19 bytes for channel mapping family 0; `OpusTags` (§5.2) is the
@@ -130,18 +132,9 @@ extension Array where Element == UInt8 {
 /// `2026-11-29T12:00:00.000Z`, with no Foundation and no time-zone database.
 public func iso8601UTC(unixNanos: Int64) -> String {
     let ms = unixNanos >= 0 ? unixNanos / 1_000_000 : (unixNanos - 999_999) / 1_000_000
-    var days = ms >= 0 ? ms / 86_400_000 : (ms - 86_399_999) / 86_400_000
+    let days = ms >= 0 ? ms / 86_400_000 : (ms - 86_399_999) / 86_400_000
     let msOfDay = ms - days * 86_400_000
-    // Civil-from-days (proleptic Gregorian), after H. Hinnant's public-domain algorithm.
-    days += 719_468
-    let era = (days >= 0 ? days : days - 146_096) / 146_097
-    let doe = days - era * 146_097
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-    let mp = (5 * doy + 2) / 153
-    let d = doy - (153 * mp + 2) / 5 + 1
-    let m = mp < 10 ? mp + 3 : mp - 9
-    let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+    let (y, m, d) = CivilDate.civil(days: days)
     func pad(_ v: Int64, _ w: Int) -> String {
         let s = String(v)
         return String(repeating: "0", count: max(0, w - s.count)) + s
