@@ -88,7 +88,7 @@ public enum RTCBenchmark {
             overhead = profile.rtpOverhead
         } else {
             senderTransform = nil
-            receiverTransform = PlainTransform()
+            receiverTransform = IdentitySRTPTransform()
             overhead = 0
         }
         // Pre-build every packet: distinct sequence numbers, so replay checks pass.
@@ -183,7 +183,7 @@ extension RTCBenchmark {
             guard let t = try? SRTPBackend.openSSLForGCM.makeTransform(profile: .aeadAES128GCM, localKey: k1, remoteKey: k2) else { return nil }
             transform = t
         case .none:
-            transform = PlainTransform()
+            transform = IdentitySRTPTransform()
         case .gcm, .cm:
             return nil  // libsrtp2 protects on another code path we do not use for sending
         }
@@ -217,13 +217,4 @@ extension RTCBenchmark {
         return Variant(name: name, packets: packets, nanosPerPacket: Double(t1 - t0) / Double(packets),
                        sent: warmup + packets, delivered: sent, damaged: 0)
     }
-}
-
-/// An identity transform: what the path costs without SRTP.
-private final class PlainTransform: SRTPTransform {
-    var profile: SRTPProfile { .aeadAES128GCM }
-    func unprotectRTP(_ buffer: UnsafeMutableRawPointer, length: Int) -> SRTPStatus { .ok(length: length) }
-    func unprotectRTCP(_ buffer: UnsafeMutableRawPointer, length: Int) -> SRTPStatus { .ok(length: length) }
-    func protectRTP(_ buffer: UnsafeMutableRawPointer, length: Int, capacity: Int) -> SRTPStatus { .ok(length: length) }
-    func protectRTCP(_ buffer: UnsafeMutableRawPointer, length: Int, capacity: Int) -> SRTPStatus { .ok(length: length) }
 }

@@ -95,3 +95,15 @@ public enum SRTPBackend: String, Sendable, Equatable {
         return try LibSRTPTransform(profile: profile, localKey: localKey, remoteKey: remoteKey)
     }
 }
+
+/// Leaves packets as they are: what the packet path costs without SRTP (the RTC benchmark's
+/// baseline), or a sender's pacing with SRTP out of the way (its tests). Never on a real
+/// connection, hence `package`.
+package final class IdentitySRTPTransform: SRTPTransform {
+    package init() {}
+    package var profile: SRTPProfile { .aeadAES128GCM }
+    package func unprotectRTP(_ buffer: UnsafeMutableRawPointer, length: Int) -> SRTPStatus { .ok(length: length) }
+    package func unprotectRTCP(_ buffer: UnsafeMutableRawPointer, length: Int) -> SRTPStatus { .ok(length: length) }
+    package func protectRTP(_ buffer: UnsafeMutableRawPointer, length: Int, capacity: Int) -> SRTPStatus { .ok(length: length) }
+    package func protectRTCP(_ buffer: UnsafeMutableRawPointer, length: Int, capacity: Int) -> SRTPStatus { .ok(length: length) }
+}

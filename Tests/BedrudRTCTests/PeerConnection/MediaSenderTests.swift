@@ -3,15 +3,6 @@ import BedrudRuntime
 import Testing
 @testable import BedrudRTC
 
-/// Leaves packets as they are (the sender's pacing is under test, not SRTP).
-private final class ClearTransform: SRTPTransform {
-    var profile: SRTPProfile { .aeadAES128GCM }
-    func unprotectRTP(_ buffer: UnsafeMutableRawPointer, length: Int) -> SRTPStatus { .ok(length: length) }
-    func unprotectRTCP(_ buffer: UnsafeMutableRawPointer, length: Int) -> SRTPStatus { .ok(length: length) }
-    func protectRTP(_ buffer: UnsafeMutableRawPointer, length: Int, capacity: Int) -> SRTPStatus { .ok(length: length) }
-    func protectRTCP(_ buffer: UnsafeMutableRawPointer, length: Int, capacity: Int) -> SRTPStatus { .ok(length: length) }
-}
-
 @Suite("MediaSender (pacing ring entries by their sample offsets)")
 struct MediaSenderTests {
     @Test("A sample offset that wraps past 2³² keeps growing: the packet after the wrap is due one frame later, not 24 hours earlier")
@@ -26,7 +17,7 @@ struct MediaSenderTests {
         }
         var sent = 0
         let last = sender.pacer.deadline(samples: UInt64(UInt32.max) - 959)
-        let next = sender.tick(nowNanos: last, srtp: ClearTransform()) { _, _ in sent += 1; return true }
+        let next = sender.tick(nowNanos: last, srtp: IdentitySRTPTransform()) { _, _ in sent += 1; return true }
         #expect(sent == 2)
         #expect(next == sender.pacer.deadline(samples: 1 << 32))
         #expect(sender.hasPending)
