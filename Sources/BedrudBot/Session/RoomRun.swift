@@ -275,7 +275,7 @@ final class RoomRun: Sendable {
                                                     durationMs: parts.transcript?.offsetNow() ?? 0)))
     }
 
-    /// Finishes a recording's folder step by step, as ``RoomRunPlan/finishing(hasFolder:)``
+    /// Finishes a recording's folder step by step, as ``RoomRunPlan/finishing``
     /// orders; a session file that cannot be written turns a success into a failure.
     private func finishFolder(_ folder: SessionFolder, transcript: TranscriptWriter, parts: Parts, rtc: PeerConnectionStats?,
                               ending: inout RoomRunEnding) async {
@@ -283,7 +283,7 @@ final class RoomRun: Sendable {
         let durationMs = transcript.offsetNow()
         let media = parts.pipeline.stats
         var summary: SessionSummary?
-        for step in decisions.finishing(hasFolder: true) {
+        for step in decisions.finishing {
             switch step {
             case .writeTranscript:
                 do {

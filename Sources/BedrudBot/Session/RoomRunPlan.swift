@@ -62,10 +62,9 @@ struct RoomRunPlan: Sendable {
         case runOnFinish(String)
     }
 
-    /// What is done, in order, once the media is finished: nothing without a folder; the
+    /// What is done to a recording's folder, in order, once the media is finished: the
     /// session's files, then the folder is released, then `on_finish` runs on the result.
-    func finishing(hasFolder: Bool) -> [FinishStep] {
-        guard hasFolder else { return [] }
+    var finishing: [FinishStep] {
         let steps: [FinishStep] = [.writeTranscript, .writeSummary(onFinishPending: onFinish), .writeReport, .listFiles, .releaseFolder]
         return steps + (onFinish.map { [.runOnFinish($0)] } ?? [])
     }

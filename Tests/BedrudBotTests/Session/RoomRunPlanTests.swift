@@ -46,18 +46,14 @@ import Testing
 
     // MARK: - Finishing
 
-    @Test func withoutAFolderNothingIsFinished() {
-        #expect(RoomRunPlan(Self.options(record: false, onFinish: "/bin/true")).finishing(hasFolder: false) == [])
-    }
-
     @Test func aRecordingFinishesItsFilesThenReleasesTheFolder() {
-        #expect(RoomRunPlan(Self.options()).finishing(hasFolder: true)
+        #expect(RoomRunPlan(Self.options()).finishing
                 == [.writeTranscript, .writeSummary(onFinishPending: nil), .writeReport, .listFiles, .releaseFolder])
     }
 
     /// on_finish runs last, on a released folder, and the summary it reads already names it.
     @Test func onFinishRunsLastOnTheFinishedFolder() {
-        #expect(RoomRunPlan(Self.options(onFinish: "upload")).finishing(hasFolder: true)
+        #expect(RoomRunPlan(Self.options(onFinish: "upload")).finishing
                 == [.writeTranscript, .writeSummary(onFinishPending: "upload"), .writeReport, .listFiles, .releaseFolder, .runOnFinish("upload")])
     }
 
