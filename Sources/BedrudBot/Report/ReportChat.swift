@@ -7,30 +7,30 @@
 /// voter, so a voter's last vote is the one that counts, and a participant who sends the
 /// same emoji on a message again takes it back (`reactToMessage` toggles). Who voted or
 /// reacted is the packet's sender (`participant`), not the identity the packet claims.
-struct ReportChat: Equatable {
+struct ReportChat: Equatable, Sendable {
     /// A participant as the page names them: the display name, else the identity.
-    struct Person: Equatable {
+    struct Person: Equatable, Sendable {
         var identity: String
         var name: String
     }
 
-    struct Option: Equatable {
+    struct Option: Equatable, Sendable {
         var id: String
         var text: String
         var voters: [Person] = []
     }
 
-    struct Poll: Equatable {
+    struct Poll: Equatable, Sendable {
         var question: String
         var options: [Option]
     }
 
-    struct Reaction: Equatable {
+    struct Reaction: Equatable, Sendable {
         var emoji: String
         var by: Person
     }
 
-    struct Message: Equatable {
+    struct Message: Equatable, Sendable {
         var id: String
         var offsetMs: Int64
         var from: Person
@@ -40,7 +40,7 @@ struct ReportChat: Equatable {
         var reactions: [Reaction] = []
     }
 
-    enum Entry: Equatable {
+    enum Entry: Equatable, Sendable {
         case message(Message)
         /// A reaction to a message not in the recording.
         case reaction(offsetMs: Int64, Reaction)
@@ -58,8 +58,6 @@ struct ReportChat: Equatable {
 
     /// In the order of their offsets (file order among equals).
     var entries: [Entry]
-
-    init(entries: [Entry]) { self.entries = entries }
 
     /// - Parameter events: `events.jsonl` in file order.
     init(events: [TranscriptLine]) {

@@ -5,8 +5,7 @@ import FoundationEssentials
 extension ReportPage {
     // MARK: - Chat
 
-    static func chatSection(_ h: inout String, _ input: ReportInput) {
-        let chat = ReportChat(events: input.events)
+    static func chatSection(_ h: inout String, _ input: ReportInput, _ chat: ReportChat) {
         h += "<section aria-labelledby=\"chat-title\">\n<h2 id=\"chat-title\">Chat</h2>\n"
         guard !chat.entries.isEmpty else {
             h += "<p>No chat messages were received while the bot was in the room.</p>\n</section>\n"

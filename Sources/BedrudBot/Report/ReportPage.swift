@@ -51,7 +51,7 @@ enum ReportPage {
         h += "<a class=\"skip\" href=\"#timeline-section\">Skip to the timeline</a>\n<main>\n"
         header(&h, input, room: room, startMs: startMs, timeline: timeline)
         timelineSection(&h, input, timeline, startMs: startMs)
-        chatSection(&h, input)
+        chatSection(&h, input, timeline.chat)
         participantsSection(&h, input, timeline)
         networkSection(&h, input)
         eventLog(&h, input)

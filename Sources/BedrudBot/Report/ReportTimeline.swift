@@ -82,6 +82,8 @@ struct ReportTimeline: Equatable, Sendable {
     var durationMs: Int64
     /// Room mix first, then participants in order of first appearance.
     var lanes: [Lane]
+    /// The chat as the page's chat section shows it (what the markers refer to).
+    var chat: ReportChat
 
     // MARK: - Markers
 
@@ -131,6 +133,7 @@ struct ReportTimeline: Equatable, Sendable {
     init(durationMs: Int64, lanes: [Lane]) {
         self.durationMs = durationMs
         self.lanes = lanes
+        chat = ReportChat(events: [])
     }
 
     /// - Parameters:
@@ -148,6 +151,7 @@ struct ReportTimeline: Equatable, Sendable {
         if let known { end = max(known, 0) }
         durationMs = end
         let chat = ReportChat(events: events)
+        self.chat = chat
 
         var room = Lane(identity: "", name: "room mix", file: files.first { $0.identity == nil && $0.name.hasPrefix("room") }?.name)
         var order: [String] = []

@@ -64,11 +64,6 @@ enum SessionRepair {
         // The half line a crash leaves does not decode.
         let repair = SessionSummary.Repair(eventLines: read.lines.count, eventLinesUnreadable: read.unreadable, filesRepaired: repairedFiles)
         var startedUnixMillis: Int64?
-        /// The participant's name, else (transcripts before issue 11) the line's `name`; nil when empty.
-        func name(_ p: TranscriptEvent.Participant, _ line: TranscriptLine) -> String? {
-            let n = p.name.isEmpty ? line.legacyName ?? "" : p.name.text
-            return n.isEmpty ? nil : n
-        }
         for line in read.lines {
             let offset = line.offsetMs
             lastOffset = max(lastOffset, offset)
@@ -87,7 +82,7 @@ enum SessionRepair {
             case .participantUpdated(let e): names[e.participant.identity.text] = e.participant.name.text
             case .speakingTurn(let e):
                 let id = e.participant.identity.text
-                let n = name(e.participant, line) ?? names[id].flatMap { $0.isEmpty ? nil : $0 } ?? id
+                let n = line.displayName ?? names[id].flatMap { $0.isEmpty ? nil : $0 } ?? id
                 turns.append((id, n, e.startMs, e.endMs))
                 if let since = openSince[id], since <= e.endMs { openSince[id] = nil }
             case .speakersChanged(let e):
@@ -100,7 +95,7 @@ enum SessionRepair {
             case .chat(let e):
                 summary.chatMessages += 1
                 let id = e.participant.identity.text
-                let n = name(e.participant, line) ?? id
+                let n = line.displayName ?? id
                 chats.append((offset, n, e.message.text))
                 if let poll = e.poll, notes.count < TranscriptWriter.maxNotes {
                     notes.append((offset, TranscriptEvents.pollNote(by: n, question: poll.question.text, options: poll.options.map(\.text.text))))
@@ -109,7 +104,7 @@ enum SessionRepair {
                 // Named as the live line was: the bot as "(bot)", else the room's name, else the identity.
                 if notes.count < TranscriptWriter.maxNotes {
                     let id = e.participant.identity.text
-                    let who = bot.contains(id) ? "(bot)" : name(e.participant, line).map(RoomEventFormatter.cut) ?? (id.isEmpty ? "(server)" : RoomEventFormatter.cut(id))
+                    let who = bot.contains(id) ? "(bot)" : line.displayName.map(RoomEventFormatter.cut) ?? (id.isEmpty ? "(server)" : RoomEventFormatter.cut(id))
                     notes.append((offset, TranscriptEvents.reactionNote(by: who, emoji: e.emoji.text)))
                 }
             case .reconnecting:

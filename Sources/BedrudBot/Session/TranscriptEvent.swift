@@ -110,7 +110,7 @@ enum TranscriptEvent: Equatable {
 
     /// One of a chat's `attachments` (docs/EVENTS.md): a link keeps `url` and `size`; an
     /// inline (`data:`) one has `bytes` and `saved`, and `path` once saved, or `error`.
-    struct Attachment: Codable, Equatable {
+    struct Attachment: Codable, Equatable, Sendable {
         @Defaulted var kind: BoundedText
         @Defaulted var mime: BoundedText
         var name: BoundedText? = nil
@@ -579,6 +579,8 @@ struct Defaulted<Value: Codable & Equatable & EmptyValue>: Codable, Equatable {
     init(from decoder: any Decoder) throws { wrappedValue = try Value(from: decoder) }
     func encode(to encoder: any Encoder) throws { try wrappedValue.encode(to: encoder) }
 }
+
+extension Defaulted: Sendable where Value: Sendable {}
 
 protocol EmptyValue { static var emptyValue: Self { get } }
 extension String: EmptyValue { static var emptyValue: String { "" } }
