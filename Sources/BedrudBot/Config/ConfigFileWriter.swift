@@ -29,7 +29,7 @@ public enum ConfigFileWriter {
         }
         var st = stat()
         let mode: mode_t = stat(path, &st) == 0 ? st.st_mode & 0o777 : 0o600
-        let tmp = dir + "/.\(PathText.lastComponent(path)).\(getpid()).tmp"
+        let tmp = AtomicFile.hiddenTemporary(for: path)
         do throws(AtomicFile.Failure) {
             try AtomicFile.write(editor.text.utf8, to: path, through: tmp, mode: mode, replacing: true)
         } catch where error.step == .place {

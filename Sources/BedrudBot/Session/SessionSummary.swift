@@ -173,7 +173,7 @@ struct SessionSummary: Encodable, Equatable {
     /// Pretty, sorted, with control characters escaped for terminals (`cat summary.json`),
     /// written by ``JSONWriter``.
     func json() -> String {
-        let text = (try? JSONWriter.string(self, style: .init(pretty: true))) ?? "{}"
+        let text = (try? JSONOutput.string(self)) ?? "{}"
         return TerminalText.escapingJSON(text) + "\n"
     }
 }

@@ -111,13 +111,16 @@ public final class TranscriptWriter: Sendable {
         guard let line = Self.line(whole) else { return off }
         var bytes = Array(line.utf8)
         bytes.append(10)
+        // Several rooms in one process: the line on stdout says which room it is of
+        // (encoded here, not under the lock).
+        let echoed = echo.map { echo in
+            guard let label = echo.label else { return line }
+            var labelled = whole
+            labelled.sessionRoom = label
+            return Self.line(labelled) ?? line
+        }
         lock.withLock { notes in
-            // Several rooms in one process: the line on stdout says which room it is of.
-            if let echo {
-                var labelled = whole
-                labelled.sessionRoom = echo.label
-                echo.json(echo.label == nil ? line : Self.line(labelled) ?? line)
-            }
+            if let echo, let echoed { echo.json(echoed) }
             guard fd >= 0 else {
                 notes.lines += 1
                 return

@@ -46,6 +46,12 @@ enum AtomicFile {
         }
     }
 
+    /// A hidden temporary beside `path`, named for this process (`.config.1234.tmp`): what
+    /// the config file and the secrets are written through, so two processes never share one.
+    static func hiddenTemporary(for path: String) -> String {
+        PathText.deletingLastComponent(path) + "/.\(PathText.lastComponent(path)).\(getpid()).tmp"
+    }
+
     /// Writes `bytes` to `path` through `temporary` (in the same folder), with `mode`.
     /// - Parameters:
     ///   - replacing: rename over an existing `path`; otherwise an existing `path` is an

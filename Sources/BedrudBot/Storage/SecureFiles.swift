@@ -57,7 +57,7 @@ public enum SecureFiles {
     /// Writes `data` to `path` atomically with mode 0600 (``AtomicFile``): a hidden
     /// temporary file in the same folder, fsync, rename over the old one, fsync the folder.
     public static func writePrivate(_ data: Data, to path: String) throws {
-        let tmp = PathText.deletingLastComponent(path) + "/.\(PathText.lastComponent(path)).\(getpid()).tmp"
+        let tmp = AtomicFile.hiddenTemporary(for: path)
         do throws(AtomicFile.Failure) {
             try AtomicFile.write(data, to: path, through: tmp, mode: 0o600, replacing: true, syncFolder: true)
         } catch {

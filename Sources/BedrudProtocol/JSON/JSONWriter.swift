@@ -102,15 +102,16 @@ public enum JSONWriter {
                 out += style.pretty ? "{\n\n" + indent(depth) + "}" : "{}"
                 return
             }
-            let keys = style.keyOrder == .collated && !object.keys.allSatisfy(KeyOrder.isPlain) ? object.keys.sorted(by: KeyOrder.less)
-                : object.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            let collated = style.keyOrder == .collated && !object.keys.allSatisfy(KeyOrder.isPlain)
+            let members = collated ? object.sorted { KeyOrder.less($0.key, $1.key) }
+                : object.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
             out += "{"
-            for (n, key) in keys.enumerated() {
+            for (n, (key, child)) in members.enumerated() {
                 if n > 0 { out += "," }
                 if style.pretty { out += "\n" + indent(depth + 1) }
                 writeString(key, into: &out, escapingSlashes: style.escapingSlashes)
                 out += style.pretty ? " : " : ":"
-                write(object[key]!, into: &out, style: style, depth: depth + 1)
+                write(child, into: &out, style: style, depth: depth + 1)
             }
             if style.pretty { out += "\n" + indent(depth) }
             out += "}"
